@@ -1,0 +1,73 @@
+"""Dtypes: the default float dtype, promotion rules, and which dtypes may require grad.
+
+tapegrad uses NumPy dtypes directly (``tg.float32 is numpy.dtype('float32')``).
+Promotion follows NumPy 2 (NEP 50: Python scalars are weak, so a float32 tensor
+times ``2.0`` stays float32), with one PyTorch rule on top: an operation on
+integer or bool tensors whose result is a float gets the default float dtype
+(float32) rather than NumPy's float64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+float16 = np.dtype("float16")
+float32 = np.dtype("float32")
+float64 = np.dtype("float64")
+int8 = np.dtype("int8")
+int16 = np.dtype("int16")
+int32 = np.dtype("int32")
+int64 = np.dtype("int64")
+uint8 = np.dtype("uint8")
+bool_ = np.dtype("bool")
+
+_default_float = float32
+
+
+def get_default_dtype() -> np.dtype:
+    """The float dtype of tensors made from Python floats (float32 unless changed)."""
+    return _default_float
+
+
+def set_default_dtype(dtype) -> None:
+    """Set the default float dtype; only float32 and float64 are accepted."""
+    global _default_float
+    dtype = np.dtype(dtype)
+    if dtype not in (float32, float64):
+        raise TypeError(f"default dtype must be float32 or float64, got {dtype}")
+    _default_float = dtype
+
+
+def to_dtype(dtype) -> np.dtype | None:
+    """Normalise a user dtype (``tg.float32``, ``'float64'``, ``numpy.int64``, a torch-like
+    name, or None) to a NumPy dtype."""
+    if dtype is None:
+        return None
+    if dtype is float:
+        return _default_float
+    if dtype is int:
+        return int64
+    if dtype is bool:
+        return bool_
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"not a dtype: {dtype!r}") from None
+
+
+def is_floating(dtype) -> bool:
+    """True for dtypes that can carry gradients (floating point)."""
+    return dtype.kind == "f"
+
+
+def fix_float_result(array, *operand_dtypes):
+    """Apply PyTorch's rule for float results of integer/bool operands.
+
+    NumPy computes ``int64 / int64`` and ``int64 * 0.5`` in float64; PyTorch
+    returns the default dtype.  If ``array`` is float64 but no operand was
+    float64, cast it to the default float dtype.
+    """
+    # NOTE: ``np.dtype(...) == None`` is True for float64, so skip absent dtypes explicitly.
+    if array.dtype == float64 and not any(d is not None and d == float64 for d in operand_dtypes):
+        return array.astype(_default_float)
+    return array

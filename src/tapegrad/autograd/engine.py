@@ -1,0 +1,382 @@
+"""The backward engine: dependency counting, a ready stack, accumulation, release.
+
+``backward`` and ``grad`` share :func:`run_backward`:
+
+1. From the roots, count the edges into every reachable Node.
+2. Pop a Node whose count reached zero, run its hooks and backward closure on
+   the gradient summed from every path, check what it returned, hand each
+   input gradient to the Node behind that input, and release the Node unless
+   ``retain_graph``. A Node that no gradient reached is skipped, but still
+   releases its children's counts.
+
+``backward`` runs AccumulateGrad Nodes (into ``.grad``); ``grad`` instead
+captures the gradient arriving at each requested input and never touches ``.grad``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..grad_mode import STATE
+from ..tensor import Tensor
+from . import graph
+from .graph import AccumulateGrad, accumulate_into
+
+__all__ = ["backward", "grad", "run_backward"]
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves they depend on.
+
+    Args:
+        tensors: a Tensor or a sequence of Tensors (the roots).
+        grad_tensors: d(loss)/d(root) for each root; None for one-element roots.
+        retain_graph: keep the graph for another backward (default: ``create_graph``).
+        create_graph: record the backward pass so its results can be differentiated.
+        inputs: if given, accumulate only into these tensors (leaves or not).
+    """
+    roots = _as_tuple(tensors)
+    grads = _root_grads(roots, grad_tensors, create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    targets = None
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("backward: 'inputs' was given but is empty")
+        targets = [_target_of(t, i) for i, t in enumerate(inputs)]
+    run_backward(roots, grads, retain_graph, create_graph, targets, accumulate=True)
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    allow_unused=False,
+    materialize_grads=False,
+):
+    """Return d(outputs)/d(inputs) without touching any ``.grad``.
+
+    Args:
+        outputs: Tensor or sequence of Tensors to differentiate.
+        inputs: Tensor or sequence of Tensors to differentiate with respect to.
+        grad_outputs: d(loss)/d(output) per output (None entries for one-element outputs).
+        retain_graph: keep the graph (default: ``create_graph``).
+        create_graph: record the backward pass, for higher derivatives.
+        allow_unused: return None (or zeros with ``materialize_grads``) for an input
+            the outputs do not depend on, instead of raising.
+
+    Returns:
+        A tuple with one gradient (or None) per input.
+    """
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise ValueError("grad: 'inputs' must contain at least one tensor")
+    if materialize_grads:
+        allow_unused = True
+    grads = _root_grads(outputs, grad_outputs, create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    targets = [_target_of(t, i) for i, t in enumerate(inputs)]
+    captured = run_backward(outputs, grads, retain_graph, create_graph, targets, accumulate=False)
+    result = []
+    for i, (t, g) in enumerate(zip(inputs, captured)):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"grad: input {i} (shape {list(t.shape)}) was not used to compute the "
+                    "outputs; pass allow_unused=True if this is expected"
+                )
+            if materialize_grads:
+                g = Tensor._wrap(np.zeros(t.shape, t.dtype))
+        result.append(g)
+    return tuple(result)
+
+
+def _as_tuple(x) -> tuple:
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _root_grads(roots, grad_tensors, create_graph):
+    if grad_tensors is None:
+        grad_tensors = (None,) * len(roots)
+    elif isinstance(grad_tensors, Tensor):
+        grad_tensors = (grad_tensors,)
+    else:
+        grad_tensors = tuple(grad_tensors)
+    if len(grad_tensors) != len(roots):
+        raise ValueError(
+            f"got {len(grad_tensors)} gradients for {len(roots)} tensors; give one per tensor"
+        )
+    grads = []
+    for i, (root, g) in enumerate(zip(roots, grad_tensors)):
+        if not isinstance(root, Tensor):
+            raise TypeError(f"backward: expected Tensors, got {type(root).__name__}")
+        if not root._rg:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn: "
+                "nothing was recorded for it (was it computed under no_grad, or from tensors "
+                "without requires_grad=True?)"
+            )
+        if g is None:
+            if root.data.size != 1:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for scalar outputs; this output has "
+                    f"shape {list(root.shape)}: pass gradient= (a tensor of that shape)"
+                )
+            g = Tensor._wrap(np.ones(root.data.shape, root.data.dtype))
+        else:
+            if not isinstance(g, Tensor):
+                g = Tensor._wrap(np.asarray(g, dtype=root.data.dtype))
+            if g.data.shape != root.data.shape:
+                raise RuntimeError(
+                    f"mismatch in shape: gradient has shape {list(g.shape)} but output "
+                    f"{i} has shape {list(root.shape)}"
+                )
+            if g.data.dtype != root.data.dtype:
+                g = Tensor._wrap(g.data.astype(root.data.dtype))
+            if not create_graph and g._rg:
+                g = g.detach()
+        grads.append(g)
+    return grads
+
+
+def _target_of(t: Tensor, i: int):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"inputs[{i}] is a {type(t).__name__}, expected a Tensor")
+    if not t._rg:
+        raise RuntimeError(f"inputs[{i}] (shape {list(t.shape)}) does not require grad")
+    return (graph.edge_of(t), t)
+
+
+def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
+    """The engine. ``targets``: None (every leaf) or ``[((node, nr), tensor), ...]``.
+
+    Returns, when ``targets`` is given and ``accumulate`` is False, the gradient
+    captured for each target (None where none arrived).
+    """
+    # Pass 1: count edges into every reachable Node.
+    root_edges = [graph.edge_of(r) for r in roots]
+    deps = {}
+    order = []
+    for node, _ in root_edges:
+        if node not in deps:
+            deps[node] = 0
+            order.append(node)
+    stack = list(order)
+    while stack:
+        node = stack.pop()
+        for edge in node.next_functions:
+            if edge is not None:
+                child = edge[0]
+                if child in deps:
+                    deps[child] += 1
+                else:
+                    deps[child] = 1
+                    stack.append(child)
+
+    # Which Nodes must run. Without targets: all. With targets: only those on a
+    # path to a target, and AccumulateGrad only for targets when accumulating.
+    capture = None
+    skip = None
+    if targets is not None:
+        capture = {}
+        for i, (edge, _) in enumerate(targets):
+            capture.setdefault(edge[0], []).append((edge[1], i))
+        skip = _nodes_off_paths(deps, capture, accumulate)
+    captured = [None] * len(targets) if targets is not None else None
+
+    buffers = {}
+    owned = {}  # id -> Tensor: sums the engine made (holding them keeps ids unique)
+    for (node, nr), g in zip(root_edges, grads):
+        _add_to_buffer(buffers, owned, node, nr, g, create_graph)
+
+    ready = [n for n in order if deps[n] == 0]
+    prev_enabled = STATE.enabled
+    STATE.enabled = create_graph
+    check_nan = graph.ANOMALY["enabled"]
+    try:
+        while ready:
+            node = ready.pop()
+            buf = buffers.pop(node, None)
+            if buf is None or (skip is not None and node in skip and node not in capture):
+                _release_children(node, deps, ready)
+                continue
+            # A sum stays "owned" only while it sits in its buffer slot: once the
+            # Node runs it may pass the same Tensor on to several inputs.
+            sole_owner = bool(owned) and owned.pop(id(buf[0]), None) is not None
+            if owned:
+                for g in buf[1:]:
+                    owned.pop(id(g), None)
+            first = buf[0]
+            if node._pre_hooks:
+                for hook in list(node._pre_hooks):
+                    new = hook(tuple(buf))
+                    if new is not None:
+                        buf = list(new)
+            buf = node.run_tensor_hooks(buf)
+            if capture is not None and node in capture:
+                for nr, i in capture[node]:
+                    g = buf[nr]
+                    captured[i] = g
+                    if accumulate and g is not None and type(node) is not AccumulateGrad:
+                        accumulate_into(targets[i][1], g, create_graph)
+                if node in skip:
+                    _release_children(node, deps, ready)
+                    continue
+            if type(node) is AccumulateGrad:
+                g = buf[0]
+                if sole_owner and not create_graph and g is first:
+                    _store_owned(node.variable, g)
+                else:
+                    accumulate_into(node.variable, g, create_graph)
+                continue
+            in_grads = node.apply(buf, create_graph)
+            if type(in_grads) is not tuple:
+                in_grads = _as_grad_tuple(node, in_grads)
+            if node._hooks:
+                for hook in list(node._hooks):
+                    new = hook(in_grads, tuple(buf))
+                    if new is not None:
+                        in_grads = tuple(new)
+            if check_nan:
+                graph.ANOMALY["check"](node, in_grads)
+            if not retain_graph:
+                node.release()
+            edges = node.next_functions
+            if len(in_grads) != len(edges):
+                raise RuntimeError(
+                    f"{node.name()} returned {len(in_grads)} gradients but its op has "
+                    f"{len(edges)} inputs; return one gradient (or None) per input"
+                )
+            for i, (edge, gi) in enumerate(zip(edges, in_grads)):
+                if edge is None:
+                    continue
+                child, nr = edge
+                if gi is not None:
+                    _check_grad(node, child, nr, gi, i)
+                    _add_to_buffer(buffers, owned, child, nr, gi, create_graph)
+                count = deps[child] - 1
+                deps[child] = count
+                if count == 0:
+                    ready.append(child)
+            del buf, in_grads
+    finally:
+        STATE.enabled = prev_enabled
+    return captured
+
+
+def _release_children(node, deps, ready):
+    """Count down the children of a Node that did not run (no gradient reached it)."""
+    for edge in node.next_functions:
+        if edge is not None:
+            child = edge[0]
+            count = deps[child] - 1
+            deps[child] = count
+            if count == 0:
+                ready.append(child)
+
+
+def _nodes_off_paths(deps, capture, accumulate):
+    """Nodes from which no target can be reached (they need not run)."""
+    # Post-order over the reachable subgraph, iteratively.
+    reaches = {}
+    for start in deps:
+        if start in reaches:
+            continue
+        stack = [(start, iter(start.next_functions))]
+        reaches[start] = None  # in progress
+        while stack:
+            node, it = stack[-1]
+            advanced = False
+            for edge in it:
+                if edge is not None and edge[0] not in reaches:
+                    child = edge[0]
+                    reaches[child] = None
+                    stack.append((child, iter(child.next_functions)))
+                    advanced = True
+                    break
+            if advanced:
+                continue
+            stack.pop()
+            hit = node in capture
+            if not hit:
+                for edge in node.next_functions:
+                    if edge is not None and reaches.get(edge[0]):
+                        hit = True
+                        break
+            reaches[node] = hit
+    skip = {n for n, hit in reaches.items() if not hit}
+    if not accumulate:
+        skip.update(n for n in deps if type(n) is AccumulateGrad)
+    else:
+        skip.update(n for n in deps if type(n) is AccumulateGrad and n not in capture)
+    return skip
+
+
+def _add_to_buffer(buffers, owned, node, nr, g, create_graph):
+    """Sum gradients arriving by different paths (Note [Gradient ownership])."""
+    buf = buffers.get(node)
+    if buf is None:
+        n = len(node._out_meta)
+        buf = [None] * n if n != 1 else [None]
+        buffers[node] = buf
+    old = buf[nr]
+    if old is None:
+        buf[nr] = g
+    elif create_graph:
+        buf[nr] = old + g
+    elif id(old) in owned:
+        np.add(old.data, g.data, out=old.data)
+    else:
+        new = Tensor._wrap(old.data + g.data)
+        owned[id(new)] = new
+        buf[nr] = new
+
+
+def _store_owned(leaf, g):
+    """Store an engine-made sum into ``leaf.grad`` without copying when the slot is empty."""
+    if leaf.grad is None:
+        leaf.grad = g
+        hooks = leaf._post_hooks
+        if hooks:
+            for fn in list(hooks):
+                fn(leaf)
+    else:
+        accumulate_into(leaf, g, False)
+
+
+def _check_grad(node, child, nr, g, i):
+    if not isinstance(g, Tensor):
+        raise TypeError(
+            f"{node.name()} returned a {type(g).__name__} as the gradient of input {i}; "
+            "expected a Tensor or None"
+        )
+    shape, dtype = child._out_meta[nr]
+    if g.data.shape != shape:
+        raise RuntimeError(
+            f"{node.name()} returned a gradient of shape {list(g.data.shape)} for input {i}, "
+            f"which has shape {list(shape)}"
+        )
+    if g.data.dtype != dtype:
+        raise RuntimeError(
+            f"{node.name()} returned a gradient of dtype {g.data.dtype} for input {i}, "
+            f"which has dtype {dtype}"
+        )
+
+
+def _as_grad_tuple(node, value):
+    if isinstance(value, list):
+        return tuple(value)
+    if value is None or isinstance(value, Tensor):
+        return (value,)
+    raise TypeError(
+        f"{node.name()}'s backward returned {type(value).__name__}; expected a tuple of "
+        "Tensors (or None), one per input"
+    )
+

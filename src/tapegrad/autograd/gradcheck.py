@@ -1,0 +1,195 @@
+"""gradcheck and gradgradcheck: analytic gradients against central differences.
+
+The function's outputs are reduced to one number L = Σ w ⊙ f(inputs) with fixed
+pseudo-random weights w in [-1, 1) (NumPy's PCG64 generator, the same numbers on
+every platform). Each element x of each checked tensor is perturbed by ±eps:
+
+    numeric = (L(x + eps) − L(x − eps)) / (2·eps)
+
+and passes when ``|analytic − numeric| <= atol + rtol·|numeric|``.
+Inputs are checked in their own dtype, so use float64 for tight tolerances.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..grad_mode import enable_grad, no_grad
+from ..tensor import Tensor
+from . import engine
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+
+
+class GradcheckError(RuntimeError):
+    """A gradient disagreed with central differences; the message names where."""
+
+
+def _weights(shape, dtype, seed):
+    rng = np.random.Generator(np.random.PCG64(seed))
+    return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
+
+
+def _outputs(result):
+    if isinstance(result, Tensor):
+        return (result,)
+    return tuple(r for r in result if isinstance(r, Tensor))
+
+
+def _reduce(outputs, weights):
+    total = None
+    for out, w in zip(outputs, weights):
+        if out.data.dtype.kind != "f":
+            continue
+        term = (out * w).sum()
+        total = term if total is None else total + term
+    return total
+
+
+def _checked(inputs, wrt):
+    """The tensors to check, with printable names."""
+    named = []
+    for i, t in enumerate(inputs):
+        if isinstance(t, Tensor) and t.requires_grad:
+            named.append((f"input {i}", t))
+    for j, t in enumerate(wrt or ()):
+        if not t.requires_grad:
+            continue
+        label = getattr(t, "_name", None) or f"wrt[{j}]"
+        named.append((label, t))
+    return named
+
+
+def gradcheck(
+    fn,
+    inputs,
+    *,
+    wrt=None,
+    eps=1e-3,
+    atol=1e-3,
+    rtol=1e-2,
+    raise_exception=True,
+    seed=0,
+    localize=False,
+):
+    """Check ``fn``'s gradients with respect to ``inputs`` (and captured tensors ``wrt``).
+
+    Args:
+        fn: callable taking ``*inputs`` and returning a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a tuple of arguments; tensors with ``requires_grad`` are checked.
+        wrt: tensors that ``fn`` reads without taking them as arguments (e.g.
+            ``model.parameters()``); each is perturbed in place and restored.
+        eps, atol, rtol: finite-difference step and tolerances.
+        raise_exception: raise GradcheckError on failure (else return False).
+        seed: seed of the weights w in L = Σ w ⊙ f.
+        localize: on failure, also check each Node of the graph on its own
+            (``tapegrad.autograd.check_graph``) and name the first faulty one.
+
+    Returns:
+        True when every element passes.
+
+    Raises:
+        GradcheckError: naming the input, the element index and both values.
+    """
+    if isinstance(inputs, Tensor):
+        inputs = (inputs,)
+    inputs = tuple(inputs)
+    wrt = list(wrt) if wrt is not None else None
+    named = _checked(inputs, wrt)
+    if not named:
+        raise ValueError("gradcheck: no input or wrt tensor requires grad; nothing to check")
+
+    with enable_grad():
+        outputs = _outputs(fn(*inputs))
+    weights = [_weights(o.data.shape, o.data.dtype, seed + k) for k, o in enumerate(outputs)]
+
+    with enable_grad():
+        loss = _reduce(outputs, weights)
+    tensors = [t for _, t in named]
+    if loss is None or not loss.requires_grad:
+        analytic = [None] * len(tensors)
+    else:
+        analytic = engine.grad(loss, tensors, allow_unused=True)
+
+    def value():
+        with no_grad():
+            total = _reduce(_outputs(fn(*inputs)), weights)
+        return 0.0 if total is None else float(total.data)
+
+    for (label, t), a in zip(named, analytic):
+        a = np.zeros(t.data.shape) if a is None else np.asarray(a.data, dtype=np.float64)
+        for idx in np.ndindex(*t.data.shape):
+            orig = t.data[idx].copy()
+            t.data[idx] = orig + eps
+            plus = value()
+            t.data[idx] = orig - eps
+            minus = value()
+            t.data[idx] = orig
+            numeric = (plus - minus) / (2 * eps)
+            got = float(a[idx])
+            if not abs(got - numeric) <= atol + rtol * abs(numeric) or np.isnan(got):
+                msg = (
+                    f"gradcheck failed for {label} (shape {list(t.shape)}, dtype {t.dtype}) "
+                    f"at element {tuple(int(i) for i in idx)}: analytic {got:.6g}, "
+                    f"numeric {numeric:.6g} (atol={atol}, rtol={rtol}, eps={eps})"
+                )
+                if localize:
+                    msg += _localize(fn, inputs)
+                if raise_exception:
+                    raise GradcheckError(msg)
+                return False
+    return True
+
+
+def _localize(fn, inputs) -> str:
+    try:
+        from .checkgraph import check_graph  # noqa: PLC0415 - optional, added with anomaly tools
+    except ImportError:
+        return ""
+    with enable_grad():
+        outputs = _outputs(fn(*inputs))
+    report = check_graph(outputs[0], raise_exception=False)
+    return "" if report is None else "\n" + str(report)
+
+
+def gradgradcheck(
+    fn, inputs, *, wrt=None, eps=1e-3, atol=1e-3, rtol=1e-2, raise_exception=True, seed=0
+):
+    """Check second derivatives: gradcheck of the ``create_graph`` gradient of ``fn``.
+
+    The checked function is ``inputs -> d(Σ v ⊙ f)/d(inputs)`` for fixed weights v,
+    so every op's backward must itself be differentiable.
+    """
+    if isinstance(inputs, Tensor):
+        inputs = (inputs,)
+    inputs = tuple(inputs)
+    wrt_list = list(wrt) if wrt is not None else []
+    tensors = [t for _, t in _checked(inputs, wrt_list)]
+
+    def first_grad(*args):
+        with enable_grad():
+            outputs = _outputs(fn(*args))
+            weights = [
+                _weights(o.data.shape, o.data.dtype, seed + 100 + k) for k, o in enumerate(outputs)
+            ]
+            loss = _reduce(outputs, weights)
+            if loss is None or not loss.requires_grad:
+                return tuple(Tensor._wrap(np.zeros(t.shape, t.dtype)) for t in tensors)
+            arg_tensors = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+            targets = arg_tensors + [t for t in wrt_list if t.requires_grad]
+            grads = engine.grad(loss, targets, create_graph=True, allow_unused=True)
+        return tuple(
+            Tensor._wrap(np.zeros(t.shape, t.dtype)) if g is None else g
+            for g, t in zip(grads, targets)
+        )
+
+    return gradcheck(
+        first_grad,
+        inputs,
+        wrt=wrt,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        seed=seed + 1,
+    )

@@ -1,0 +1,476 @@
+"""The recorded graph: Node, AccumulateGrad, make_result, sum_to, and hook handles.
+
+Edges point from an op's Node to the Nodes of its inputs, so a result keeps its
+graph alive while a leaf does not: a leaf holds its AccumulateGrad only through
+a weak reference (Note [AccumulateGrad lifetime]).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from ..grad_mode import STATE
+from ..tensor import Tensor, VersionCounter
+
+__all__ = [
+    "Node",
+    "AccumulateGrad",
+    "make_result",
+    "make_results",
+    "sum_to",
+    "RemovableHandle",
+    "saved_bytes",
+]
+
+# Set by tapegrad.autograd.anomaly while detect_anomaly() is active: called with each
+# new Node to record where it was created.
+ANOMALY = {"enabled": False, "record": None}
+
+
+class RemovableHandle:
+    """Returned by every hook registration; ``remove()`` unregisters the hook."""
+
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list, hook):
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        try:
+            self._hooks.remove(self._hook)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class Node:
+    """One recorded op: a backward closure plus edges to the Nodes of its inputs.
+
+    ``next_functions`` holds one entry per input: ``(node, output_nr)`` or ``None``
+    for an input that needs no gradient. The backward closure receives one
+    gradient per output (and the reconstructed output when the op saved it) and
+    returns a tuple with one gradient (a Tensor or None) per input.
+    """
+
+    __slots__ = (
+        "_backward",
+        "next_functions",
+        "_name",
+        "_saved_versions",
+        "_saved_output",
+        "_out_meta",
+        "_pre_hooks",
+        "_hooks",
+        "_tensor_hooks",
+        "_retain_refs",
+        "_released",
+        "metadata",
+        "__weakref__",
+    )
+
+    def __init__(self, backward, next_functions, name, out_meta):
+        self._backward = backward
+        self.next_functions = next_functions
+        self._name = name
+        self._out_meta = out_meta
+        self._saved_versions = None
+        self._saved_output = None
+        self._pre_hooks = None
+        self._hooks = None
+        self._tensor_hooks = None
+        self._retain_refs = None
+        self._released = False
+        self.metadata = None
+
+    def name(self) -> str:
+        """The op's name, e.g. ``'MulBackward'``."""
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"<{self._name} object at {id(self):#x}>"
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self._out_meta)
+
+    def register_hook(self, hook) -> RemovableHandle:
+        """``hook(grad_inputs, grad_outputs)`` after this Node ran; may return new grad_inputs."""
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return RemovableHandle(self._hooks, hook)
+
+    def register_prehook(self, hook) -> RemovableHandle:
+        """``hook(grad_outputs)`` before this Node runs; may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(hook)
+        return RemovableHandle(self._pre_hooks, hook)
+
+    # -- used by the engine ---------------------------------------------------------------
+
+    def check_saved_versions(self) -> None:
+        """Raise if a tensor this Node saved was modified in place since (names the line)."""
+        for counter, version, shape in self._saved_versions:
+            if counter.value != version:
+                where = ""
+                if counter.where is not None:
+                    file, line, op = counter.where
+                    where = f"; it was last modified in place by {op} at {file}:{line}"
+                raise RuntimeError(
+                    f"one of the tensors needed for gradient computation has been modified by "
+                    f"an in-place operation: {self._name} saved a tensor of shape "
+                    f"{list(shape)} at version {version}, and it is now at version "
+                    f"{counter.value}{where}. Use an out-of-place op (or .clone()) there."
+                )
+
+    def apply(self, grads: list, create_graph: bool):
+        """Run the backward closure on ``grads`` (one per output); return the input grads."""
+        fn = self._backward
+        if fn is None:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time ({self._name} has "
+                "already freed its saved arrays). Pass retain_graph=True to the first "
+                "backward() or autograd.grad() call if you need to backward through "
+                "the graph again."
+            )
+        if self._saved_versions is not None:
+            self.check_saved_versions()
+        if len(grads) != 1:
+            grads = [_zeros_for(m) if g is None else g for g, m in zip(grads, self._out_meta)]
+        if self._saved_output is not None:
+            out = Tensor._wrap(self._saved_output)
+            if create_graph:
+                out.grad_fn = self
+                out._rg = True
+            return fn(*grads, out)
+        return fn(*grads)
+
+    def release(self) -> None:
+        """Free the closure and everything it captured (called after backward)."""
+        self._backward = None
+        self._saved_output = None
+        self._saved_versions = None
+        self._released = True
+
+    def run_tensor_hooks(self, grads: list) -> list:
+        """Apply hooks registered on this Node's output tensors, then retain_grad."""
+        hooks = self._tensor_hooks
+        if hooks:
+            for nr, fns in hooks.items():
+                for fn in list(fns):
+                    if grads[nr] is None:
+                        break
+                    new = fn(grads[nr])
+                    if new is not None:
+                        grads[nr] = _as_grad(new, f"a hook on output {nr} of {self._name}")
+        refs = self._retain_refs
+        if refs:
+            for nr, ref in refs.items():
+                t = ref()
+                if t is not None and grads[nr] is not None:
+                    g = grads[nr]
+                    if t.grad is None:
+                        t.grad = g if STATE.enabled else Tensor._wrap(g.data.copy())
+                    else:
+                        t.grad = t.grad + g
+        return grads
+
+
+class AccumulateGrad(Node):
+    """The Node of a leaf that requires grad: sums arriving gradients into ``leaf.grad``.
+
+    Note [AccumulateGrad lifetime]
+    The leaf holds this Node only through a weak reference (``leaf._accumulator``);
+    the graph holds it strongly through edges. So it lives exactly as long as some
+    graph uses the leaf, and every graph built meanwhile shares the same one.
+    """
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor):
+        super().__init__(_accumulate_marker, (), "AccumulateGrad", ((variable.shape, variable.dtype),))
+        self.variable = variable
+
+    def apply(self, grads: list, create_graph: bool):
+        accumulate_into(self.variable, grads[0], create_graph)
+        return ()
+
+    def release(self) -> None:
+        pass  # nothing saved; the same Node serves later graphs
+
+    def run_tensor_hooks(self, grads: list) -> list:
+        hooks = self.variable._hooks
+        if hooks:
+            for fn in list(hooks):
+                new = fn(grads[0])
+                if new is not None:
+                    grads[0] = _as_grad(new, "a hook on a leaf tensor")
+        return grads
+
+
+def _accumulate_marker(*_):  # pragma: no cover - AccumulateGrad overrides apply
+    raise AssertionError("AccumulateGrad is applied by its own apply()")
+
+
+def accumulate_into(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
+    """Add ``g`` into ``leaf.grad``, then run the leaf's post-accumulate hooks.
+
+    Note [Gradient ownership]
+    The first gradient stored into ``.grad`` must not alias an array that another
+    branch or the user may still hold (``a + b`` hands the same ``g`` to both), so
+    it is copied unless the engine made it (``owned``). Later gradients are added
+    in place into the array we now own; under create_graph they are added out of
+    place so the sum is recorded.
+    """
+    if create_graph:
+        leaf.grad = g if leaf.grad is None else leaf.grad + g
+    else:
+        current = leaf.grad
+        if current is None:
+            data = g.data
+            leaf.grad = Tensor._wrap(data.copy())
+        elif current.grad_fn is None and current.data.flags.writeable:
+            current.data += g.data
+            current._vc.value += 1
+        else:
+            leaf.grad = Tensor._wrap(current.data + g.data)
+    hooks = leaf._post_hooks
+    if hooks:
+        for fn in list(hooks):
+            fn(leaf)
+
+
+def _as_grad(value, where: str) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{where} returned {type(value).__name__}; expected a Tensor or None")
+    return value
+
+
+def _zeros_for(meta) -> Tensor:
+    import numpy as np  # noqa: PLC0415
+
+    shape, dtype = meta
+    return Tensor._wrap(np.zeros(shape, dtype))
+
+
+def accumulator_of(leaf: Tensor) -> AccumulateGrad:
+    """The AccumulateGrad Node of a leaf, made on first use (Note [AccumulateGrad lifetime])."""
+    ref = leaf._accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(leaf)
+        leaf._accumulator = weakref.ref(node)
+    return node
+
+
+def edge_of(t: Tensor):
+    """The edge through which gradient flows into ``t``: ``(node, output_nr)``."""
+    fn = t.grad_fn
+    if fn is None:
+        return (accumulator_of(t), 0)
+    return (fn, t._output_nr)
+
+
+def make_result(data, inputs, backward, name, saved=None, save_output=False, view_of=None):
+    """The funnel every differentiable op goes through.
+
+    Wraps ``data`` in a Tensor. If grad mode is on and some input requires grad,
+    records a Node named ``name`` whose closure ``backward(g)`` (or ``backward(g,
+    out)`` with ``save_output``) returns one gradient per entry of ``inputs``.
+
+    Args:
+        data: the op's result array.
+        inputs: the op's inputs, Tensors or None (for Python scalars/constants).
+        backward: the gradient rule, written in tapegrad ops.
+        name: the Node's name, ``'<Op>Backward'``.
+        saved: input Tensors the closure reads; their versions are checked before it runs.
+        save_output: the closure reads the result; it receives it as a second argument
+            (rebuilt from the array, so the Node holds no reference to the result Tensor).
+        view_of: an input whose memory the result may share; they share a version counter.
+    """
+    out = Tensor._wrap(data)
+    if view_of is not None:
+        out._vc = view_of._vc
+    if not STATE.enabled:
+        return out
+    edges = []
+    needed = False
+    for t in inputs:
+        if t is not None and t._rg:
+            needed = True
+            fn = t.grad_fn
+            edges.append((accumulator_of(t), 0) if fn is None else (fn, t._output_nr))
+        else:
+            edges.append(None)
+    if not needed:
+        return out
+    node = Node(backward, tuple(edges), name, ((out.data.shape, out.data.dtype),))
+    if saved:
+        node._saved_versions = tuple((t._vc, t._vc.value, t.data.shape) for t in saved)
+    if save_output:
+        node._saved_output = out.data
+        versions = node._saved_versions or ()
+        node._saved_versions = versions + ((out._vc, out._vc.value, out.data.shape),)
+    if ANOMALY["enabled"]:
+        ANOMALY["record"](node)
+    out.grad_fn = node
+    out._rg = True
+    return out
+
+
+def make_results(datas, inputs, backward, name, saved=None):
+    """Like :func:`make_result` for an op with several outputs.
+
+    ``backward(*grads)`` receives one gradient per output; outputs that got no
+    gradient are passed as zeros. Returns a tuple of Tensors.
+    """
+    outs = tuple(Tensor._wrap(d) for d in datas)
+    if not STATE.enabled:
+        return outs
+    edges = []
+    needed = False
+    for t in inputs:
+        if t is not None and t._rg:
+            needed = True
+            fn = t.grad_fn
+            edges.append((accumulator_of(t), 0) if fn is None else (fn, t._output_nr))
+        else:
+            edges.append(None)
+    if not needed:
+        return outs
+    meta = tuple((o.data.shape, o.data.dtype) for o in outs)
+    node = Node(backward, tuple(edges), name, meta)
+    if saved:
+        node._saved_versions = tuple((t._vc, t._vc.value, t.data.shape) for t in saved)
+    if ANOMALY["enabled"]:
+        ANOMALY["record"](node)
+    for nr, o in enumerate(outs):
+        if o.data.dtype.kind == "f":
+            o.grad_fn = node
+            o._rg = True
+            o._output_nr = nr
+    return outs
+
+
+def sum_to(g: Tensor, shape: tuple) -> Tensor:
+    """Undo broadcasting: sum ``g`` over the axes along which ``shape`` was broadcast.
+
+    The one helper every op uses for a broadcast operand's gradient.
+    """
+    gshape = g.data.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+    )
+    if axes:
+        g = g.sum(dim=axes, keepdim=True)
+    if lead:
+        g = g.reshape(shape)
+    elif g.data.shape != shape:
+        g = g.reshape(shape)
+    return g
+
+
+# -- hooks on tensors ---------------------------------------------------------------------
+
+
+def register_tensor_hook(t: Tensor, hook) -> RemovableHandle:
+    if not t._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t.grad_fn is None:
+        if t._hooks is None:
+            t._hooks = []
+        t._hooks.append(hook)
+        return RemovableHandle(t._hooks, hook)
+    node = t.grad_fn
+    if node._tensor_hooks is None:
+        node._tensor_hooks = {}
+    fns = node._tensor_hooks.setdefault(t._output_nr, [])
+    fns.append(hook)
+    return RemovableHandle(fns, hook)
+
+
+def register_post_accumulate_hook(t: Tensor, hook) -> RemovableHandle:
+    if t.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks can only be registered on leaf tensors")
+    if not t._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t._post_hooks is None:
+        t._post_hooks = []
+    t._post_hooks.append(hook)
+    return RemovableHandle(t._post_hooks, hook)
+
+
+def retain_grad(t: Tensor) -> None:
+    if not t._rg:
+        raise RuntimeError("can't retain_grad on a tensor that has requires_grad=False")
+    if t.grad_fn is None or t._retains_grad:
+        return  # leaves always keep their gradient
+    node = t.grad_fn
+    if node._retain_refs is None:
+        node._retain_refs = {}
+    node._retain_refs[t._output_nr] = weakref.ref(t)
+    t._retains_grad = True
+
+
+# -- measuring memory ---------------------------------------------------------------------
+
+
+def iter_graph(roots):
+    """Yield each Node reachable from ``roots`` (Tensors or Nodes) once, iteratively."""
+    stack = []
+    for r in roots:
+        node = r.grad_fn if isinstance(r, Tensor) else r
+        if node is not None:
+            stack.append(node)
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        yield node
+        for edge in node.next_functions:
+            if edge is not None and edge[0] not in seen:
+                stack.append(edge[0])
+
+
+def saved_bytes(tensor: Tensor) -> int:
+    """Bytes of the distinct arrays that the graph behind ``tensor`` holds for backward.
+
+    Counts arrays captured by backward closures (inputs and saved outputs), each
+    base buffer once. Leaves' own data is excluded only if nothing saved it.
+    """
+    seen = {}
+    for node in iter_graph([tensor]):
+        for array in _saved_arrays(node):
+            base = array
+            while getattr(base, "base", None) is not None:
+                base = base.base
+            seen[id(base)] = base.nbytes
+    return sum(seen.values())
+
+
+def _saved_arrays(node: Node):
+    if node._saved_output is not None:
+        yield node._saved_output
+    fn = node._backward
+    cells = getattr(fn, "__closure__", None) or ()
+    for cell in cells:
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(value, Tensor):
+            yield value.data
+        elif hasattr(value, "nbytes") and hasattr(value, "shape"):
+            yield value

@@ -1,0 +1,220 @@
+"""Tensor creation: from data, filled, ranges, identity, and seeded random tensors."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _backend, _dtypes
+from .tensor import Tensor
+
+__all__ = [
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "arange",
+    "linspace",
+    "eye",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "rand",
+    "randn",
+    "randint",
+    "rand_like",
+    "randn_like",
+    "manual_seed",
+    "default_generator",
+    "Generator",
+]
+
+
+def tensor(data, dtype=None, requires_grad=False, device="cpu") -> Tensor:
+    """A new tensor holding a copy of ``data``.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0]).dtype
+    dtype('float32')
+    """
+    return Tensor(data, dtype=dtype, requires_grad=requires_grad, device=device)
+
+
+def as_tensor(data, dtype=None, device="cpu") -> Tensor:
+    """``data`` itself if it is a Tensor of that dtype; otherwise a tensor sharing
+    memory with a NumPy array where possible."""
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray) and dtype is None:
+        return Tensor._wrap(data)
+    return Tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``array`` (no copy)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(array).__name__}")
+    return Tensor._wrap(array)
+
+
+def _finish(array, requires_grad):
+    t = Tensor._wrap(array)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _size(size, op):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for n in size:
+        if not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"{op}: sizes must be non-negative integers, got {list(size)}")
+    return tuple(int(n) for n in size)
+
+
+def _float_dtype(dtype):
+    return _dtypes.to_dtype(dtype) or _dtypes.get_default_dtype()
+
+
+def zeros(*size, dtype=None, requires_grad=False, device="cpu") -> Tensor:
+    xp = _backend.namespace_for_device(device)
+    return _finish(xp.zeros(_size(size, "zeros"), _float_dtype(dtype)), requires_grad)
+
+
+def ones(*size, dtype=None, requires_grad=False, device="cpu") -> Tensor:
+    xp = _backend.namespace_for_device(device)
+    return _finish(xp.ones(_size(size, "ones"), _float_dtype(dtype)), requires_grad)
+
+
+def empty(*size, dtype=None, requires_grad=False, device="cpu") -> Tensor:
+    xp = _backend.namespace_for_device(device)
+    return _finish(xp.empty(_size(size, "empty"), _float_dtype(dtype)), requires_grad)
+
+
+def full(size, fill_value, dtype=None, requires_grad=False, device="cpu") -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from it if not given)."""
+    if dtype is None:
+        if isinstance(fill_value, bool):
+            dtype = _dtypes.bool_
+        elif isinstance(fill_value, int):
+            dtype = _dtypes.int64
+        else:
+            dtype = _dtypes.get_default_dtype()
+    xp = _backend.namespace_for_device(device)
+    size = _size((size,), "full")
+    return _finish(xp.full(size, fill_value, _dtypes.to_dtype(dtype)), requires_grad)
+
+
+def _like(t, dtype):
+    return _dtypes.to_dtype(dtype) or t.dtype
+
+
+def zeros_like(input, dtype=None, requires_grad=False) -> Tensor:
+    return _finish(np.zeros(input.shape, _like(input, dtype)), requires_grad)
+
+
+def ones_like(input, dtype=None, requires_grad=False) -> Tensor:
+    return _finish(np.ones(input.shape, _like(input, dtype)), requires_grad)
+
+
+def empty_like(input, dtype=None, requires_grad=False) -> Tensor:
+    return _finish(np.empty(input.shape, _like(input, dtype)), requires_grad)
+
+
+def full_like(input, fill_value, dtype=None, requires_grad=False) -> Tensor:
+    return _finish(np.full(input.shape, fill_value, _like(input, dtype)), requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad=False, device="cpu") -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive); int64 for integer arguments."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        dtype = _dtypes.int64 if ints else _dtypes.get_default_dtype()
+    xp = _backend.namespace_for_device(device)
+    return _finish(xp.arange(start, end, step, dtype=_dtypes.to_dtype(dtype)), requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, requires_grad=False, device="cpu") -> Tensor:
+    xp = _backend.namespace_for_device(device)
+    return _finish(xp.linspace(start, end, steps, dtype=_float_dtype(dtype)), requires_grad)
+
+
+def eye(n, m=None, dtype=None, requires_grad=False, device="cpu") -> Tensor:
+    xp = _backend.namespace_for_device(device)
+    return _finish(xp.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
+
+
+# -- random ---------------------------------------------------------------------------
+
+
+class Generator:
+    """A seedable source of random numbers (wraps ``numpy.random.Generator``)."""
+
+    def __init__(self, seed=None):
+        self._rng = np.random.default_rng(seed)
+
+    def manual_seed(self, seed: int) -> Generator:
+        self._rng = np.random.default_rng(seed)
+        return self
+
+    def get_state(self):
+        return self._rng.bit_generator.state
+
+    def set_state(self, state) -> None:
+        self._rng.bit_generator.state = state
+
+    @property
+    def numpy(self) -> np.random.Generator:
+        """The NumPy generator behind this one."""
+        return self._rng
+
+
+default_generator = Generator(0)
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator (used by rand, randn, dropout, init, shuffling)."""
+    return default_generator.manual_seed(seed)
+
+
+def _rng(generator):
+    return (generator or default_generator).numpy
+
+
+def rand(*size, dtype=None, requires_grad=False, generator=None) -> Tensor:
+    """Uniform samples in [0, 1)."""
+    dtype = _float_dtype(dtype)
+    data = _rng(generator).random(_size(size, "rand"), dtype=np.float64).astype(dtype)
+    return _finish(data, requires_grad)
+
+
+def randn(*size, dtype=None, requires_grad=False, generator=None) -> Tensor:
+    """Standard normal samples."""
+    dtype = _float_dtype(dtype)
+    data = _rng(generator).standard_normal(_size(size, "randn")).astype(dtype)
+    return _finish(data, requires_grad)
+
+
+def randint(low, high=None, size=(), dtype=None, generator=None) -> Tensor:
+    """Integers in [low, high) (or [0, low) when ``high`` is omitted), int64 by default."""
+    if high is None:
+        low, high = 0, low
+    dtype = _dtypes.to_dtype(dtype) or _dtypes.int64
+    data = _rng(generator).integers(low, high, size=_size((size,), "randint"), dtype=dtype)
+    return Tensor._wrap(np.asarray(data))
+
+
+def rand_like(input, dtype=None, requires_grad=False, generator=None) -> Tensor:
+    return rand(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                generator=generator)
+
+
+def randn_like(input, dtype=None, requires_grad=False, generator=None) -> Tensor:
+    return randn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                 generator=generator)

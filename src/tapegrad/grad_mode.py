@@ -1,0 +1,154 @@
+"""Grad mode, per thread: whether ops record a graph.
+
+``no_grad``, ``enable_grad``, ``set_grad_enabled`` and ``inference_mode`` are
+context managers and decorators. Each entry saves the thread's current mode and
+each exit restores it, so nesting always returns to the previous value.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+__all__ = [
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+]
+
+
+class _GradState(threading.local):
+    """Thread-local flags; every new thread starts with grad enabled."""
+
+    def __init__(self):
+        self.enabled = True
+        self.inference = False
+
+
+STATE = _GradState()
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops in this thread record a graph."""
+    return STATE.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread is inside ``inference_mode``."""
+    return STATE.inference
+
+
+class _GradModeContext:
+    """Base of the grad-mode managers: usable with ``with`` and as a decorator.
+
+    Entries nest: the previous state is kept on a per-object stack so the same
+    object may be re-entered, and each exit restores exactly what its entry saw.
+    """
+
+    _enabled = True
+    _inference = False
+
+    def __init__(self):
+        self._saved = []
+
+    def __enter__(self):
+        self._saved.append((STATE.enabled, STATE.inference))
+        STATE.enabled = self._enabled
+        STATE.inference = self._inference
+        return self
+
+    def __exit__(self, *exc):
+        STATE.enabled, STATE.inference = self._saved.pop()
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self._fresh():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    def _fresh(self):
+        """A new manager with the same setting (decorated functions may run concurrently)."""
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._saved = []
+        return clone
+
+
+class no_grad(_GradModeContext):
+    """Disable graph recording: results of ops do not require grad.
+
+    >>> import tapegrad as tg
+    >>> x = tg.ones(2, requires_grad=True)
+    >>> with tg.no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    """
+
+    _enabled = False
+
+
+class enable_grad(_GradModeContext):
+    """Enable graph recording inside a ``no_grad`` region."""
+
+    _enabled = True
+
+
+class set_grad_enabled(_GradModeContext):
+    """Set grad mode to ``mode``.
+
+    Takes effect at once, as in PyTorch; used with ``with`` it restores the
+    previous mode on exit, and used as a decorator it sets the mode only while
+    the decorated function runs.
+    """
+
+    def __init__(self, mode: bool):
+        super().__init__()
+        self._enabled = bool(mode)
+        self._saved.append((STATE.enabled, STATE.inference))
+        STATE.enabled = self._enabled
+
+    def __enter__(self):
+        # The constructor already switched the mode and saved the previous one.
+        return self
+
+    def __call__(self, fn):
+        # Used as a decorator: undo the constructor's switch, apply it per call.
+        STATE.enabled, STATE.inference = self._saved.pop()
+        mode = self._enabled
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with (enable_grad() if mode else no_grad()):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class inference_mode(_GradModeContext):
+    """Like ``no_grad``, and marks the thread as in inference mode.
+
+    ``inference_mode(False)`` is a no-op manager, as in PyTorch.
+    """
+
+    _enabled = False
+    _inference = True
+
+    def __init__(self, mode: bool = True):
+        super().__init__()
+        if not mode:
+            self._enabled = None  # keep whatever mode is active
+            self._inference = False
+
+    def __enter__(self):
+        self._saved.append((STATE.enabled, STATE.inference))
+        if self._enabled is not None:
+            STATE.enabled = self._enabled
+            STATE.inference = self._inference
+        return self

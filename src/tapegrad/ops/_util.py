@@ -1,0 +1,96 @@
+"""Small helpers shared by the op families: operand coercion and argument checks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtypes
+from ..autograd.graph import sum_to
+from ..tensor import Tensor
+
+_SCALARS = (int, float, bool)
+
+
+def as_tensor_or_scalar(x, op: str):
+    """Return ``(tensor_or_None, data)`` for an operand.
+
+    Python scalars stay Python scalars (weak: float32 * 2.0 stays float32);
+    arrays and NumPy scalars become constant Tensors.
+    """
+    if isinstance(x, Tensor):
+        return x, x.data
+    if isinstance(x, _SCALARS):
+        return None, x
+    if isinstance(x, (np.ndarray, np.generic, list, tuple)):
+        t = Tensor(x)
+        return t, t.data
+    raise TypeError(f"{op}: unsupported operand type {type(x).__name__}")
+
+
+def as_tensor(x, op: str) -> Tensor:
+    """Coerce ``x`` to a Tensor (scalars become 0-d tensors of a fitting dtype)."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, _SCALARS + (np.ndarray, np.generic, list, tuple)):
+        return Tensor(x)
+    raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+
+
+def float_data(t: Tensor):
+    """``t.data``, cast to the default float dtype when it is an integer or bool array."""
+    data = t.data
+    if data.dtype.kind in "fc":
+        return data
+    return data.astype(_dtypes.get_default_dtype())
+
+
+def reduce_grad(g, t: Tensor):
+    """``g`` summed back to ``t``'s shape (undoing broadcasting) and cast to ``t``'s dtype."""
+    g = sum_to(g, t.data.shape)
+    if g.data.dtype != t.data.dtype:
+        g = g._cast(t.data.dtype)
+    return g
+
+
+def broadcast_error(op: str, *shapes) -> ValueError:
+    joined = " and ".join(str(list(s)) for s in shapes)
+    return ValueError(f"{op}: shapes {joined} cannot be broadcast together")
+
+
+def normalize_dims(dim, ndim: int, op: str) -> tuple:
+    """``dim`` (None, int or sequence) as a sorted tuple of non-negative axes."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (int, np.integer)):
+        dims = (dim,)
+    else:
+        dims = tuple(dim)
+    n = max(ndim, 1)
+    out = []
+    for d in dims:
+        if not isinstance(d, (int, np.integer)) or not -n <= d < n:
+            raise IndexError(
+                f"{op}: dimension {d!r} out of range for a tensor with {ndim} dims "
+                f"(expected in [{-n}, {n - 1}])"
+            )
+        d = int(d) % n
+        if d in out:
+            raise ValueError(f"{op}: dimension {d} appears more than once in dim={dim!r}")
+        out.append(d)
+    if ndim == 0:
+        return ()
+    return tuple(sorted(out))
+
+
+def shape_arg(args, op: str) -> tuple:
+    """Accept ``f(2, 3)`` and ``f((2, 3))`` alike."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            a = int(a.item())
+        if not isinstance(a, (int, np.integer)):
+            raise TypeError(f"{op}: sizes must be integers, got {a!r}")
+        out.append(int(a))
+    return tuple(out)

@@ -1,0 +1,310 @@
+"""Arithmetic: + - * / ** neg, integer division, comparisons, casts and clone.
+
+Derivatives (g is the incoming gradient):
+    add: (g, g)          sub: (g, -g)          mul: (g*b, g*a)
+    div: (g/b, -g*a/b²)  pow: (g*p*a^(p-1), g*out*log a)   neg: -g
+Broadcast operands get their gradient summed back with ``sum_to``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtypes
+from ..autograd.graph import make_result
+from ..tensor import Tensor
+from ._registry import register
+from ._util import as_tensor_or_scalar, broadcast_error, reduce_grad
+from .elementwise import where
+
+__all__ = ["add", "sub", "mul", "div", "neg", "pow", "floor_divide", "remainder"]
+
+
+def _operands(a, b, op):
+    ta, da = as_tensor_or_scalar(a, op)
+    tb, db = as_tensor_or_scalar(b, op)
+    return ta, da, tb, db
+
+
+def _compute(fn, da, db, op, ta, tb):
+    try:
+        out = fn(da, db)
+    except ValueError:
+        raise broadcast_error(op, np.shape(da), np.shape(db)) from None
+    if out.dtype.kind == "f" and out.dtype == _dtypes.float64:
+        out = _dtypes.fix_float_result(out, _dtype(da), _dtype(db))
+    return out
+
+
+def _dtype(d):
+    return d.dtype if hasattr(d, "dtype") else None
+
+
+@register("add", operators=("__add__", "__radd__"))
+def add(input, other, *, alpha=1):
+    """``input + alpha * other``, broadcasting."""
+    ta, da, tb, db = _operands(input, other, "add")
+    if alpha != 1:
+        db = db * alpha
+    out = _compute(np.add, da, db, "add", ta, tb)
+    na = ta is not None and ta._rg
+    nb = tb is not None and tb._rg
+
+    def backward(g):
+        return (
+            reduce_grad(g, ta) if na else None,
+            reduce_grad(g if alpha == 1 else g * alpha, tb) if nb else None,
+        )
+
+    return make_result(out, (ta, tb), backward, "AddBackward")
+
+
+@register("sub", operators=("__sub__",))
+def sub(input, other, *, alpha=1):
+    """``input - alpha * other``, broadcasting."""
+    ta, da, tb, db = _operands(input, other, "sub")
+    if alpha != 1:
+        db = db * alpha
+    out = _compute(np.subtract, da, db, "sub", ta, tb)
+    na = ta is not None and ta._rg
+    nb = tb is not None and tb._rg
+
+    def backward(g):
+        return (
+            reduce_grad(g, ta) if na else None,
+            reduce_grad(-g if alpha == 1 else g * -alpha, tb) if nb else None,
+        )
+
+    return make_result(out, (ta, tb), backward, "SubBackward")
+
+
+def _rsub(self, other):
+    return sub(other, self)
+
+
+Tensor.__rsub__ = _rsub
+
+
+@register("mul", operators=("__mul__", "__rmul__"))
+def mul(input, other):
+    """Elementwise product, broadcasting."""
+    ta, da, tb, db = _operands(input, other, "mul")
+    out = _compute(np.multiply, da, db, "mul", ta, tb)
+    na = ta is not None and ta._rg
+    nb = tb is not None and tb._rg
+    b = (tb if tb is not None else db) if na else None
+    a = (ta if ta is not None else da) if nb else None
+
+    def backward(g):
+        return (
+            reduce_grad(g * b, ta) if na else None,
+            reduce_grad(g * a, tb) if nb else None,
+        )
+
+    saved = tuple(t for t in ((tb if na else None), (ta if nb else None)) if t is not None)
+    return make_result(out, (ta, tb), backward, "MulBackward", saved=saved)
+
+
+@register("div", operators=("__truediv__",))
+def div(input, other, *, rounding_mode=None):
+    """Elementwise true division (``rounding_mode='floor'|'trunc'`` gives no gradient)."""
+    if rounding_mode is not None:
+        return _rounded_div(input, other, rounding_mode)
+    ta, da, tb, db = _operands(input, other, "div")
+    out = _compute(np.true_divide, da, db, "div", ta, tb)
+    na = ta is not None and ta._rg
+    nb = tb is not None and tb._rg
+    b = tb if tb is not None else db
+    a = (ta if ta is not None else da) if nb else None
+
+    def backward(g):
+        return (
+            reduce_grad(g / b, ta) if na else None,
+            reduce_grad(-g * a / (b * b), tb) if nb else None,
+        )
+
+    saved = tuple(t for t in ((tb if (na or nb) else None), (ta if nb else None)) if t is not None)
+    return make_result(out, (ta, tb), backward, "DivBackward", saved=saved)
+
+
+Tensor.true_divide = div
+Tensor.divide = div
+
+
+def _rdiv(self, other):
+    return div(other, self)
+
+
+Tensor.__rtruediv__ = _rdiv
+
+
+@register("neg", operators=("__neg__",))
+def neg(input):
+    """``-input``."""
+    out = np.negative(input.data)
+
+    def backward(g):
+        return (-g,)
+
+    return make_result(out, (input,), backward, "NegBackward")
+
+
+Tensor.negative = neg
+
+
+def __pos__(self):
+    return self
+
+
+Tensor.__pos__ = __pos__
+
+
+@register("pow", operators=("__pow__",))
+def pow(input, exponent):
+    """``input ** exponent``; the exponent may be a number or a tensor.
+
+    d/da = p·a^(p-1); d/dp = out·log(a) (taken as 0 where a == 0 and p >= 0, as PyTorch).
+    """
+    ta, da, tb, db = _operands(input, exponent, "pow")
+    if ta is None:  # scalar ** tensor
+        ta = Tensor(da) if not isinstance(da, float) else Tensor(da, dtype=tb.dtype)
+        da = ta.data
+    out = _compute(np.power, da, db, "pow", ta, tb)
+    na = ta._rg
+    nb = tb is not None and tb._rg
+    p = tb if tb is not None else db
+
+    def backward(g):
+        ga = gb = None
+        if na:
+            if tb is None and p == 0:
+                ga = g * 0.0
+            else:
+                ga = reduce_grad(g * p * ta ** (p - 1), ta)
+        if nb:
+            # log(a) where a > 0; where a == 0 the term a^p·log a -> 0 for p > 0.
+            gb = reduce_grad(g * (ta**tb) * _safe_log(ta), tb)
+        return ga, gb
+
+    saved = tuple(t for t in (ta if (na or nb) else None, tb if (na or nb) else None) if t is not None)
+    return make_result(out, (ta, tb), backward, "PowBackward", saved=saved)
+
+
+def _safe_log(a: Tensor):
+    """log(a) where a > 0, 0 elsewhere (keeps pow's exponent gradient finite at a == 0)."""
+    return where(Tensor._wrap(a.data > 0), a, 1.0).log()
+
+
+def _rpow(self, other):
+    return pow(other, self)
+
+
+Tensor.__rpow__ = _rpow
+
+
+# -- not differentiable: integer division, remainder, comparisons -----------------------
+
+
+def _rounded_div(a, b, mode):
+    _, da, _, db = _operands(a, b, "div")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.true_divide(da, db)
+        if mode == "floor":
+            q = np.floor(q)
+        elif mode == "trunc":
+            q = np.trunc(q)
+        else:
+            raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got {mode!r}")
+    kinds = {getattr(d, "dtype", np.dtype(type(d))).kind for d in (da, db)}
+    if kinds <= {"i", "u", "b"}:
+        q = q.astype(np.result_type(da, db))
+    else:
+        q = _dtypes.fix_float_result(q, _dtype(da), _dtype(db))
+    return Tensor._wrap(q)
+
+
+@register("floor_divide", operators=("__floordiv__",), differentiable=False)
+def floor_divide(input, other):
+    """``input // other`` (no gradient)."""
+    return _rounded_div(input, other, "floor")
+
+
+def _rfloordiv(self, other):
+    return floor_divide(other, self)
+
+
+Tensor.__rfloordiv__ = _rfloordiv
+
+
+@register("remainder", operators=("__mod__",), differentiable=False)
+def remainder(input, other):
+    """Python-style ``input % other`` (no gradient)."""
+    _, da, _, db = _operands(input, other, "remainder")
+    return Tensor._wrap(np.asarray(np.remainder(da, db)))
+
+
+def _comparison(name, fn):
+    def compare(input, other):
+        _, da, _, db = _operands(input, other, name)
+        try:
+            return Tensor._wrap(np.asarray(fn(da, db)))
+        except ValueError:
+            raise broadcast_error(name, np.shape(da), np.shape(db)) from None
+
+    compare.__name__ = name
+    compare.__doc__ = f"Elementwise ``{name}`` comparison; returns a bool tensor (no gradient)."
+    return compare
+
+
+eq = register("eq", operators=("__eq__",), differentiable=False)(_comparison("eq", np.equal))
+ne = register("ne", operators=("__ne__",), differentiable=False)(_comparison("ne", np.not_equal))
+lt = register("lt", operators=("__lt__",), differentiable=False)(_comparison("lt", np.less))
+le = register("le", operators=("__le__",), differentiable=False)(_comparison("le", np.less_equal))
+gt = register("gt", operators=("__gt__",), differentiable=False)(_comparison("gt", np.greater))
+ge = register("ge", operators=("__ge__",), differentiable=False)(
+    _comparison("ge", np.greater_equal)
+)
+
+
+def _logical(name, fn):
+    def logical(input, other):
+        _, da, _, db = _operands(input, other, name)
+        return Tensor._wrap(np.asarray(fn(da, db)))
+
+    logical.__name__ = name
+    return logical
+
+
+Tensor.__and__ = _logical("and", np.bitwise_and)
+Tensor.__or__ = _logical("or", np.bitwise_or)
+Tensor.__xor__ = _logical("xor", np.bitwise_xor)
+Tensor.__invert__ = lambda self: Tensor._wrap(np.asarray(np.invert(self.data)))
+
+
+# -- dtype change and copy --------------------------------------------------------------
+
+
+@register("_cast")
+def _cast(input, dtype):
+    """A copy with another dtype; differentiable between float dtypes."""
+    dtype = _dtypes.to_dtype(dtype)
+    out = input.data.astype(dtype)
+    src = input.data.dtype
+    if dtype.kind != "f":
+        return Tensor._wrap(out)
+
+    def backward(g):
+        return (g._cast(src),)
+
+    return make_result(out, (input,), backward, "ToCopyBackward")
+
+
+@register("clone")
+def clone(input):
+    """A copy that stays in the graph (gradient passes through unchanged)."""
+    out = input.data.copy()
+
+    def backward(g):
+        return (g,)
+
+    return make_result(out, (input,), backward, "CloneBackward")

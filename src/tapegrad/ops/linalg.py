@@ -1,0 +1,73 @@
+"""Matrix products: ``matmul`` / ``@`` with 1-D promotion and broadcast batch axes.
+
+For C = A @ B:  dA = g @ Bᵀ,  dB = Aᵀ @ g,  each summed back over broadcast
+batch axes; a 1-D operand is promoted to a matrix and the promotion undone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtypes
+from ..autograd.graph import make_result, sum_to
+from ..tensor import Tensor
+from ._registry import register
+from ._util import as_tensor
+
+__all__ = ["matmul"]
+
+
+@register("matmul", operators=("__matmul__",))
+def matmul(input, other):
+    """Matrix product with NumPy's rules: 1-D operands are promoted, batch axes broadcast."""
+    a = as_tensor(input, "matmul")
+    b = as_tensor(other, "matmul")
+    ad, bd = a.data, b.data
+    if ad.ndim == 0 or bd.ndim == 0:
+        raise RuntimeError(
+            f"matmul: both arguments need at least 1 dimension, got shapes {list(ad.shape)} "
+            f"and {list(bd.shape)}"
+        )
+    k_a = ad.shape[-1]
+    k_b = bd.shape[0] if bd.ndim == 1 else bd.shape[-2]
+    if k_a != k_b:
+        raise RuntimeError(
+            f"matmul: shapes {list(ad.shape)} and {list(bd.shape)} cannot be multiplied "
+            f"({k_a} != {k_b})"
+        )
+    try:
+        out = np.matmul(ad, bd)
+    except ValueError:
+        raise RuntimeError(
+            f"matmul: batch dimensions of shapes {list(ad.shape)} and {list(bd.shape)} "
+            "cannot be broadcast"
+        ) from None
+    out = _dtypes.fix_float_result(np.asarray(out), ad.dtype, bd.dtype)
+    na, nb = a._rg, b._rg
+
+    def backward(g):
+        A = a if ad.ndim > 1 else a.reshape(1, -1)
+        B = b if bd.ndim > 1 else b.reshape(-1, 1)
+        G = g
+        if bd.ndim == 1:  # restore the promoted trailing m = 1
+            G = G.reshape(G.data.shape + (1,))
+        if ad.ndim == 1:  # restore the promoted n = 1 before it
+            G = G.reshape(G.data.shape[:-1] + (1,) + G.data.shape[-1:])
+        ga = gb = None
+        if na:
+            ga = sum_to(G @ B.mT, A.data.shape).reshape(ad.shape)
+            if ga.data.dtype != ad.dtype:
+                ga = ga._cast(ad.dtype)
+        if nb:
+            gb = sum_to(A.mT @ G, B.data.shape).reshape(bd.shape)
+            if gb.data.dtype != bd.dtype:
+                gb = gb._cast(bd.dtype)
+        return ga, gb
+
+    saved = tuple(t for t, need in ((b, na), (a, nb)) if need)
+    return make_result(out, (a, b), backward, "MatmulBackward", saved=saved)
+
+
+Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
+Tensor.mm = matmul
+Tensor.bmm = matmul

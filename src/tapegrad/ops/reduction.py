@@ -1,0 +1,71 @@
+"""Reductions: sum and mean over ``dim`` with ``keepdim``.
+
+sum: d/dx = g broadcast back over the reduced axes.  mean: the same divided by n.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtypes
+from ..autograd.graph import make_result
+from ._registry import register
+from ._util import normalize_dims
+
+__all__ = ["sum", "mean"]
+
+
+def _kept_shape(shape, dims):
+    return tuple(1 if i in dims else n for i, n in enumerate(shape))
+
+
+def _expand_back(g, in_shape, dims, keepdim):
+    """Broadcast a reduced gradient back to ``in_shape``."""
+    if not keepdim and dims:
+        g = g.reshape(_kept_shape(in_shape, dims))
+    return g.expand(in_shape)
+
+
+@register("sum")
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum over ``dim`` (all dimensions when None).
+
+    Integer and bool inputs are summed as int64, as PyTorch does.
+    """
+    data = input.data
+    dims = normalize_dims(dim, data.ndim, "sum")
+    if dtype is not None:
+        dtype = _dtypes.to_dtype(dtype)
+    elif data.dtype.kind in "biu":
+        dtype = _dtypes.int64
+    out = np.sum(data, axis=dims, keepdims=keepdim, dtype=dtype)
+    in_shape = data.shape
+
+    def backward(g):
+        return (_expand_back(g, in_shape, dims, keepdim),)
+
+    return make_result(out, (input,), backward, "SumBackward")
+
+
+@register("mean")
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean over ``dim`` (all dimensions when None); NaN for an empty reduction."""
+    data = input.data
+    if data.dtype.kind not in "fc" and dtype is None:
+        raise RuntimeError(
+            f"mean: expected a floating point input, got dtype {data.dtype}; "
+            "pass dtype= or convert with .float()"
+        )
+    dims = normalize_dims(dim, data.ndim, "mean")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.mean(data, axis=dims, keepdims=keepdim, dtype=_dtypes.to_dtype(dtype))
+    out = np.asarray(out).astype(dtype or data.dtype, copy=False)
+    in_shape = data.shape
+    count = 1
+    for d in dims:
+        count *= in_shape[d]
+
+    def backward(g):
+        return (_expand_back(g, in_shape, dims, keepdim) / float(max(count, 1)),)
+
+    return make_result(out, (input,), backward, "MeanBackward")

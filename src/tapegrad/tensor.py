@@ -1,0 +1,429 @@
+"""The Tensor: an array, a gradient slot, and the Node that produced it.
+
+Ops are not defined here: each ops module binds its functions to Tensor as
+methods and operators (see ``tapegrad/ops/_registry.py``), so this module stays
+the data structure and its bookkeeping.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from . import _backend, _dtypes
+
+__all__ = ["Tensor", "VersionCounter"]
+
+
+class VersionCounter:
+    """Counts in-place modifications of a tensor's memory; shared by views of one base.
+
+    ``where`` remembers the (file, line, op) of the last in-place modification
+    so that a stale saved tensor can be reported with the line that changed it.
+    """
+
+    __slots__ = ("value", "where")
+
+    def __init__(self):
+        self.value = 0
+        self.where = None
+
+    def bump(self, op_name: str, depth: int = 2) -> None:
+        """Record one in-place modification made by ``op_name``, called ``depth`` frames up."""
+        self.value += 1
+        frame = sys._getframe(depth)
+        # Walk out of tapegrad's own frames so the location is the user's line.
+        while frame is not None and _is_internal(frame.f_code.co_filename):
+            frame = frame.f_back
+        if frame is not None:
+            self.where = (frame.f_code.co_filename, frame.f_lineno, op_name)
+        else:
+            self.where = ("<unknown>", 0, op_name)
+
+
+_PACKAGE_DIR = __file__.rsplit("/", 1)[0].rsplit("\\", 1)[0]
+
+
+def _is_internal(filename: str) -> bool:
+    return filename.startswith(_PACKAGE_DIR)
+
+
+def _as_array(data, dtype, device):
+    """Convert user data to an array; Python floats take the default float dtype."""
+    if isinstance(data, Tensor):
+        data = data.data
+    xp = _backend.namespace_for_device(device)
+    if dtype is None and not hasattr(data, "dtype"):
+        array = xp.asarray(data)
+        if array.dtype.kind == "f":
+            array = array.astype(_dtypes.get_default_dtype(), copy=False)
+        elif array.dtype.kind == "i":
+            array = array.astype(_dtypes.int64, copy=False)
+        return xp.array(array, copy=True) if array is data else array
+    return xp.array(data, dtype=dtype, copy=True)
+
+
+class Tensor:
+    """An n-dimensional array that can record the operations applied to it.
+
+    Args:
+        data: array-like (nested lists, NumPy array, scalar). Always copied.
+        dtype: NumPy dtype or ``tg.float32`` etc.; Python floats default to float32.
+        requires_grad: record operations on this tensor so it receives ``.grad``.
+        device: ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy, when installed).
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad
+    tensor([2., 4.])
+    """
+
+    __slots__ = (
+        "data",
+        "grad",
+        "grad_fn",
+        "_rg",
+        "_output_nr",
+        "_vc",
+        "_accumulator",
+        "_hooks",
+        "_post_hooks",
+        "_retains_grad",
+        "__weakref__",
+    )
+
+    # Let NumPy defer to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
+    __array_priority__ = 1000
+
+    def __init__(self, data, dtype=None, requires_grad=False, device="cpu"):
+        array = _as_array(data, _dtypes.to_dtype(dtype), device)
+        _init(self, array)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # -- construction used by ops: no validation, no copy ---------------------------------
+
+    @staticmethod
+    def _wrap(array) -> Tensor:
+        """A new leaf around ``array`` (not copied). The fast path for op results."""
+        t = object.__new__(Tensor)
+        if type(array) is not np.ndarray and not hasattr(array, "__cuda_array_interface__"):
+            array = np.asarray(array)
+        _init(t, array)
+        return t
+
+    # -- basic attributes --------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple:
+        return self.data.shape
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    def dim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def device(self) -> str:
+        return _backend.device_of(self.data)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the length of dimension ``dim``."""
+        if dim is None:
+            return self.data.shape
+        return self.data.shape[_check_dim(dim, self.data.ndim, "size")]
+
+    def numel(self) -> int:
+        return int(self.data.size)
+
+    def __len__(self) -> int:
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors made by the user rather than by an op that recorded a graph."""
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set whether this leaf records operations; returns self.
+
+        Raises:
+            RuntimeError: on a non-leaf, or when asking an integer/bool tensor to require grad.
+        """
+        requires_grad = bool(requires_grad)
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "requires_grad can only be turned off on leaf tensors; "
+                    "use .detach() to get a tensor that does not require grad"
+                )
+            return self
+        if requires_grad and not _dtypes.is_floating(self.data.dtype):
+            raise RuntimeError(
+                f"only floating point tensors can require gradients, got dtype {self.data.dtype}"
+            )
+        self._rg = requires_grad
+        return self
+
+    @property
+    def _version(self) -> int:
+        return self._vc.value
+
+    # -- conversion ----------------------------------------------------------------------
+
+    def numpy(self) -> np.ndarray:
+        """The underlying NumPy array (shared, not copied).
+
+        Raises:
+            RuntimeError: if the tensor requires grad (call ``.detach().numpy()``).
+        """
+        if self._rg:
+            raise RuntimeError(
+                "can't call numpy() on a tensor that requires grad; use tensor.detach().numpy()"
+            )
+        _notify_read(self, "numpy")
+        data = self.data
+        if _backend.device_of(data) != "cpu":
+            return data.get()
+        return data
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self.data.size != 1:
+            raise ValueError(
+                f"item() needs a tensor with one element, got shape {tuple(self.data.shape)}"
+            )
+        _notify_read(self, "item")
+        return self.data.item()
+
+    def tolist(self):
+        _notify_read(self, "tolist")
+        return self.data.tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        _notify_read(self, "__array__")
+        data = self.data if _backend.device_of(self.data) == "cpu" else self.data.get()
+        if dtype is not None and data.dtype != dtype:
+            return data.astype(dtype)
+        return data
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise RuntimeError(
+                f"the truth value of a tensor with {self.data.size} elements is ambiguous"
+            )
+        _notify_read(self, "bool")
+        return bool(self.data)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    def __iter__(self):
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        for i in range(self.data.shape[0]):
+            yield self[i]
+
+    def __repr__(self) -> str:
+        data = self.data if _backend.device_of(self.data) == "cpu" else self.data.get()
+        body = np.array2string(
+            data, separator=", ", prefix="tensor(", precision=4, suppress_small=False
+        )
+        extras = []
+        if data.size == 0:
+            extras.append(f"size={tuple(data.shape)}")
+        if data.dtype not in (_dtypes.get_default_dtype(), _dtypes.int64, _dtypes.bool_):
+            extras.append(f"dtype=tapegrad.{data.dtype}")
+        if self.device != "cpu":
+            extras.append(f"device='{self.device}'")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._rg:
+            extras.append("requires_grad=True")
+        return "tensor(" + ", ".join([body] + extras) + ")"
+
+    # -- graph bookkeeping ---------------------------------------------------------------
+
+    def detach(self) -> Tensor:
+        """A new leaf sharing this tensor's data (and version counter), outside any graph."""
+        t = Tensor._wrap(self.data)
+        t._vc = self._vc
+        return t
+
+    def detach_(self) -> Tensor:
+        """Make this tensor a leaf that does not require grad, in place."""
+        self.grad_fn = None
+        self._rg = False
+        self._output_nr = 0
+        return self
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into the ``.grad`` of every leaf that requires grad.
+
+        Args:
+            gradient: d(loss)/d(self), same shape as self; may be omitted for one element.
+            retain_graph: keep saved arrays so backward can run again (default: create_graph).
+            create_graph: record the backward pass, so gradients can be differentiated again.
+            inputs: accumulate only into these tensors.
+        """
+        from .autograd import engine  # noqa: PLC0415 - engine sits above tensor
+
+        engine.backward(
+            (self,),
+            None if gradient is None else (gradient,),
+            retain_graph=retain_graph,
+            create_graph=create_graph,
+            inputs=inputs,
+        )
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a non-None return
+        replaces the gradient. Returns a handle whose ``remove()`` unregisters it."""
+        from .autograd import graph  # noqa: PLC0415
+
+        return graph.register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after a gradient was accumulated into this leaf's ``.grad``."""
+        from .autograd import graph  # noqa: PLC0415
+
+        return graph.register_post_accumulate_hook(self, hook)
+
+    def retain_grad(self) -> None:
+        """Make a non-leaf tensor keep its gradient in ``.grad`` during backward."""
+        from .autograd import graph  # noqa: PLC0415
+
+        graph.retain_grad(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    # -- device and dtype ------------------------------------------------------------------
+
+    def to(self, *args, dtype=None, device=None, copy=False) -> Tensor:
+        """Return a tensor with the given dtype and/or device (self when nothing changes).
+
+        Accepts ``to(dtype)``, ``to(device)``, ``to(device, dtype)`` and keywords.
+        A dtype change is differentiable.
+        """
+        for arg in args:
+            if isinstance(arg, str):
+                device = arg
+            else:
+                dtype = arg
+        result = self
+        if device is not None and str(device) != self.device:
+            result = _to_device(result, str(device))
+        if dtype is not None:
+            dtype = _dtypes.to_dtype(dtype)
+            if dtype != result.data.dtype:
+                result = result._cast(dtype)
+        if copy and result is self:
+            result = self.clone()
+        return result
+
+    def float(self) -> Tensor:
+        return self.to(_dtypes.float32)
+
+    def double(self) -> Tensor:
+        return self.to(_dtypes.float64)
+
+    def long(self) -> Tensor:
+        return self.to(_dtypes.int64)
+
+    def int(self) -> Tensor:
+        return self.to(_dtypes.int32)
+
+    def bool(self) -> Tensor:
+        return self.to(_dtypes.bool_)
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self) -> Tensor:
+        return self.to("cuda")
+
+    def is_floating_point(self) -> bool:
+        return _dtypes.is_floating(self.data.dtype)
+
+    def is_contiguous(self) -> bool:
+        return bool(self.data.flags.c_contiguous)
+
+
+def _init(t: Tensor, array) -> None:
+    t.data = array
+    t.grad = None
+    t.grad_fn = None
+    t._rg = False
+    t._output_nr = 0
+    t._vc = VersionCounter()
+    t._accumulator = None
+    t._hooks = None
+    t._post_hooks = None
+    t._retains_grad = False
+
+
+def _check_dim(dim, ndim: int, op: str) -> int:
+    """Normalise a possibly negative dimension index, or raise IndexError naming ``op``."""
+    lo = -max(ndim, 1)
+    hi = max(ndim, 1) - 1
+    if not isinstance(dim, (int, np.integer)) or not lo <= dim <= hi:
+        raise IndexError(
+            f"{op}: dimension {dim!r} out of range for a tensor with {ndim} dims "
+            f"(expected in [{lo}, {hi}])"
+        )
+    return int(dim) % max(ndim, 1)
+
+
+def _to_device(t: Tensor, device: str) -> Tensor:
+    if t._rg:
+        raise NotImplementedError(
+            "moving a tensor that requires grad between devices is not differentiable yet; "
+            "move the leaves before building the graph"
+        )
+    xp = _backend.namespace_for_device(device)
+    data = t.data.get() if hasattr(t.data, "get") else t.data
+    return Tensor._wrap(xp.asarray(data))
+
+
+# Note [Reads into Python]
+# ``item()``, ``bool()``, ``tolist()``, ``numpy()`` and ``__array__`` move a value out of
+# the tensor world. The graph cache (tapegrad.jit) must know when that happens while
+# it records, so it installs a listener here; with no listener this costs one check.
+READ_LISTENERS: list = []
+
+
+def _notify_read(t: Tensor, how: str) -> None:
+    if READ_LISTENERS:
+        for listener in READ_LISTENERS:
+            listener(t, how)
+

@@ -1,0 +1,26 @@
+"""Shared fixtures: a fixed seed per test and PyTorch when installed."""
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - CI installs torch; local runs may not
+    torch = None
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    tg.manual_seed(0)
+    np.random.seed(0)
+    yield
+
+
+@pytest.fixture
+def torch_mod():
+    """The torch module, or a visible skip when it is not installed."""
+    if torch is None:
+        pytest.skip("PyTorch is not installed: reference comparison skipped (pip install torch)")
+    return torch

@@ -1,0 +1,89 @@
+"""The op test table: every differentiable op, with sample inputs, listed once per case.
+
+A row is an :class:`OpCase`. Its ``fn(m, *xs)`` is written once against the
+shared API and called with ``m = tapegrad`` and ``m = torch``, so the same line
+feeds gradcheck, gradgradcheck and the PyTorch comparison. Families live in
+sibling modules, each exporting ``CASES``; ``ALL_CASES`` joins them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class OpCase:
+    """One row: the op's registry name, the function, its input shapes and domain.
+
+    Attributes:
+        op: registry name of the op under test (``tapegrad.ops.OPS``).
+        fn: ``fn(m, *inputs)`` using module ``m`` (tapegrad or torch).
+        shapes: one shape per differentiable input.
+        domain: ``(low, high)`` for uniform samples, or one pair per input.
+        name: a suffix that tells cases of one op apart.
+        gradgrad: run gradgradcheck (False for ops whose second derivative is undefined).
+        torch: compare with PyTorch (False where semantics differ on purpose).
+        atol, rtol: gradcheck tolerances.
+        inputs: optional ``inputs(rng) -> list[np.ndarray]`` overriding shapes/domain.
+    """
+
+    op: str
+    fn: Callable
+    shapes: tuple
+    domain: tuple = (-2.0, 2.0)
+    name: str = ""
+    gradgrad: bool = True
+    torch: bool = True
+    atol: float = 1e-3
+    rtol: float = 1e-2
+    inputs: Callable | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.op}-{self.name}" if self.name else self.op
+
+    def make_inputs(self, seed: int = 0) -> list:
+        rng = np.random.default_rng(seed)
+        if self.inputs is not None:
+            return [np.asarray(a, dtype=np.float64) for a in self.inputs(rng)]
+        domains = self.domain
+        if not isinstance(domains[0], (tuple, list)):
+            domains = [domains] * len(self.shapes)
+        return [rng.uniform(lo, hi, size=shape) for shape, (lo, hi) in zip(self.shapes, domains)]
+
+
+def away_from(points, lo, hi, gap=0.15):
+    """An input generator of values in [lo, hi] at least ``gap`` from each kink in ``points``."""
+
+    def gen(shape):
+        def make(rng):
+            x = rng.uniform(lo, hi, size=shape)
+            for p in points:
+                close = np.abs(x - p) < gap
+                x = np.where(close, p + np.sign(x - p + 1e-12) * gap * 1.5, x)
+            return x
+
+        return make
+
+    return gen
+
+
+def _collect():
+    from . import arithmetic, elementwise, linalg, reduction, shape  # noqa: PLC0415
+
+    cases = []
+    for module in (arithmetic, elementwise, reduction, shape, linalg):
+        cases.extend(module.CASES)
+    try:  # families added by later work register themselves here
+        from . import extra  # noqa: PLC0415
+    except ImportError:
+        pass
+    else:
+        cases.extend(extra.CASES)
+    return cases
+
+
+ALL_CASES = _collect()
