@@ -86,7 +86,7 @@ class Tensor:
         "grad_fn",
         "_rg",
         "_output_nr",
-        "_vc",
+        "_vc_",
         "_accumulator",
         "_hooks",
         "_post_hooks",
@@ -108,10 +108,20 @@ class Tensor:
     @staticmethod
     def _wrap(array) -> Tensor:
         """A new leaf around ``array`` (not copied). The fast path for op results."""
-        t = object.__new__(Tensor)
+        t = _new(Tensor)
         if type(array) is not np.ndarray and not hasattr(array, "__cuda_array_interface__"):
             array = np.asarray(array)
-        _init(t, array)
+        # Inlined _init: this runs once per op result.
+        t.data = array
+        t.grad = None
+        t.grad_fn = None
+        t._rg = False
+        t._output_nr = 0
+        t._vc_ = None
+        t._accumulator = None
+        t._hooks = None
+        t._post_hooks = None
+        t._retains_grad = False
         return t
 
     # -- basic attributes --------------------------------------------------------------------
@@ -182,6 +192,18 @@ class Tensor:
             )
         self._rg = requires_grad
         return self
+
+    @property
+    def _vc(self) -> VersionCounter:
+        """The version counter, made on first use (most op results never need one)."""
+        vc = self._vc_
+        if vc is None:
+            vc = self._vc_ = VersionCounter()
+        return vc
+
+    @_vc.setter
+    def _vc(self, counter: VersionCounter) -> None:
+        self._vc_ = counter
 
     @property
     def _version(self) -> int:
@@ -379,13 +401,16 @@ class Tensor:
         return bool(self.data.flags.c_contiguous)
 
 
+_new = object.__new__
+
+
 def _init(t: Tensor, array) -> None:
     t.data = array
     t.grad = None
     t.grad_fn = None
     t._rg = False
     t._output_nr = 0
-    t._vc = VersionCounter()
+    t._vc_ = None
     t._accumulator = None
     t._hooks = None
     t._post_hooks = None

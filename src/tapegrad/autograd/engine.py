@@ -219,17 +219,19 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
                     new = hook(tuple(buf))
                     if new is not None:
                         buf = list(new)
-            buf = node.run_tensor_hooks(buf)
+            is_leaf = type(node) is AccumulateGrad
+            if is_leaf or node._tensor_hooks is not None or node._retain_refs is not None:
+                buf = node.run_tensor_hooks(buf)
             if capture is not None and node in capture:
                 for nr, i in capture[node]:
                     g = buf[nr]
                     captured[i] = g
-                    if accumulate and g is not None and type(node) is not AccumulateGrad:
+                    if accumulate and g is not None and not is_leaf:
                         accumulate_into(targets[i][1], g, create_graph)
                 if node in skip:
                     _release_children(node, deps, ready)
                     continue
-            if type(node) is AccumulateGrad:
+            if is_leaf:
                 g = buf[0]
                 if sole_owner and not create_graph and g is first:
                     _store_owned(node.variable, g)
@@ -254,17 +256,31 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
                     f"{node.name()} returned {len(in_grads)} gradients but its op has "
                     f"{len(edges)} inputs; return one gradient (or None) per input"
                 )
-            for i, (edge, gi) in enumerate(zip(edges, in_grads)):
-                if edge is None:
-                    continue
-                child, nr = edge
-                if gi is not None:
-                    _check_grad(node, child, nr, gi, i)
-                    _add_to_buffer(buffers, owned, child, nr, gi, create_graph)
-                count = deps[child] - 1
-                deps[child] = count
-                if count == 0:
-                    ready.append(child)
+            i = 0
+            for edge in edges:
+                if edge is not None:
+                    child, nr = edge
+                    gi = in_grads[i]
+                    if gi is not None:
+                        # Inline shape/dtype check and first-arrival store: the hot path.
+                        try:
+                            data = gi.data
+                            shape, dtype = child._out_meta[nr]
+                            bad = data.shape != shape or data.dtype != dtype
+                        except AttributeError:
+                            bad = True
+                        if bad:
+                            _check_grad(node, child, nr, gi, i)
+                        cbuf = buffers.get(child)
+                        if cbuf is None and nr == 0 and len(child._out_meta) == 1:
+                            buffers[child] = [gi]
+                        else:
+                            _add_to_buffer(buffers, owned, child, nr, gi, create_graph)
+                    count = deps[child] - 1
+                    deps[child] = count
+                    if count == 0:
+                        ready.append(child)
+                i += 1
             del buf, in_grads
     finally:
         STATE.enabled = prev_enabled
@@ -352,6 +368,7 @@ def _store_owned(leaf, g):
 
 
 def _check_grad(node, child, nr, g, i):
+    """Raise the error that describes how gradient ``g`` does not fit input ``i``."""
     if not isinstance(g, Tensor):
         raise TypeError(
             f"{node.name()} returned a {type(g).__name__} as the gradient of input {i}; "

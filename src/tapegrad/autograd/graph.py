@@ -313,16 +313,22 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
         return out
     node = Node(backward, tuple(edges), name, ((out.data.shape, out.data.dtype),))
     if saved:
-        node._saved_versions = tuple((t._vc, t._vc.value, t.data.shape) for t in saved)
+        node._saved_versions = tuple(_version_record(t) for t in saved)
     if save_output:
         node._saved_output = out.data
         versions = node._saved_versions or ()
-        node._saved_versions = versions + ((out._vc, out._vc.value, out.data.shape),)
+        node._saved_versions = versions + (_version_record(out),)
     if ANOMALY["enabled"]:
         ANOMALY["record"](node)
     out.grad_fn = node
     out._rg = True
     return out
+
+
+def _version_record(t: Tensor):
+    """What a Node keeps to detect later in-place changes of a tensor it saved."""
+    counter = t._vc
+    return (counter, counter.value, t.data.shape)
 
 
 def make_results(datas, inputs, backward, name, saved=None):
@@ -348,7 +354,7 @@ def make_results(datas, inputs, backward, name, saved=None):
     meta = tuple((o.data.shape, o.data.dtype) for o in outs)
     node = Node(backward, tuple(edges), name, meta)
     if saved:
-        node._saved_versions = tuple((t._vc, t._vc.value, t.data.shape) for t in saved)
+        node._saved_versions = tuple(_version_record(t) for t in saved)
     if ANOMALY["enabled"]:
         ANOMALY["record"](node)
     for nr, o in enumerate(outs):

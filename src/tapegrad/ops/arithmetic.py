@@ -21,9 +21,19 @@ __all__ = ["add", "sub", "mul", "div", "neg", "pow", "floor_divide", "remainder"
 
 
 def _operands(a, b, op):
-    ta, da = as_tensor_or_scalar(a, op)
-    tb, db = as_tensor_or_scalar(b, op)
+    """``(tensor_or_None, data)`` for both operands; plain Tensors take the fast path."""
+    if a.__class__ is Tensor:
+        ta, da = a, a.data
+    else:
+        ta, da = as_tensor_or_scalar(a, op)
+    if b.__class__ is Tensor:
+        tb, db = b, b.data
+    else:
+        tb, db = as_tensor_or_scalar(b, op)
     return ta, da, tb, db
+
+
+_F64 = _dtypes.float64
 
 
 def _compute(fn, da, db, op, ta, tb):
@@ -31,13 +41,28 @@ def _compute(fn, da, db, op, ta, tb):
         out = fn(da, db)
     except ValueError:
         raise broadcast_error(op, np.shape(da), np.shape(db)) from None
-    if out.dtype.kind == "f" and out.dtype == _dtypes.float64:
+    if out.dtype is _F64:  # builtin dtypes are singletons; only float64 may need fixing
         out = _dtypes.fix_float_result(out, _dtype(da), _dtype(db))
     return out
 
 
 def _dtype(d):
     return d.dtype if hasattr(d, "dtype") else None
+
+
+def _present(a, b):
+    """The non-None of ``a`` and ``b`` as a tuple (the tensors a rule must version-check)."""
+    if a is None:
+        return None if b is None else (b,)
+    return (a,) if b is None else (a, b)
+
+
+def _fit(g, t):
+    """``g`` as the gradient of ``t``: reduced over broadcast axes and cast, if needed."""
+    data = g.data
+    if data.shape == t.data.shape and data.dtype == t.data.dtype:
+        return g
+    return reduce_grad(g, t)
 
 
 @register("add", operators=("__add__", "__radd__"))
@@ -52,8 +77,8 @@ def add(input, other, *, alpha=1):
 
     def backward(g):
         return (
-            reduce_grad(g, ta) if na else None,
-            reduce_grad(g if alpha == 1 else g * alpha, tb) if nb else None,
+            _fit(g, ta) if na else None,
+            _fit(g if alpha == 1 else g * alpha, tb) if nb else None,
         )
 
     return make_result(out, (ta, tb), backward, "AddBackward")
@@ -97,12 +122,13 @@ def mul(input, other):
 
     def backward(g):
         return (
-            reduce_grad(g * b, ta) if na else None,
-            reduce_grad(g * a, tb) if nb else None,
+            _fit(g * b, ta) if na else None,
+            _fit(g * a, tb) if nb else None,
         )
 
-    saved = tuple(t for t in ((tb if na else None), (ta if nb else None)) if t is not None)
-    return make_result(out, (ta, tb), backward, "MulBackward", saved=saved)
+    return make_result(
+        out, (ta, tb), backward, "MulBackward", saved=_present(tb if na else None, ta if nb else None)
+    )
 
 
 @register("div", operators=("__truediv__",))

@@ -66,10 +66,10 @@ def _tanh_backward(g, out):
 @register("sigmoid")
 def sigmoid(input):
     """1 / (1 + e^−x), computed without overflow.  d/dx = out·(1 − out)."""
-    x = float_data(input)
-    # exp of a non-positive number only: e^-|x| never overflows.
-    z = np.exp(-np.abs(x))
-    out = np.where(x >= 0, 1.0 / (1.0 + z), z / (1.0 + z)).astype(x.dtype, copy=False)
+    # sigmoid(x) = (1 + tanh(x/2)) / 2: no exp, so no overflow for any x.
+    out = np.tanh(float_data(input) * 0.5)
+    out *= 0.5
+    out += 0.5
     return make_result(out, (input,), _sigmoid_backward, "SigmoidBackward", save_output=True)
 
 
