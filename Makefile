@@ -18,10 +18,10 @@ demo: $(STAMP)
 	$(PY) -m tapegrad demo
 
 test: $(STAMP)
-	$(PY) -m pytest -q -n 2
+	$(PY) -m pytest -q -rs -n 2
 
 bench: $(STAMP)
-	$(PY) benchmarks/overhead.py
+	$(PY) -m tapegrad bench
 
 lint: $(STAMP)
 	$(PY) -m pip install -q ruff && $(PY) -m ruff check src tests benchmarks
