@@ -196,7 +196,8 @@ def _encode_array(value, arrays: list, memo: dict, where: str):
     array = np.asarray(array)
     if array.dtype.name not in _DTYPES:
         raise TypeError(f"tg.save: {where} has unsupported dtype {array.dtype}")
-    array = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+    # NOTE: not np.ascontiguousarray, which turns a 0-d array into a 1-d one.
+    array = np.asarray(array, dtype=array.dtype.newbyteorder("<"), order="C")
     entry = {"t": kind, "dtype": array.dtype.name, "shape": list(array.shape),
              "nbytes": array.nbytes}  # fmt: skip
     memo[id(value)] = len(arrays)
