@@ -11,8 +11,6 @@ Y = RNG.standard_normal((8, 3)).astype(np.float32)
 W0 = (RNG.standard_normal((4, 3)) * 0.5).astype(np.float32)
 B0 = (RNG.standard_normal(3) * 0.1).astype(np.float32)
 
-OPTIMIZERS = {"SGD": "SGD", "Adam": "Adam", "AdamW": "AdamW", "RMSprop": "RMSprop"}
-
 CASES = [
     ("SGD", dict(lr=0.1)),
     ("SGD", dict(lr=0.1, momentum=0.9)),

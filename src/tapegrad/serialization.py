@@ -257,7 +257,8 @@ def load(f, map_location=None, weights_only: bool = True):
         if size != expected:
             problem = "truncated file" if size < expected else "trailing bytes after the end"
             raise FormatError(path, f"{problem} ({size} bytes, expected {expected})")
-        stream.seek(payload_start)
+        if stream.read(payload_start - start).strip(b"\0"):
+            raise FormatError(path, "corrupt file (non-zero padding after the header)")
         payload = bytearray(payload_bytes)
         if stream.readinto(payload) != payload_bytes:
             raise FormatError(path, "truncated file (payload incomplete)")
@@ -325,13 +326,14 @@ def _decode_array(entry: dict, payload: bytearray):
         raise ValueError(f"array of shape {shape} and dtype {dtype} cannot have {nbytes} bytes")
     if offset < 0 or offset + nbytes > len(payload):
         raise ValueError(f"array bytes [{offset}, {offset + nbytes}) outside the payload")
+    native = dtype.newbyteorder("=")
     if nbytes == 0:
-        array = np.empty(shape, dtype.newbyteorder("="))
+        array = np.empty(shape, native)
     else:
         array = np.frombuffer(payload, dtype, count=nbytes // dtype.itemsize, offset=offset)
-    # A copy in native byte order: each array owns its memory, so keeping one loaded
-    # tensor does not keep the whole file's bytes alive.
-    array = array.astype(dtype.newbyteorder("="), copy=True).reshape(shape)
+        # A copy in native byte order: each array owns its memory, so keeping one loaded
+        # tensor does not keep the whole file's bytes alive.
+        array = array.reshape(shape).astype(native, copy=True)
     if entry["t"] == "npscalar":
         return array[()]
     if entry["t"] == "ndarray":
