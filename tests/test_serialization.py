@@ -283,12 +283,15 @@ def test_forged_header_round_trips_as_a_sanity_check(tmp_path):
         {"t": "dict", "k": [{"t": "list", "v": []}], "v": [1]},
         {"t": "dict", "k": ["a", "b"], "v": [1]},
         {"t": "ref", "id": 5},
+        {"t": "list", "v": [{"t": "ref", "id": -1}]},
+        {"t": "tensor", "dtype": "uint8", "shape": [2**62, 2**62, 4], "offset": 0, "nbytes": 0},
         {"no_tag": 1},
         [1, 2],
     ],
     ids=[
         "unknown-tag", "object-dtype", "size-mismatch", "out-of-range", "negative-shape",
-        "unhashable-key", "key-count", "dangling-ref", "missing-tag", "bare-list",
+        "unhashable-key", "key-count", "dangling-ref", "negative-ref", "overflowing-shape",
+        "missing-tag", "bare-list",
     ],
 )  # fmt: skip
 def test_hostile_headers_raise_format_error(tmp_path, root):

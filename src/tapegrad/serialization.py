@@ -21,6 +21,7 @@ the file. Checksums and the exact expected size detect truncation and corruption
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 import struct
@@ -250,6 +251,8 @@ def load(f, map_location=None, weights_only: bool = True):
             meta = json.loads(header)
             payload_bytes = int(meta["payload_bytes"])
             root = meta["root"]
+            if payload_bytes < 0:
+                raise ValueError(f"negative payload size {payload_bytes}")
         except (ValueError, KeyError, TypeError, RecursionError) as exc:
             raise FormatError(path, f"corrupt header ({exc})") from None
         payload_start = _aligned(start)
@@ -310,7 +313,10 @@ def _decode(value, payload: bytearray, loaded: list):
         items = zip(keys, values, strict=True)
         return OrderedDict(items) if tag == "odict" else dict(items)
     if tag == "ref":
-        return loaded[value["id"]]
+        index = value["id"]
+        if not isinstance(index, int) or not 0 <= index < len(loaded):
+            raise ValueError(f"reference to array {index!r}, which comes later or not at all")
+        return loaded[index]
     if tag in ("tensor", "ndarray", "npscalar"):
         result = _decode_array(value, payload)
         loaded.append(result)
@@ -322,7 +328,7 @@ def _decode_array(entry: dict, payload: bytearray):
     dtype = _DTYPES[entry["dtype"]].newbyteorder("<")
     shape = tuple(int(n) for n in entry["shape"])
     offset, nbytes = int(entry["offset"]), int(entry["nbytes"])
-    if any(n < 0 for n in shape) or nbytes != int(np.prod(shape)) * dtype.itemsize:
+    if any(n < 0 for n in shape) or nbytes != math.prod(shape) * dtype.itemsize:
         raise ValueError(f"array of shape {shape} and dtype {dtype} cannot have {nbytes} bytes")
     if offset < 0 or offset + nbytes > len(payload):
         raise ValueError(f"array bytes [{offset}, {offset + nbytes}) outside the payload")
