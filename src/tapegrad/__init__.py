@@ -87,6 +87,11 @@ from .ops.shape import (
 )
 from .tensor import Tensor
 
+# isort: split
+# -- training: optimizers, data loading, save/load (issue 5) --------------------------------
+from . import optim, utils
+from .serialization import load, save
+
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64
 long = int64
