@@ -6,6 +6,8 @@ version counter, and each gradient is the inverse shape op applied to ``g``.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..autograd.graph import make_result, sum_to
@@ -16,9 +18,24 @@ from ._util import shape_arg
 __all__ = ["reshape", "view", "transpose", "permute", "expand", "broadcast_to", "squeeze", "unsqueeze"]
 
 
-def _view_result(out, input, backward, name):
-    view_of = input if np.may_share_memory(out, input.data) else None
-    return make_result(out, (input,), backward, name, view_of=view_of)
+# Note [Views and in-place ops]
+# A view shares its base's memory and version counter. Its Node records the base's
+# version, so a gradient that flows through a view taken *before* the base was
+# modified in place raises instead of silently using the old graph (PyTorch would
+# regenerate the view's grad_fn; tapegrad reports it). In-place ops refuse to write
+# through a view that is part of a graph (see ops/inplace.py): they find such views
+# in VIEW_NODES.
+VIEW_NODES: weakref.WeakSet = weakref.WeakSet()
+
+
+def view_result(out, input, backward, name):
+    """``make_result`` for an op whose result may share ``input``'s memory."""
+    if not np.may_share_memory(out, input.data):
+        return make_result(out, (input,), backward, name)
+    result = make_result(out, (input,), backward, name, saved=(input,), view_of=input)
+    if result.grad_fn is not None:
+        VIEW_NODES.add(result.grad_fn)
+    return result
 
 
 @register("reshape")
@@ -37,7 +54,7 @@ def reshape(input, *shape):
     def backward(g):
         return (g.reshape(in_shape),)
 
-    return _view_result(out, input, backward, "ReshapeBackward")
+    return view_result(out, input, backward, "ReshapeBackward")
 
 
 @register("view")
@@ -51,7 +68,7 @@ def transpose(input, dim0, dim1):
     """Swap dimensions ``dim0`` and ``dim1``."""
     nd = input.data.ndim
     if nd == 0:
-        return _view_result(input.data, input, lambda g: (g,), "TransposeBackward")
+        return view_result(input.data, input, lambda g: (g,), "TransposeBackward")
     d0 = _check_dim(dim0, nd, "transpose")
     d1 = _check_dim(dim1, nd, "transpose")
     out = np.swapaxes(input.data, d0, d1)
@@ -59,7 +76,7 @@ def transpose(input, dim0, dim1):
     def backward(g):
         return (g.transpose(d0, d1),)
 
-    return _view_result(out, input, backward, "TransposeBackward")
+    return view_result(out, input, backward, "TransposeBackward")
 
 
 Tensor.swapaxes = transpose
@@ -84,7 +101,7 @@ def permute(input, *dims):
     def backward(g):
         return (g.permute(inverse),)
 
-    return _view_result(out, input, backward, "PermuteBackward")
+    return view_result(out, input, backward, "PermuteBackward")
 
 
 def _T(self):
@@ -129,11 +146,11 @@ def expand(input, *sizes):
     def backward(g):
         return (sum_to(g, in_shape),)
 
-    return _view_result(out, input, backward, "ExpandBackward")
+    return view_result(out, input, backward, "ExpandBackward")
 
 
 def _identity_view(input):
-    return _view_result(input.data.view(), input, lambda g: (g,), "ExpandBackward")
+    return view_result(input.data.view(), input, lambda g: (g,), "ExpandBackward")
 
 
 @register("broadcast_to")
