@@ -101,7 +101,7 @@ def _take(data, key, op):
 # -- x[key] and its adjoint --------------------------------------------------------------
 
 
-def index(input: Tensor, key: tuple, advanced: bool, name: str, op: str = "index"):
+def take_index(input: Tensor, key: tuple, advanced: bool, name: str, op: str = "index"):
     """``input[key]`` for a normalised key, recorded with the scatter-back rule."""
     out = _take(input.data, key, op)
     shape = input.data.shape
@@ -121,7 +121,7 @@ def getitem(input, key):
     d/dx: the gradient is added back at the indexed positions; repeated indices add up.
     """
     key, advanced = normalize_key(key)
-    return index(input, key, advanced, "IndexBackward" if advanced else "SliceBackward")
+    return take_index(input, key, advanced, "IndexBackward" if advanced else "SliceBackward")
 
 
 def scatter_back(g: Tensor, shape: tuple, key: tuple, advanced: bool) -> Tensor:
@@ -129,7 +129,7 @@ def scatter_back(g: Tensor, shape: tuple, key: tuple, advanced: bool) -> Tensor:
     out = _scatter_add_array(g.data, shape, key, advanced)
 
     def backward(gg):
-        return (index(gg, key, advanced, "IndexBackward"),)
+        return (take_index(gg, key, advanced, "IndexBackward"),)
 
     return make_result(out, (g,), backward, "IndexPutAccumulateBackward")
 
@@ -224,7 +224,7 @@ def index_put(input: Tensor, key: tuple, advanced: bool, values, out=None) -> Te
 
     def backward(g):
         gi = g * keep if na else None
-        gv = reduce_grad(index(g, key, advanced, "IndexBackward"), tv) if nv else None
+        gv = reduce_grad(take_index(g, key, advanced, "IndexBackward"), tv) if nv else None
         return gi, gv
 
     return make_result(data, (input, tv), backward, "IndexPutBackward")
@@ -251,9 +251,9 @@ def index_select(input, dim, index):
     size = data.shape[d] if data.ndim else 1
     _check_range(idx, size, "index_select", d, data.shape)
     if data.ndim == 0:
-        return index(input, (Ellipsis,), False, "IndexSelectBackward")
+        return take_index(input, (Ellipsis,), False, "IndexSelectBackward")
     key = (slice(None),) * d + (idx.reshape(-1),)
-    return index(input, key, True, "IndexSelectBackward", "index_select")
+    return take_index(input, key, True, "IndexSelectBackward", "index_select")
 
 
 def _check_range(idx, size, op, dim, shape):
@@ -306,7 +306,7 @@ def gather(input, dim, index):
     """
     idx = _int_index(index, "gather")
     key, advanced = _gather_key(input.data, dim, idx, "gather")
-    return index(input, key, advanced, "GatherBackward", "gather")
+    return take_index(input, key, advanced, "GatherBackward", "gather")
 
 
 @register("take_along_dim")
@@ -317,7 +317,7 @@ def take_along_dim(input, indices, dim=None):
     if dim is None:
         flat = input.reshape(-1)
         _check_range(idx, flat.data.shape[0], "take_along_dim", 0, input.data.shape)
-        return index(flat, (idx.reshape(-1),), True, "TakeAlongDimBackward", "take_along_dim")
+        return take_index(flat, (idx.reshape(-1),), True, "TakeAlongDimBackward", "take_along_dim")
     data = input.data
     d = _check_dim(dim, data.ndim, "take_along_dim")
     if idx.ndim != data.ndim:
@@ -348,7 +348,7 @@ def take_along_dim(input, indices, dim=None):
         # size-1 input dims are broadcast: always pick position 0 (gradients add up there)
         pos = np.arange(full[i]) if data.shape[i] == full[i] else np.zeros(full[i], np.intp)
         key.append(pos.reshape(shape))
-    return index(input, tuple(key), True, "TakeAlongDimBackward", "take_along_dim")
+    return take_index(input, tuple(key), True, "TakeAlongDimBackward", "take_along_dim")
 
 
 def _scatter(input, dim, index, src, reduce_add, op):
@@ -386,7 +386,7 @@ def _scatter(input, dim, index, src, reduce_add, op):
             gi = g if reduce_add else g * keep
         gs = None
         if ns:
-            gs = index(g, key, advanced, "GatherBackward")
+            gs = take_index(g, key, advanced, "GatherBackward")
             if gs.data.shape != src_shape:
                 pad = np.zeros(src_shape, g.data.dtype)
                 gs = index_put(Tensor._wrap(pad), tuple(slice(0, n) for n in idx.shape) +
