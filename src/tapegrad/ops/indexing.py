@@ -35,7 +35,7 @@ __all__ = [
 # -- keys --------------------------------------------------------------------------------
 
 
-def normalize_key(key, op: str = "index"):
+def normalize_key(key, op: str = "index", shape=None):
     """``key`` as a tuple NumPy understands, and whether it holds advanced (array) parts.
 
     Tensors become their arrays; lists become arrays; 0-d integer tensors become ints.
@@ -55,6 +55,7 @@ def normalize_key(key, op: str = "index"):
             if k.dtype.kind not in "biu":
                 raise IndexError(
                     f"{op}: tensors used as indices must be integer or bool, got dtype {k.dtype}"
+                    + ("" if shape is None else f" (indexing a tensor of shape {list(shape)})")
                 )
             if k.ndim == 0 and k.dtype.kind != "b":
                 k = int(k)
@@ -67,7 +68,8 @@ def normalize_key(key, op: str = "index"):
         elif not (k is None or k is Ellipsis or isinstance(k, slice)):
             raise IndexError(
                 f"{op}: only integers, slices, None, Ellipsis, integer/bool tensors or arrays "
-                f"are valid indices, got {type(k).__name__}"
+                f"are valid indices, got {type(k).__name__} {k!r}"
+                + ("" if shape is None else f" (indexing a tensor of shape {list(shape)})")
             )
         out.append(k)
     if not advanced and not any(k is Ellipsis for k in out):
@@ -120,7 +122,7 @@ def getitem(input, key):
 
     d/dx: the gradient is added back at the indexed positions; repeated indices add up.
     """
-    key, advanced = normalize_key(key)
+    key, advanced = normalize_key(key, "index", input.data.shape)
     return take_index(input, key, advanced, "IndexBackward" if advanced else "SliceBackward")
 
 
@@ -139,7 +141,8 @@ def _scatter_add_array(values, shape, key, advanced):
 
     Basic keys and bool masks select each position at most once, so assignment does.
     Integer arrays may repeat positions: they go through one ``np.bincount`` over flat
-    indices (faster than ``np.add.at`` except for the 1-D case, where add.at is fastest).
+    indices (faster than ``np.add.at`` except for the 1-D case, where add.at is fastest);
+    when many indices pick narrow rows, one bincount per trailing column is faster still.
     """
     dtype = values.dtype
     if not advanced or all(
@@ -157,10 +160,18 @@ def _scatter_add_array(values, shape, key, advanced):
     if lead is not None:
         k = len(lead)
         arrays = [np.where(a < 0, a + shape[i], a) for i, a in enumerate(lead)]
-        flat = np.ravel_multi_index(tuple(np.broadcast_arrays(*arrays)), shape[:k])
-        inner = n // max(int(np.prod(shape[:k])), 1)
+        flat = np.ravel_multi_index(tuple(np.broadcast_arrays(*arrays)), shape[:k]).ravel()
+        rows = n // max(int(np.prod(shape[k:])), 1) if n else 0
+        inner = n // rows if rows else 0
+        if inner > 1 and inner * 64 <= flat.size:
+            # many indices, narrow rows: one bincount per trailing column
+            cols = values.reshape(flat.size, inner)
+            out = np.empty((rows, inner), dtype)
+            for c in range(inner):
+                out[:, c] = np.bincount(flat, weights=cols[:, c], minlength=rows)
+            return out.reshape(shape)
         if inner != 1:
-            flat = flat[..., None] * inner + np.arange(inner)
+            flat = flat[:, None] * inner + np.arange(inner)
     else:  # a mixture with slices or None: gather the flat positions themselves
         flat = np.arange(n).reshape(shape)[key]
     summed = np.bincount(flat.ravel(), weights=values.ravel(), minlength=n)

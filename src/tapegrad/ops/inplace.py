@@ -261,7 +261,7 @@ def setitem(self, key, value):
 
     d/dself = g with zeros at key; d/dvalue = g[key] summed back to value's shape.
     """
-    key, advanced = normalize_key(key, "setitem")
+    key, advanced = normalize_key(key, "setitem", self.data.shape)
 
     def fast(a):
         try:
