@@ -51,9 +51,16 @@ def main():
     rng = np.random.default_rng(1)
     case("1-D table, 1M indices", (1000,), rng.integers(0, 1000, N))
     case("rows of (1000, 16), 1M indices", (1000, 16), rng.integers(0, 1000, N))
-    case("(1000, 1000)[i, j], 1M pairs", (1000, 1000),
-         (rng.integers(0, 1000, N), rng.integers(-1000, 1000, N)))
-    case("(64, 1000)[:, j], 1M / 64 indices", (64, 1000), (slice(None), rng.integers(0, 1000, N // 64)))
+    case(
+        "(1000, 1000)[i, j], 1M pairs",
+        (1000, 1000),
+        (rng.integers(0, 1000, N), rng.integers(-1000, 1000, N)),
+    )
+    case(
+        "(64, 1000)[:, j], 1M / 64 indices",
+        (64, 1000),
+        (slice(None), rng.integers(0, 1000, N // 64)),
+    )
 
 
 if __name__ == "__main__":

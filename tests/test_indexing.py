@@ -41,8 +41,10 @@ def test_getitem_matches_numpy_and_torch(key, as_tensor, torch_mod):
     x = tg.tensor(X, requires_grad=True)
     tkey = key
     if as_tensor:  # index arrays given as tapegrad tensors
-        tkey = tuple(tg.tensor(k) if isinstance(k, (list, np.ndarray)) else k
-                     for k in (key if isinstance(key, tuple) else (key,)))
+        tkey = tuple(
+            tg.tensor(k) if isinstance(k, (list, np.ndarray)) else k
+            for k in (key if isinstance(key, tuple) else (key,))
+        )
     out = x[tkey]
     np.testing.assert_array_equal(out.detach().numpy(), X[key if isinstance(key, tuple) else key])
     w = np.random.default_rng(0).standard_normal(out.shape)

@@ -75,15 +75,16 @@ CASES = [
     OpCase("index_select", lambda m, x: m.index_select(x, 0, _ix(m, 1)), [(2, 3)], name="one"),
     OpCase("gather", lambda m, x: x.gather(1, _ix(m, [0, 0], [2, 1])), [(2, 3)]),
     OpCase("gather", lambda m, x: m.gather(x, 0, _ix(m, [1, 0, 1])), [(2, 4)], name="dim0"),
+    OpCase("take_along_dim", lambda m, x: m.take_along_dim(x, _ix(m, [0, 2], [1, 1]), 1), [(2, 3)]),
     OpCase(
-        "take_along_dim", lambda m, x: m.take_along_dim(x, _ix(m, [0, 2], [1, 1]), 1), [(2, 3)]
-    ),
-    OpCase(
-        "take_along_dim", lambda m, x: x.take_along_dim(_ix(m, [0], [2]), 1), [(1, 3)],
+        "take_along_dim",
+        lambda m, x: x.take_along_dim(_ix(m, [0], [2]), 1),
+        [(1, 3)],
         name="broadcast",
     ),
-    OpCase("take_along_dim", lambda m, x: m.take_along_dim(x, _ix(m, 5, 0, 5)), [(2, 3)],
-           name="flat"),
+    OpCase(
+        "take_along_dim", lambda m, x: m.take_along_dim(x, _ix(m, 5, 0, 5)), [(2, 3)], name="flat"
+    ),
     OpCase("scatter", lambda m, x, s: x.scatter(1, _ix(m, [0, 2], [1, 0]), s), [(2, 3), (2, 2)]),
     OpCase(
         "scatter", lambda m, x: m.scatter(x, 0, _ix(m, [1, 0]), value=2.0), [(2, 2)], name="value"
@@ -95,8 +96,10 @@ CASES = [
     ),
     OpCase("masked_fill", lambda m, x: x.masked_fill(_bool_mask(m), -1.0), [(2, 3)]),
     OpCase(
-        "masked_fill", lambda m, x, v: m.masked_fill(x, m.tensor([True, False, True]), v),
-        [(2, 3), ()], name="tensor-value",
+        "masked_fill",
+        lambda m, x, v: m.masked_fill(x, m.tensor([True, False, True]), v),
+        [(2, 3), ()],
+        name="tensor-value",
     ),
     # in-place ops on non-leaves
     OpCase("add_", lambda m, x, y: (x * 1.0).add_(y, alpha=2.0), [(2, 3), (3,)]),

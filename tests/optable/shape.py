@@ -56,7 +56,9 @@ CASES += [
     OpCase("pad", lambda m, x: _pad(m)(x, (-1, 1, 2, 0), value=0.5), [(2, 3)], name="crop"),
     OpCase("pad", lambda m, x: _pad(m)(x, (2, 1), mode="reflect"), [(2, 4)], name="reflect"),
     OpCase(
-        "pad", lambda m, x: _pad(m)(x, (1, 2, 2, 1), mode="replicate"), [(1, 2, 3)],
+        "pad",
+        lambda m, x: _pad(m)(x, (1, 2, 2, 1), mode="replicate"),
+        [(1, 2, 3)],
         name="replicate",
     ),
     OpCase("pad", lambda m, x: _pad(m)(x, (1, 2), mode="circular"), [(1, 2, 3)], name="circular"),

@@ -81,8 +81,9 @@ def _describe(key) -> str:
     parts = []
     for k in key:
         if isinstance(k, np.ndarray):
-            parts.append(f"array(shape={list(k.shape)}, dtype={k.dtype})" if k.size > 8
-                         else f"{k.tolist()}")
+            parts.append(
+                f"array(shape={list(k.shape)}, dtype={k.dtype})" if k.size > 8 else f"{k.tolist()}"
+            )
         elif k is Ellipsis:
             parts.append("...")
         else:
@@ -145,9 +146,7 @@ def _scatter_add_array(values, shape, key, advanced):
     when many indices pick narrow rows, one bincount per trailing column is faster still.
     """
     dtype = values.dtype
-    if not advanced or all(
-        not isinstance(k, np.ndarray) or k.dtype.kind == "b" for k in key
-    ):
+    if not advanced or all(not isinstance(k, np.ndarray) or k.dtype.kind == "b" for k in key):
         out = np.zeros(shape, dtype)
         out[key] = values
         return out
@@ -191,9 +190,10 @@ def _leading_int_arrays(key):
             break
         else:
             return None
-    rest = key[len(arrays):]
-    if not arrays or any(not (k is Ellipsis or (isinstance(k, slice) and k == slice(None)))
-                         for k in rest):
+    rest = key[len(arrays) :]
+    if not arrays or any(
+        not (k is Ellipsis or (isinstance(k, slice) and k == slice(None))) for k in rest
+    ):
         return None
     return arrays
 
@@ -368,7 +368,9 @@ def _scatter(input, dim, index, src, reduce_add, op):
     key, advanced = _gather_key(data, dim, idx, op)
     ts, ds = as_tensor_or_scalar(src, op)
     if ts is not None:
-        if ts.data.ndim != idx.ndim or any(a > b for a, b in zip(idx.shape, ts.data.shape)):
+        if ts.data.ndim != idx.ndim or any(
+            a > b for a, b in zip(idx.shape, ts.data.shape, strict=False)
+        ):
             raise RuntimeError(
                 f"{op}: src shape {list(ts.data.shape)} must have index's number of dims and be "
                 f"at least index's shape {list(idx.shape)}"
@@ -400,8 +402,12 @@ def _scatter(input, dim, index, src, reduce_add, op):
             gs = take_index(g, key, advanced, "GatherBackward")
             if gs.data.shape != src_shape:
                 pad = np.zeros(src_shape, g.data.dtype)
-                gs = index_put(Tensor._wrap(pad), tuple(slice(0, n) for n in idx.shape) +
-                               (Ellipsis,), False, gs)
+                gs = index_put(
+                    Tensor._wrap(pad),
+                    tuple(slice(0, n) for n in idx.shape) + (Ellipsis,),
+                    False,
+                    gs,
+                )
         return gi, gs
 
     return make_result(out, (input, ts), backward, name)

@@ -158,7 +158,9 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad):
 
 
 add_ = _binary("add_", np.add, arithmetic.add, False)
-add_.__doc__ = """``self += alpha * other`` in place; returns self.  d/dself = g, d/dother = alpha·g."""
+add_.__doc__ = (
+    """``self += alpha * other`` in place; returns self.  d/dself = g, d/dother = alpha·g."""
+)
 sub_ = _binary("sub_", np.subtract, arithmetic.sub, False)
 sub_.__doc__ = """``self -= alpha * other`` in place; returns self."""
 
@@ -172,9 +174,13 @@ def _no_alpha(fn):
 
 
 mul_ = _no_alpha(_binary("mul_", np.multiply, arithmetic.mul, True))
-mul_.__doc__ = """``self *= other`` in place; returns self.  d/dself = g·other, d/dother = g·self_old."""
+mul_.__doc__ = (
+    """``self *= other`` in place; returns self.  d/dself = g·other, d/dother = g·self_old."""
+)
 div_ = _no_alpha(_binary("div_", np.true_divide, arithmetic.div, True))
-div_.__doc__ = """``self /= other`` in place (true division; integer tensors raise); returns self."""
+div_.__doc__ = (
+    """``self /= other`` in place (true division; integer tensors raise); returns self."""
+)
 
 for _name, _fn in (("add_", add_), ("sub_", sub_), ("mul_", mul_), ("div_", div_)):
     register(_name, inplace=True)(_fn)

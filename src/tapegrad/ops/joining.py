@@ -1,9 +1,9 @@
 """Joining and splitting: cat, stack, split, chunk, narrow, and pad.
 
-    cat/stack:   d/dx_i = the slice of g that x_i filled
-    split/chunk/narrow: views of the input; d/dx = the pieces' gradients put back in place
-    pad:         constant: d/dx = g cropped (pad with the negated widths);
-                 reflect/replicate/circular: an index gather, so d/dx scatter-adds g
+cat/stack:   d/dx_i = the slice of g that x_i filled
+split/chunk/narrow: views of the input; d/dx = the pieces' gradients put back in place
+pad:         constant: d/dx = g cropped (pad with the negated widths);
+             reflect/replicate/circular: an index gather, so d/dx scatter-adds g
 """
 
 from __future__ import annotations
@@ -77,14 +77,15 @@ def cat(tensors, dim=0):
     return make_result(out, tuple(tensors), backward, "CatBackward")
 
 
-
 @register("stack", method=False)
 def stack(tensors, dim=0):
     """Join same-shaped tensors along a new dimension ``dim`` (in ``[-ndim-1, ndim]``)."""
     tensors = _tensor_list(tensors, "stack")
     shape = tensors[0].data.shape
     if any(t.data.shape != shape for t in tensors):
-        raise RuntimeError(f"stack: expects each tensor to be equal size, got shapes {_shapes(tensors)}")
+        raise RuntimeError(
+            f"stack: expects each tensor to be equal size, got shapes {_shapes(tensors)}"
+        )
     d = _check_dim(dim, len(shape) + 1, "stack")
     out = np.stack([t.data for t in tensors], axis=d)
 
@@ -227,15 +228,19 @@ def pad(input, pad, mode="constant", value=None):
 
 def _constant_pad(input, widths, pad, value):
     data = input.data
-    out_shape = tuple(n + lo + hi for n, (lo, hi) in zip(data.shape, widths))
+    out_shape = tuple(n + lo + hi for n, (lo, hi) in zip(data.shape, widths, strict=True))
     if any(n < 0 for n in out_shape):
         raise RuntimeError(
             f"pad: padding {pad} crops a tensor of shape {list(data.shape)} below size 0"
         )
     out = np.full(out_shape, value, dtype=data.dtype)
-    dst = tuple(slice(max(lo, 0), max(lo, 0) + n + min(lo, 0) + min(hi, 0))
-                for n, (lo, hi) in zip(data.shape, widths))
-    src = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(data.shape, widths))
+    dst = tuple(
+        slice(max(lo, 0), max(lo, 0) + n + min(lo, 0) + min(hi, 0))
+        for n, (lo, hi) in zip(data.shape, widths, strict=True)
+    )
+    src = tuple(
+        slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(data.shape, widths, strict=True)
+    )
     out[dst] = data[src]
     negated = [-p for p in pad]
 

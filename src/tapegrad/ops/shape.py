@@ -246,7 +246,7 @@ def movedim(input, source, destination):
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in {list(src)} or {list(dst)}")
     order = [n for n in range(nd) if n not in src]
-    for d, s in sorted(zip(dst, src)):
+    for d, s in sorted(zip(dst, src, strict=True)):
         order.insert(d, s)
     return permute(input, tuple(order)) if nd else input
 
@@ -273,7 +273,7 @@ def repeat(input, *sizes):
     out = np.tile(input.data.reshape(padded), sizes)
 
     def backward(g):
-        pairs = tuple(v for rn in zip(sizes, padded) for v in rn)
+        pairs = tuple(v for rn in zip(sizes, padded, strict=True) for v in rn)
         summed = g.reshape(pairs).sum(dim=tuple(range(0, 2 * len(sizes), 2)))
         return (summed.reshape(in_shape),)
 
