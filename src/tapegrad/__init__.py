@@ -87,6 +87,22 @@ from .ops.shape import (
 )
 from .tensor import Tensor
 
+# -- ops-shape: shape, joining, indexing (in-place ops are Tensor methods only) --------------
+from .ops.indexing import (
+    gather,
+    index_select,
+    masked_fill,
+    scatter,
+    scatter_add,
+    take_along_dim,
+)
+from .ops.joining import cat, chunk, narrow, split, stack
+from .ops.shape import flatten, flip, movedim, roll, tile, unflatten
+
+concat = concatenate = cat
+moveaxis = movedim
+# -- end ops-shape ---------------------------------------------------------------------------
+
 # isort: split
 # -- training: optimizers, data loading, save/load (issue 5) --------------------------------
 from . import optim, utils

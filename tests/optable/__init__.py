@@ -72,10 +72,10 @@ def away_from(points, lo, hi, gap=0.15):
 
 
 def _collect():
-    from . import arithmetic, elementwise, linalg, reduction, shape  # noqa: PLC0415
+    from . import arithmetic, elementwise, indexing, linalg, reduction, shape  # noqa: PLC0415
 
     cases = []
-    for module in (arithmetic, elementwise, reduction, shape, linalg):
+    for module in (arithmetic, elementwise, reduction, shape, linalg, indexing):
         cases.extend(module.CASES)
     try:  # families added by later work register themselves here
         from . import extra  # noqa: PLC0415

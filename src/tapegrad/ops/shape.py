@@ -1,10 +1,13 @@
-"""Shape ops: reshape/view, transpose/permute, expand/broadcast_to, squeeze/unsqueeze.
+"""Shape ops: reshape/view, flatten/unflatten, transpose/permute/movedim, expand/broadcast_to,
+squeeze/unsqueeze, and the copying repeat/tile/flip/roll.
 
 Each result is a NumPy view where NumPy can make one, sharing the input's
 version counter, and each gradient is the inverse shape op applied to ``g``.
 """
 
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
@@ -13,12 +16,43 @@ from ..tensor import Tensor, _check_dim
 from ._registry import register
 from ._util import shape_arg
 
-__all__ = ["reshape", "view", "transpose", "permute", "expand", "broadcast_to", "squeeze", "unsqueeze"]
+__all__ = [
+    "reshape",
+    "view",
+    "transpose",
+    "permute",
+    "expand",
+    "broadcast_to",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "unflatten",
+    "movedim",
+    "repeat",
+    "tile",
+    "flip",
+    "roll",
+]
 
 
-def _view_result(out, input, backward, name):
-    view_of = input if np.may_share_memory(out, input.data) else None
-    return make_result(out, (input,), backward, name, view_of=view_of)
+# Note [Views and in-place ops]
+# A view shares its base's memory and version counter. Its Node records the base's
+# version, so a gradient that flows through a view taken *before* the base was
+# modified in place raises instead of silently using the old graph (PyTorch would
+# regenerate the view's grad_fn; tapegrad reports it). In-place ops refuse to write
+# through a view that is part of a graph (see ops/inplace.py): they find such views
+# in VIEW_NODES.
+VIEW_NODES: weakref.WeakSet = weakref.WeakSet()
+
+
+def view_result(out, input, backward, name):
+    """``make_result`` for an op whose result may share ``input``'s memory."""
+    if not np.may_share_memory(out, input.data):
+        return make_result(out, (input,), backward, name)
+    result = make_result(out, (input,), backward, name, saved=(input,), view_of=input)
+    if result.grad_fn is not None:
+        VIEW_NODES.add(result.grad_fn)
+    return result
 
 
 @register("reshape")
@@ -37,7 +71,7 @@ def reshape(input, *shape):
     def backward(g):
         return (g.reshape(in_shape),)
 
-    return _view_result(out, input, backward, "ReshapeBackward")
+    return view_result(out, input, backward, "ReshapeBackward")
 
 
 @register("view")
@@ -51,7 +85,7 @@ def transpose(input, dim0, dim1):
     """Swap dimensions ``dim0`` and ``dim1``."""
     nd = input.data.ndim
     if nd == 0:
-        return _view_result(input.data, input, lambda g: (g,), "TransposeBackward")
+        return view_result(input.data, input, lambda g: (g,), "TransposeBackward")
     d0 = _check_dim(dim0, nd, "transpose")
     d1 = _check_dim(dim1, nd, "transpose")
     out = np.swapaxes(input.data, d0, d1)
@@ -59,7 +93,7 @@ def transpose(input, dim0, dim1):
     def backward(g):
         return (g.transpose(d0, d1),)
 
-    return _view_result(out, input, backward, "TransposeBackward")
+    return view_result(out, input, backward, "TransposeBackward")
 
 
 Tensor.swapaxes = transpose
@@ -84,7 +118,7 @@ def permute(input, *dims):
     def backward(g):
         return (g.permute(inverse),)
 
-    return _view_result(out, input, backward, "PermuteBackward")
+    return view_result(out, input, backward, "PermuteBackward")
 
 
 def _T(self):
@@ -129,11 +163,11 @@ def expand(input, *sizes):
     def backward(g):
         return (sum_to(g, in_shape),)
 
-    return _view_result(out, input, backward, "ExpandBackward")
+    return view_result(out, input, backward, "ExpandBackward")
 
 
 def _identity_view(input):
-    return _view_result(input.data.view(), input, lambda g: (g,), "ExpandBackward")
+    return view_result(input.data.view(), input, lambda g: (g,), "ExpandBackward")
 
 
 @register("broadcast_to")
@@ -165,3 +199,132 @@ def unsqueeze(input, dim):
     d = _check_dim(dim, nd + 1, "unsqueeze")
     shape = input.data.shape[:d] + (1,) + input.data.shape[d:]
     return reshape(input, shape)
+
+
+@register("flatten")
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merge dimensions ``start_dim..end_dim`` into one (a 0-d input becomes shape (1,))."""
+    shape = input.data.shape
+    if not shape:
+        return reshape(input, (1,))
+    s = _check_dim(start_dim, len(shape), "flatten")
+    e = _check_dim(end_dim, len(shape), "flatten")
+    if s > e:
+        raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    return reshape(input, shape[:s] + (int(np.prod(shape[s : e + 1])),) + shape[e + 1 :])
+
+
+@register("unflatten")
+def unflatten(input, dim, sizes):
+    """Split dimension ``dim`` into ``sizes`` (one entry may be -1)."""
+    shape = input.data.shape
+    d = _check_dim(dim, len(shape), "unflatten")
+    sizes = shape_arg((sizes,), "unflatten")
+    known = int(np.prod([n for n in sizes if n != -1]))
+    if sizes.count(-1) > 1 or (
+        -1 not in sizes and known != shape[d] or -1 in sizes and (known == 0 or shape[d] % known)
+    ):
+        raise RuntimeError(
+            f"unflatten: sizes {list(sizes)} don't multiply up to the size {shape[d]} of "
+            f"dim {d} of a tensor of shape {list(shape)}"
+        )
+    return reshape(input, shape[:d] + sizes + shape[d + 1 :])
+
+
+@register("movedim")
+def movedim(input, source, destination):
+    """Move dimension(s) ``source`` to position(s) ``destination``; the others keep order."""
+    nd = input.data.ndim
+    src = source if isinstance(source, (tuple, list)) else (source,)
+    dst = destination if isinstance(destination, (tuple, list)) else (destination,)
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: source {list(src)} and destination {list(dst)} need the same length"
+        )
+    src = [_check_dim(d, nd, "movedim") for d in src]
+    dst = [_check_dim(d, nd, "movedim") for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in {list(src)} or {list(dst)}")
+    order = [n for n in range(nd) if n not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return permute(input, tuple(order)) if nd else input
+
+
+Tensor.moveaxis = movedim
+
+
+@register("repeat")
+def repeat(input, *sizes):
+    """Tile the tensor ``sizes[i]`` times along dim i (extra leading sizes add dims).
+
+    d/dx: g viewed as (r0, n0, r1, n1, ...) and summed over the repeat axes.
+    """
+    sizes = shape_arg(sizes, "repeat")
+    in_shape = input.data.shape
+    if len(sizes) < len(in_shape):
+        raise RuntimeError(
+            f"repeat: got {len(sizes)} repeat counts for a tensor of shape {list(in_shape)}; "
+            "give at least one per dimension"
+        )
+    if any(r < 0 for r in sizes):
+        raise RuntimeError(f"repeat: repeat counts must be non-negative, got {list(sizes)}")
+    padded = (1,) * (len(sizes) - len(in_shape)) + in_shape
+    out = np.tile(input.data.reshape(padded), sizes)
+
+    def backward(g):
+        pairs = tuple(v for rn in zip(sizes, padded, strict=True) for v in rn)
+        summed = g.reshape(pairs).sum(dim=tuple(range(0, 2 * len(sizes), 2)))
+        return (summed.reshape(in_shape),)
+
+    return make_result(out, (input,), backward, "RepeatBackward")
+
+
+@register("tile")
+def tile(input, *dims):
+    """Like :func:`repeat`, but fewer ``dims`` than dimensions are padded with leading 1s."""
+    dims = shape_arg(dims, "tile")
+    dims = (1,) * (input.data.ndim - len(dims)) + dims
+    return repeat(input, dims)
+
+
+@register("flip")
+def flip(input, dims):
+    """Reverse the order of elements along ``dims`` (a copy, as in PyTorch).  d/dx = flip(g)."""
+    dims = dims if isinstance(dims, (tuple, list)) else (dims,)
+    dims = tuple(_check_dim(d, input.data.ndim, "flip") for d in dims)
+    out = np.flip(input.data, dims).copy() if input.data.ndim else input.data.copy()
+
+    def backward(g):
+        return (g.flip(dims),)
+
+    return make_result(out, (input,), backward, "FlipBackward")
+
+
+@register("roll")
+def roll(input, shifts, dims=None):
+    """Shift elements cyclically along ``dims`` (the flattened tensor when None).
+
+    d/dx = roll(g, -shifts, dims).
+    """
+    if dims is None:
+        if isinstance(shifts, (tuple, list)) and len(shifts) != 1:
+            raise RuntimeError(f"roll: {len(shifts)} shifts need as many dims")
+        out = np.roll(input.data, shifts)
+        neg = [-s for s in shifts] if isinstance(shifts, (tuple, list)) else -shifts
+    else:
+        one = not isinstance(shifts, (tuple, list))
+        shift_t = (shifts,) if one else tuple(shifts)
+        dims_t = (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
+        if len(shift_t) != len(dims_t):
+            raise RuntimeError(
+                f"roll: shifts {list(shift_t)} and dims {list(dims_t)} need the same length"
+            )
+        dims = tuple(_check_dim(d, input.data.ndim, "roll") for d in dims_t)
+        out = np.roll(input.data, shift_t, axis=dims)
+        neg = tuple(-s for s in shift_t)
+
+    def backward(g):
+        return (g.roll(neg, dims),)
+
+    return make_result(out, (input,), backward, "RollBackward")

@@ -1,0 +1,284 @@
+"""In-place ops: add_ sub_ mul_ div_ zero_ fill_ copy_ clamp_, ``x[key] = v``, ``+= -= *= /=``.
+
+Note [In-place ops and the graph]
+Every in-place op writes into ``self.data`` (so views and other holders of the array
+see the change) and bumps the shared version counter, recording the user's line.
+
+* Nothing to record (grad mode off, or no tensor involved requires grad): a plain
+  NumPy in-place call (``np.add(a, b, out=a)``) and the bump; no graph work.
+* Otherwise the op is recorded as if out of place. ``old`` is an alias Tensor that
+  takes over self's place in the graph (grad_fn, output_nr, requires_grad) and shares
+  its data and version counter, or holds a private copy when the op's backward reads
+  the old values (``mul_`` by a tensor that requires grad, ``clamp_``). The result is
+  computed from ``old`` with the ordinary differentiable op, written into
+  ``self.data``, and ``self`` is rebased onto the result's Node. No Node captures
+  ``self`` (it changes); an operand that *is* self is replaced by ``old``.
+* A leaf that requires grad may not be modified in place outside no_grad (its
+  ``.grad`` would describe values it no longer holds), and nor may a view that is
+  part of a graph: PyTorch rebases the view's base (CopySlices); tapegrad raises and
+  tells how to write into the base instead (Note [Views and in-place ops]).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.graph import AccumulateGrad
+from ..grad_mode import STATE
+from ..tensor import Tensor
+from . import arithmetic
+from ._registry import register
+from .indexing import index_put, normalize_key
+from .shape import VIEW_NODES
+
+__all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_", "setitem"]
+
+
+def _data(x):
+    return x.data if isinstance(x, Tensor) else x
+
+
+def _needs_graph(self, others) -> bool:
+    if not STATE.enabled:
+        return False
+    return self._rg or any(isinstance(o, Tensor) and o._rg for o in others)
+
+
+def _check_writable(self, op):
+    if not self.data.flags.writeable:
+        raise RuntimeError(
+            f"{op}: cannot write into this tensor of shape {list(self.shape)}: its memory is "
+            "read-only (for example the result of expand() or broadcast_to(), whose elements "
+            "alias each other). Call .clone() first and modify the copy."
+        )
+
+
+def _check_graph_rules(self, op):
+    if self._rg and self.grad_fn is None:
+        raise RuntimeError(
+            f"{op}: a leaf Variable that requires grad is being used in an in-place "
+            "operation. Wrap it in tg.no_grad() (as optimizers do) or modify a .clone()."
+        )
+    if self.grad_fn is not None and self.grad_fn in VIEW_NODES:
+        node = self.grad_fn
+        while node in VIEW_NODES:
+            node = node.next_functions[0][0]
+        if isinstance(node, AccumulateGrad):
+            raise RuntimeError(
+                f"{op}: a view of a leaf Variable that requires grad is being used in an "
+                "in-place operation. Wrap it in tg.no_grad() or modify a .clone()."
+            )
+        raise RuntimeError(
+            f"{op}: in-place modification of a view ({self.grad_fn.name()}) of a tensor "
+            "that requires grad is not supported: write into the base tensor instead "
+            "(base[key] = new_value) or work on a .clone() of the view."
+        )
+    if self.data.dtype.kind != "f":
+        raise RuntimeError(
+            f"{op}: cannot record an in-place op on a tensor of dtype {self.data.dtype} "
+            "with an operand that requires grad (only float tensors carry gradients)"
+        )
+
+
+def _alias(self, copy: bool) -> Tensor:
+    """A Tensor standing for self's current value in the graph (Note [In-place ops ...])."""
+    old = Tensor._wrap(self.data.copy() if copy else self.data)
+    if not copy:
+        old._vc = self._vc
+    old.grad_fn = self.grad_fn
+    old._output_nr = self._output_nr
+    old._rg = self._rg
+    return old
+
+
+def _commit(self, result: Tensor, op: str) -> None:
+    """Write ``result`` into self and make self stand for it in the graph."""
+    if result.data.shape != self.data.shape:
+        raise RuntimeError(
+            f"{op}: the result has shape {list(result.shape)}, which cannot be written into "
+            f"a tensor of shape {list(self.shape)} (in-place ops do not broadcast self)"
+        )
+    if result.data.dtype != self.data.dtype:
+        result = result._cast(self.data.dtype)
+    if result.data is not self.data:
+        np.copyto(self.data, result.data)
+    self.grad_fn = result.grad_fn
+    self._output_nr = result._output_nr
+    self._rg = result._rg
+
+
+def _run(self, op, others, graph_fn, fast_fn, copy_old=False):
+    """The one path of every in-place op; returns self."""
+    _check_writable(self, op)
+    if _needs_graph(self, others):
+        _check_graph_rules(self, op)
+        old = _alias(self, copy_old)
+        _commit(self, graph_fn(old), op)
+    else:
+        try:
+            fast_fn(self.data)
+        except ValueError:
+            shapes = " and ".join(str(list(np.shape(_data(o)))) for o in others)
+            raise RuntimeError(
+                f"{op}: cannot apply an operand of shape {shapes} in place to a tensor of "
+                f"shape {list(self.shape)} (in-place ops do not broadcast self)"
+            ) from None
+        except TypeError as e:  # NumPy refuses to cast the result (float into int)
+            raise RuntimeError(
+                f"{op}: the result can't be cast to the tensor's dtype {self.data.dtype} "
+                f"in place ({e})"
+            ) from None
+    self._vc.bump(op)
+    return self
+
+
+def _swap(o, self, old):
+    """An operand that is self itself must read the old value, not self (which changes)."""
+    return old if o is self else o
+
+
+def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad):
+    def op(self, other, *, alpha=1):
+        scaled = other if alpha == 1 else _data(other) * alpha
+
+        def fast(a):
+            ufunc(a, _data(scaled), out=a)
+
+        def graph(old):
+            o = _swap(other, self, old)
+            if alpha != 1:
+                return out_of_place(old, o, alpha=alpha)
+            return out_of_place(old, o)
+
+        copy = copy_when_other_needs_grad and isinstance(other, Tensor) and other._rg
+        return _run(self, name, (other,), graph, fast, copy_old=copy)
+
+    op.__name__ = name
+    return op
+
+
+add_ = _binary("add_", np.add, arithmetic.add, False)
+add_.__doc__ = (
+    """``self += alpha * other`` in place; returns self.  d/dself = g, d/dother = alpha·g."""
+)
+sub_ = _binary("sub_", np.subtract, arithmetic.sub, False)
+sub_.__doc__ = """``self -= alpha * other`` in place; returns self."""
+
+
+def _no_alpha(fn):
+    def op(self, other):
+        return fn(self, other)
+
+    op.__name__ = fn.__name__
+    return op
+
+
+mul_ = _no_alpha(_binary("mul_", np.multiply, arithmetic.mul, True))
+mul_.__doc__ = (
+    """``self *= other`` in place; returns self.  d/dself = g·other, d/dother = g·self_old."""
+)
+div_ = _no_alpha(_binary("div_", np.true_divide, arithmetic.div, True))
+div_.__doc__ = (
+    """``self /= other`` in place (true division; integer tensors raise); returns self."""
+)
+
+for _name, _fn in (("add_", add_), ("sub_", sub_), ("mul_", mul_), ("div_", div_)):
+    register(_name, inplace=True)(_fn)
+
+Tensor.__iadd__ = add_
+Tensor.__isub__ = sub_
+Tensor.__imul__ = mul_
+Tensor.__itruediv__ = div_
+
+
+@register("fill_", inplace=True)
+def fill_(self, value):
+    """Set every element to ``value`` (a number or a 0-d tensor); returns self.
+
+    d/dself = 0; d/dvalue = sum of g.
+    """
+    if isinstance(value, Tensor) and value.data.ndim != 0:
+        raise RuntimeError(
+            f"fill_: value must be a number or a 0-d tensor, got shape {list(value.shape)}"
+        )
+
+    def fast(a):
+        a[...] = _data(value)
+
+    def graph(old):
+        return index_put(old, (Ellipsis,), False, value, out=self.data)
+
+    return _run(self, "fill_", (value,), graph, fast)
+
+
+@register("zero_", inplace=True, differentiable=False)
+def zero_(self):
+    """Set every element to 0; returns self (the gradient to the old value is 0)."""
+    return fill_(self, 0)
+
+
+@register("copy_", inplace=True)
+def copy_(self, src):
+    """Copy ``src`` (broadcast to self's shape, cast to self's dtype) into self; returns self.
+
+    d/dself = 0; d/dsrc = g summed back to src's shape.
+    """
+    src_data = _data(src)
+    try:
+        fits = np.broadcast_shapes(np.shape(src_data), self.data.shape) == self.data.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(
+            f"copy_: source of shape {list(np.shape(src_data))} cannot be broadcast to "
+            f"the destination's shape {list(self.shape)}"
+        )
+
+    def fast(a):
+        a[...] = src_data
+
+    def graph(old):
+        return index_put(old, (Ellipsis,), False, _swap(src, self, old), out=self.data)
+
+    return _run(self, "copy_", (src,), graph, fast)
+
+
+@register("clamp_", inplace=True)
+def clamp_(self, min=None, max=None):
+    """Clamp every element into ``[min, max]`` in place; returns self (see ``clamp``)."""
+    if min is None and max is None:
+        raise RuntimeError("clamp_: at least one of 'min' or 'max' must not be None")
+
+    def fast(a):
+        np.clip(a, _data(min), _data(max), out=a)
+
+    def graph(old):
+        clamp = getattr(Tensor, "clamp", None)
+        if clamp is None:
+            raise NotImplementedError("clamp_: Tensor.clamp is not available")
+        return clamp(old, _swap(min, self, old), _swap(max, self, old))
+
+    return _run(self, "clamp_", (min, max), graph, fast, copy_old=True)
+
+
+@register("setitem", method=False, operators=("__setitem__",), inplace=True)
+def setitem(self, key, value):
+    """``self[key] = value`` (value broadcast to the selected elements; last write wins).
+
+    d/dself = g with zeros at key; d/dvalue = g[key] summed back to value's shape.
+    """
+    key, advanced = normalize_key(key, "setitem", self.data.shape)
+
+    def fast(a):
+        try:
+            a[key] = _data(value)
+        except IndexError as e:
+            raise IndexError(
+                f"setitem: index is out of range or invalid for a tensor of shape "
+                f"{list(a.shape)} ({e})"
+            ) from None
+
+    def graph(old):
+        return index_put(old, key, advanced, _swap(value, self, old), out=self.data)
+
+    _run(self, "setitem", (value,), graph, fast)

@@ -1,0 +1,250 @@
+"""Joining and splitting: cat, stack, split, chunk, narrow, and pad.
+
+cat/stack:   d/dx_i = the slice of g that x_i filled
+split/chunk/narrow: views of the input; d/dx = the pieces' gradients put back in place
+pad:         constant: d/dx = g cropped (pad with the negated widths);
+             reflect/replicate/circular: an index gather, so d/dx scatter-adds g
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.graph import make_result, make_results
+from ..tensor import Tensor, _check_dim
+from ._registry import register
+from .indexing import take_index
+from .shape import VIEW_NODES
+
+__all__ = ["cat", "stack", "split", "chunk", "narrow", "pad"]
+
+
+def _tensor_list(tensors, op):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}: expected a sequence of tensors, got {type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError(f"{op}: expected a non-empty sequence of tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: element {i} is a {type(t).__name__}, not a Tensor")
+    return list(tensors)
+
+
+def _shapes(tensors):
+    return ", ".join(str(list(t.data.shape)) for t in tensors)
+
+
+@register("cat", method=False)
+def cat(tensors, dim=0):
+    """Concatenate along an existing dimension ``dim``; dtypes promote as in PyTorch.
+
+    All shapes must match except in ``dim``. 1-D empty tensors are skipped, as PyTorch does.
+    """
+    tensors = _tensor_list(tensors, "cat")
+    parts = [t for t in tensors if not (t.data.ndim == 1 and t.data.shape[0] == 0)]
+    if not parts:
+        parts = tensors[:1]
+    ref = parts[0].data
+    if ref.ndim == 0:
+        raise RuntimeError("cat: zero-dimensional tensors cannot be concatenated; use stack")
+    d = _check_dim(dim, ref.ndim, "cat")
+    for t in parts:
+        s = t.data.shape
+        if len(s) != ref.ndim or s[:d] + s[d + 1 :] != ref.shape[:d] + ref.shape[d + 1 :]:
+            raise RuntimeError(
+                f"cat: sizes of tensors must match except in dimension {d}; got shapes "
+                f"{_shapes(tensors)}"
+            )
+    out = np.concatenate([t.data for t in parts], axis=d)
+    bounds = np.cumsum([0] + [t.data.shape[d] for t in parts]).tolist()
+    part_ids = {id(t) for t in parts}
+
+    def backward(g):
+        grads = []
+        k = 0
+        for t in tensors:
+            if id(t) not in part_ids or not t._rg:
+                grads.append(None)
+                if id(t) in part_ids:
+                    k += 1
+                continue
+            key = (slice(None),) * d + (slice(bounds[k], bounds[k + 1]), Ellipsis)
+            gi = take_index(g, key, False, "SliceBackward")
+            grads.append(gi if gi.data.dtype == t.data.dtype else gi._cast(t.data.dtype))
+            k += 1
+        return tuple(grads)
+
+    return make_result(out, tuple(tensors), backward, "CatBackward")
+
+
+@register("stack", method=False)
+def stack(tensors, dim=0):
+    """Join same-shaped tensors along a new dimension ``dim`` (in ``[-ndim-1, ndim]``)."""
+    tensors = _tensor_list(tensors, "stack")
+    shape = tensors[0].data.shape
+    if any(t.data.shape != shape for t in tensors):
+        raise RuntimeError(
+            f"stack: expects each tensor to be equal size, got shapes {_shapes(tensors)}"
+        )
+    d = _check_dim(dim, len(shape) + 1, "stack")
+    out = np.stack([t.data for t in tensors], axis=d)
+
+    def backward(g):
+        grads = []
+        for i, t in enumerate(tensors):
+            if not t._rg:
+                grads.append(None)
+                continue
+            gi = take_index(g, (slice(None),) * d + (i, Ellipsis), False, "SelectBackward")
+            grads.append(gi if gi.data.dtype == t.data.dtype else gi._cast(t.data.dtype))
+        return tuple(grads)
+
+    return make_result(out, tuple(tensors), backward, "StackBackward")
+
+
+@register("narrow")
+def narrow(input, dim, start, length):
+    """The view ``input[..., start:start+length, ...]`` along ``dim`` (start may be negative)."""
+    data = input.data
+    d = _check_dim(dim, data.ndim, "narrow")
+    n = data.shape[d]
+    start = int(start)
+    if start < 0:
+        start += n
+    if not 0 <= start <= n or length < 0 or start + length > n:
+        raise IndexError(
+            f"narrow: start ({start}) + length ({length}) is out of range for dimension {d} "
+            f"of size {n} (tensor of shape {list(data.shape)})"
+        )
+    key = (slice(None),) * d + (slice(start, start + int(length)), Ellipsis)
+    return take_index(input, key, False, "SliceBackward", "narrow")
+
+
+@register("split")
+def split(tensor, split_size_or_sections, dim=0):
+    """Split into views along ``dim``: pieces of ``split_size`` (the last may be smaller),
+    or of the given list of sizes. Returns a tuple.
+
+    d/dx: the pieces' gradients concatenated (zeros for pieces that got none).
+    """
+    data = tensor.data
+    d = _check_dim(dim, data.ndim, "split")
+    n = data.shape[d]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != n or any(s < 0 for s in sizes):
+            raise RuntimeError(
+                f"split: sizes {sizes} must be non-negative and sum to the size {n} of dim {d} "
+                f"(tensor of shape {list(data.shape)})"
+            )
+    else:
+        size = int(split_size_or_sections)
+        if size <= 0 and n:
+            raise RuntimeError(f"split: split_size must be positive, got {size}")
+        sizes = [min(size, n - s) for s in range(0, n, size)] if n else [0]
+    return _split_sizes(tensor, sizes, d)
+
+
+def _split_sizes(tensor, sizes, d):
+    data = tensor.data
+    bounds = np.cumsum([0] + sizes).tolist()
+    pieces = [
+        data[(slice(None),) * d + (slice(bounds[i], bounds[i + 1]), Ellipsis)]
+        for i in range(len(sizes))
+    ]
+
+    def backward(*grads):
+        return (cat(list(grads), d),)
+
+    outs = make_results(pieces, (tensor,), backward, "SplitBackward", saved=(tensor,))
+    for o in outs:  # views of one base: they share its version counter
+        o._vc = tensor._vc
+    if outs and outs[0].grad_fn is not None:
+        VIEW_NODES.add(outs[0].grad_fn)
+    return outs
+
+
+@register("chunk")
+def chunk(input, chunks, dim=0):
+    """Split into ``chunks`` views of equal size ``ceil(n / chunks)`` (the last may be smaller,
+    and fewer chunks come back when n is small), as ``torch.chunk``."""
+    if int(chunks) <= 0:
+        raise RuntimeError(f"chunk: chunks must be positive, got {chunks}")
+    n = input.data.shape[_check_dim(dim, input.data.ndim, "chunk")]
+    size = -(-n // int(chunks)) if n else 0
+    return split(input, size if size else 1, dim) if n else split(input, [0], dim)
+
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+@register("pad", method=False)
+def pad(input, pad, mode="constant", value=None):
+    """Pad (or, with negative widths in constant mode, crop) the last dimensions.
+
+    ``pad`` is ``torch.nn.functional.pad``'s tuple: (left, right) of the last dim, then
+    of the one before, and so on. ``mode``: constant (fill ``value``, default 0),
+    reflect, replicate or circular.
+    """
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
+    pad = [int(p) for p in pad]
+    data = input.data
+    if len(pad) % 2 or len(pad) // 2 > data.ndim:
+        raise RuntimeError(
+            f"pad: the padding {pad} must have an even length of at most 2 * ndim for a "
+            f"tensor of shape {list(data.shape)}"
+        )
+    widths = [(0, 0)] * data.ndim
+    for i in range(len(pad) // 2):
+        widths[data.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    if mode == "constant":
+        return _constant_pad(input, widths, pad, 0 if value is None else value)
+    if value not in (None, 0):
+        raise RuntimeError(f"pad: value is only meaningful in constant mode, not {mode!r}")
+    key = []
+    for axis, (lo, hi) in enumerate(widths):
+        n = data.shape[axis]
+        if lo < 0 or hi < 0:
+            raise RuntimeError(f"pad: negative padding {pad} needs mode='constant'")
+        if (lo or hi) and (n == 0 or (mode == "reflect" and (lo >= n or hi >= n))):
+            raise RuntimeError(
+                f"pad: {mode} padding {pad} is too large for a tensor of shape {list(data.shape)}"
+            )
+        pos = np.arange(-lo, n + hi)
+        if mode == "replicate":
+            pos = np.clip(pos, 0, n - 1)
+        elif mode == "circular":
+            pos = pos % n
+        else:  # reflect about the edge elements, which are not repeated
+            period = 2 * (n - 1) if n > 1 else 1
+            pos = np.abs(pos) % period
+            pos = np.where(pos >= n, period - pos, pos)
+        shape = [1] * data.ndim
+        shape[axis] = pos.size
+        key.append(pos.reshape(shape))
+    return take_index(input, tuple(key), True, f"{mode.capitalize()}PadBackward", "pad")
+
+
+def _constant_pad(input, widths, pad, value):
+    data = input.data
+    out_shape = tuple(n + lo + hi for n, (lo, hi) in zip(data.shape, widths, strict=True))
+    if any(n < 0 for n in out_shape):
+        raise RuntimeError(
+            f"pad: padding {pad} crops a tensor of shape {list(data.shape)} below size 0"
+        )
+    out = np.full(out_shape, value, dtype=data.dtype)
+    dst = tuple(
+        slice(max(lo, 0), max(lo, 0) + n + min(lo, 0) + min(hi, 0))
+        for n, (lo, hi) in zip(data.shape, widths, strict=True)
+    )
+    src = tuple(
+        slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(data.shape, widths, strict=True)
+    )
+    out[dst] = data[src]
+    negated = [-p for p in pad]
+
+    def backward(g):
+        return (_constant_pad(g, [(-lo, -hi) for lo, hi in widths], negated, 0),)
+
+    return make_result(out, (input,), backward, "ConstantPadBackward")
