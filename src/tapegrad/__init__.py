@@ -87,6 +87,9 @@ from .ops.shape import (
 )
 from .tensor import Tensor
 
+# -- autograd power features: transforms and graph pictures ------------------------------
+from . import func, viz  # noqa: E402
+
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64
 long = int64

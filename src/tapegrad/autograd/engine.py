@@ -233,11 +233,8 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
                 for g in buf[1:]:
                     owned.pop(id(g), None)
             first = buf[0]
-            if node._pre_hooks:
-                for hook in list(node._pre_hooks):
-                    new = hook(tuple(buf))
-                    if new is not None:
-                        buf = list(new)
+            # As PyTorch: hooks on the output tensors (then retain_grad) first, then
+            # capture for grad(), then the Node's own pre-hooks.
             buf = node.run_tensor_hooks(buf)
             if capture is not None and node in capture:
                 for nr, i in capture[node]:
@@ -248,6 +245,11 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
                 if node in skip:
                     _release_children(node, deps, ready)
                     continue
+            if node._pre_hooks:
+                for hook in list(node._pre_hooks):
+                    new = hook(tuple(buf))
+                    if new is not None:
+                        buf = list(new)
             if type(node) is AccumulateGrad:
                 g = buf[0]
                 if sole_owner and not create_graph and g is first:
