@@ -17,7 +17,7 @@ from .autograd.functional import jacobian_of
 from .grad_mode import STATE, enable_grad
 from .tensor import Tensor
 
-__all__ = ["grad", "value_and_grad", "jacrev", "jacfwd", "hessian"]
+__all__ = ["grad", "value_and_grad", "grad_and_value", "jacrev", "jacfwd", "hessian"]
 
 
 def _argnums(argnums, nargs, name):
@@ -135,6 +135,17 @@ def grad(f, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         value, g = vg(*args, **kwargs)
         return (g, value[1]) if has_aux else g
+
+    return wrapper
+
+
+def grad_and_value(f, argnums=0, has_aux=False):
+    """PyTorch's order: a function returning ``(grad, value)`` (``(grad, (value, aux))``)."""
+    vg = value_and_grad(f, argnums, has_aux)
+
+    def wrapper(*args, **kwargs):
+        value, g = vg(*args, **kwargs)
+        return g, value
 
     return wrapper
 
