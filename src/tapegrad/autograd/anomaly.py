@@ -131,13 +131,12 @@ def remove_recorder(fn) -> None:
 
 
 def user_stack(frame) -> tuple:
-    """Up to _STACK_DEPTH ``(file, line, function)`` of the first frames outside tapegrad."""
-    while frame is not None and _is_internal(frame.f_code.co_filename):
-        frame = frame.f_back
+    """Up to _STACK_DEPTH ``(file, line, function)`` of the innermost frames outside tapegrad."""
     stack = []
     while frame is not None and len(stack) < _STACK_DEPTH:
         code = frame.f_code
-        stack.append((code.co_filename, frame.f_lineno, code.co_name))
+        if not _is_internal(code.co_filename):
+            stack.append((code.co_filename, frame.f_lineno, code.co_name))
         frame = frame.f_back
     return tuple(stack)
 
