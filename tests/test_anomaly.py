@@ -87,7 +87,8 @@ def test_nodes_record_cheap_locations():
         y = tg.ones(2, requires_grad=True).exp()
     where = y.grad_fn.metadata["where"]
     assert all(isinstance(f, tuple) and len(f) == 3 for f in where)
-    assert where[0][0].endswith("test_anomaly.py") and where[0][2] == "test_nodes_record_cheap_locations"
+    assert where[0][0].endswith("test_anomaly.py")
+    assert where[0][2] == "test_nodes_record_cheap_locations"
     assert tg.ones(2, requires_grad=True).exp().grad_fn.metadata is None
 
 

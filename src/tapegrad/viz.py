@@ -38,7 +38,8 @@ def to_dot(tensors, params=None, show_saved=True) -> str:
 
     Args:
         tensors: a Tensor or a sequence of Tensors (the roots, drawn as output boxes).
-        params: optional ``{name: tensor}`` to label leaves (e.g. ``dict(model.named_parameters())``).
+        params: optional ``{name: tensor}`` naming leaves, e.g.
+            ``dict(model.named_parameters())``.
         show_saved: list the shapes of the arrays each Node saved for backward.
 
     Returns:
