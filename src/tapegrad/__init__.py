@@ -108,6 +108,9 @@ moveaxis = movedim
 from . import optim, utils
 from .serialization import load, save
 
+# -- autograd power features: transforms and graph pictures ------------------------------
+from . import func, viz  # noqa: E402
+
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64
 long = int64

@@ -1,6 +1,10 @@
 """Reverse-mode automatic differentiation: the graph, the engine, and gradient checks."""
 
+from . import functional
+from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .checkgraph import check_graph, checkable
 from .engine import backward, grad
+from .function import Function, FunctionCtx
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import AccumulateGrad, Node
 
@@ -12,4 +16,12 @@ __all__ = [
     "GradcheckError",
     "Node",
     "AccumulateGrad",
+    "Function",
+    "FunctionCtx",
+    "functional",
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "is_anomaly_enabled",
+    "check_graph",
+    "checkable",
 ]

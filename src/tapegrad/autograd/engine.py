@@ -54,7 +54,8 @@ def grad(
     grad_outputs=None,
     retain_graph=None,
     create_graph=False,
-    allow_unused=False,
+    allow_unused=None,
+    is_grads_batched=False,
     materialize_grads=False,
 ):
     """Return d(outputs)/d(inputs) without touching any ``.grad``.
@@ -67,6 +68,11 @@ def grad(
         create_graph: record the backward pass, for higher derivatives.
         allow_unused: return None (or zeros with ``materialize_grads``) for an input
             the outputs do not depend on, instead of raising.
+        is_grads_batched: the first dimension of every ``grad_outputs`` entry is a
+            batch of B gradients; returns B vector-Jacobian products stacked along a
+            new first dimension, computed in one batched pass where every op allows
+            it (Note [Batched gradients] in graph.py), else one pass per row.
+        materialize_grads: zeros instead of None for unused inputs.
 
     Returns:
         A tuple with one gradient (or None) per input.
@@ -76,7 +82,19 @@ def grad(
     if not inputs:
         raise ValueError("grad: 'inputs' must contain at least one tensor")
     if materialize_grads:
+        if allow_unused is False:
+            raise ValueError(
+                "grad: expected allow_unused to be True or not passed when "
+                "materialize_grads=True"
+            )
         allow_unused = True
+    if is_grads_batched:
+        from .batched import batched_grad  # noqa: PLC0415 - batched sits above the engine
+
+        return batched_grad(
+            outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+            materialize_grads,
+        )
     grads = _root_grads(outputs, grad_outputs, create_graph)
     if retain_graph is None:
         retain_graph = create_graph
@@ -200,6 +218,7 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
     prev_enabled = STATE.enabled
     STATE.enabled = create_graph
     check_nan = graph.ANOMALY["enabled"]
+    prefix = graph.BATCH.prefix
     try:
         while ready:
             node = ready.pop()
@@ -214,11 +233,8 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
                 for g in buf[1:]:
                     owned.pop(id(g), None)
             first = buf[0]
-            if node._pre_hooks:
-                for hook in list(node._pre_hooks):
-                    new = hook(tuple(buf))
-                    if new is not None:
-                        buf = list(new)
+            # As PyTorch: hooks on the output tensors (then retain_grad) first, then
+            # capture for grad(), then the Node's own pre-hooks.
             is_leaf = type(node) is AccumulateGrad
             if is_leaf or node._tensor_hooks is not None or node._retain_refs is not None:
                 buf = node.run_tensor_hooks(buf)
@@ -231,6 +247,11 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
                 if node in skip:
                     _release_children(node, deps, ready)
                     continue
+            if node._pre_hooks:
+                for hook in list(node._pre_hooks):
+                    new = hook(tuple(buf))
+                    if new is not None:
+                        buf = list(new)
             if is_leaf:
                 g = buf[0]
                 if sole_owner and not create_graph and g is first:
@@ -247,7 +268,7 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
                     if new is not None:
                         in_grads = tuple(new)
             if check_nan:
-                graph.ANOMALY["check"](node, in_grads)
+                graph.ANOMALY["check"](node, in_grads, buf)
             if not retain_graph:
                 node.release()
             edges = node.next_functions
@@ -270,7 +291,7 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
                         except AttributeError:
                             bad = True
                         if bad:
-                            _check_grad(node, child, nr, gi, i)
+                            _check_grad(node, child, nr, gi, i, prefix)
                         cbuf = buffers.get(child)
                         if cbuf is None and nr == 0 and len(child._out_meta) == 1:
                             buffers[child] = [gi]
@@ -367,14 +388,23 @@ def _store_owned(leaf, g):
         accumulate_into(leaf, g, False)
 
 
-def _check_grad(node, child, nr, g, i):
-    """Raise the error that describes how gradient ``g`` does not fit input ``i``."""
+def _check_grad(node, child, nr, g, i, prefix):
+    """Raise the error that describes how gradient ``g`` does not fit input ``i``
+    (returns quietly when it fits once the batch prefix of a batched pass is counted)."""
     if not isinstance(g, Tensor):
         raise TypeError(
             f"{node.name()} returned a {type(g).__name__} as the gradient of input {i}; "
             "expected a Tensor or None"
         )
     shape, dtype = child._out_meta[nr]
+    if prefix:  # Note [Batched gradients]
+        if g.data.shape != prefix + shape:
+            raise graph.BatchingError(
+                f"{node.name()} returned a gradient of shape {list(g.data.shape)} for input "
+                f"{i} in a batched backward; expected batch prefix {list(prefix)} + "
+                f"{list(shape)}"
+            )
+        shape = g.data.shape
     if g.data.shape != shape:
         raise RuntimeError(
             f"{node.name()} returned a gradient of shape {list(g.data.shape)} for input {i}, "

@@ -7,6 +7,7 @@ a weak reference (Note [AccumulateGrad lifetime]).
 
 from __future__ import annotations
 
+import threading
 import weakref
 
 from ..grad_mode import STATE
@@ -20,11 +21,47 @@ __all__ = [
     "sum_to",
     "RemovableHandle",
     "saved_bytes",
+    "BatchingError",
+    "batched_shape",
 ]
 
-# Set by tapegrad.autograd.anomaly while detect_anomaly() is active: called with each
-# new Node to record where it was created.
-ANOMALY = {"enabled": False, "record": None}
+# Set by tapegrad.autograd.anomaly while detect_anomaly() (or checkgraph's checkable())
+# is active: "record" is called with each new Node to record where it was created,
+# "check" with each Node, its input gradients and its incoming gradients after it ran.
+ANOMALY = {"enabled": False, "record": None, "check": None}
+
+
+# Note [Batched gradients]
+# autograd.functional.jacobian(vectorize=True), autograd.grad(is_grads_batched=True) and
+# tg.func.jacrev push a whole batch of B upstream gradients through the graph in ONE
+# backward pass: every gradient then carries a leading "batch prefix" of shape (B,),
+# held in BATCH.prefix (thread-local, () outside such a pass). The rule every backward
+# closure must follow so that it works batched:
+#   * elementwise/broadcasting arithmetic on g needs nothing (operands align right);
+#   * sum_to/reduce_grad already honour the prefix;
+#   * an explicit shape handed to reshape/expand/zeros must be ``batched_shape(shape)``;
+#   * a dim handed to transpose/sum/permute/cat/... must be negative (counted from the
+#     right) or shifted by ``len(BATCH.prefix)``; matmul of g with an unbatched operand
+#     broadcasts correctly.
+# A rule that ignores this returns a gradient without the prefix; the engine then raises
+# BatchingError (see engine._check_grad) and the caller falls back to one backward per
+# row, so an unconverted op costs speed, never correctness. The callers also check the
+# batched result against one unbatched backward on a random combination of the rows.
+class _BatchState(threading.local):
+    prefix = ()
+
+
+BATCH = _BatchState()
+
+
+class BatchingError(RuntimeError):
+    """A backward rule returned a gradient without the batch prefix (Note [Batched gradients])."""
+
+
+def batched_shape(shape: tuple) -> tuple:
+    """``shape`` with the batch prefix of the running batched backward in front (usually none)."""
+    prefix = BATCH.prefix
+    return prefix + tuple(shape) if prefix else shape
 
 
 class RemovableHandle:
@@ -257,7 +294,7 @@ def _zeros_for(meta) -> Tensor:
     import numpy as np  # noqa: PLC0415
 
     shape, dtype = meta
-    return Tensor._wrap(np.zeros(shape, dtype))
+    return Tensor._wrap(np.zeros(batched_shape(shape), dtype))
 
 
 def accumulator_of(leaf: Tensor) -> AccumulateGrad:
@@ -331,11 +368,12 @@ def _version_record(t: Tensor):
     return (counter, counter.value, t.data.shape)
 
 
-def make_results(datas, inputs, backward, name, saved=None):
+def make_results(datas, inputs, backward, name, saved=None, node_type=None):
     """Like :func:`make_result` for an op with several outputs.
 
     ``backward(*grads)`` receives one gradient per output; outputs that got no
-    gradient are passed as zeros. Returns a tuple of Tensors.
+    gradient are passed as zeros. Returns a tuple of Tensors. ``node_type``: a
+    subclass of Node to record (autograd.Function's FunctionNode).
     """
     outs = tuple(Tensor._wrap(d) for d in datas)
     if not STATE.enabled:
@@ -352,7 +390,7 @@ def make_results(datas, inputs, backward, name, saved=None):
     if not needed:
         return outs
     meta = tuple((o.data.shape, o.data.dtype) for o in outs)
-    node = Node(backward, tuple(edges), name, meta)
+    node = (node_type or Node)(backward, tuple(edges), name, meta)
     if saved:
         node._saved_versions = tuple(_version_record(t) for t in saved)
     if ANOMALY["enabled"]:
@@ -368,8 +406,12 @@ def make_results(datas, inputs, backward, name, saved=None):
 def sum_to(g: Tensor, shape: tuple) -> Tensor:
     """Undo broadcasting: sum ``g`` over the axes along which ``shape`` was broadcast.
 
-    The one helper every op uses for a broadcast operand's gradient.
+    The one helper every op uses for a broadcast operand's gradient. Inside a batched
+    backward the batch prefix is kept (Note [Batched gradients]).
     """
+    prefix = BATCH.prefix
+    if prefix:
+        shape = prefix + tuple(shape)
     gshape = g.data.shape
     if gshape == shape:
         return g

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
-from ..autograd.graph import make_result, sum_to
+from ..autograd.graph import batched_shape, make_result, sum_to
 from ..tensor import Tensor
 from ._registry import register
 from ._util import as_tensor
@@ -55,11 +55,11 @@ def matmul(input, other):
             G = G.reshape(G.data.shape[:-1] + (1,) + G.data.shape[-1:])
         ga = gb = None
         if na:
-            ga = sum_to(G @ B.mT, A.data.shape).reshape(ad.shape)
+            ga = sum_to(G @ B.mT, A.data.shape).reshape(batched_shape(ad.shape))
             if ga.data.dtype != ad.dtype:
                 ga = ga._cast(ad.dtype)
         if nb:
-            gb = sum_to(A.mT @ G, B.data.shape).reshape(bd.shape)
+            gb = sum_to(A.mT @ G, B.data.shape).reshape(batched_shape(bd.shape))
             if gb.data.dtype != bd.dtype:
                 gb = gb._cast(bd.dtype)
         return ga, gb

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
-from ..autograd.graph import make_result
+from ..autograd.graph import batched_shape, make_result
 from ._registry import register
 from ._util import normalize_dims
 
@@ -20,10 +20,10 @@ def _kept_shape(shape, dims):
 
 
 def _expand_back(g, in_shape, dims, keepdim):
-    """Broadcast a reduced gradient back to ``in_shape``."""
+    """Broadcast a reduced gradient back to ``in_shape`` (Note [Batched gradients])."""
     if not keepdim and dims:
-        g = g.reshape(_kept_shape(in_shape, dims))
-    return g.expand(in_shape)
+        g = g.reshape(batched_shape(_kept_shape(in_shape, dims)))
+    return g.expand(batched_shape(in_shape))
 
 
 @register("sum")

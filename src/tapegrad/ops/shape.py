@@ -11,7 +11,7 @@ import weakref
 
 import numpy as np
 
-from ..autograd.graph import make_result, sum_to
+from ..autograd.graph import BATCH, batched_shape, make_result, sum_to
 from ..tensor import Tensor, _check_dim
 from ._registry import register
 from ._util import shape_arg
@@ -69,7 +69,7 @@ def reshape(input, *shape):
         ) from None
 
     def backward(g):
-        return (g.reshape(in_shape),)
+        return (g.reshape(batched_shape(in_shape)),)
 
     return view_result(out, input, backward, "ReshapeBackward")
 
@@ -91,7 +91,8 @@ def transpose(input, dim0, dim1):
     out = np.swapaxes(input.data, d0, d1)
 
     def backward(g):
-        return (g.transpose(d0, d1),)
+        # Dims counted from the right hold with or without a batch prefix.
+        return (g.transpose(d0 - nd, d1 - nd),)
 
     return view_result(out, input, backward, "TransposeBackward")
 
@@ -116,6 +117,9 @@ def permute(input, *dims):
     inverse = tuple(np.argsort(dims).tolist())
 
     def backward(g):
+        lead = len(BATCH.prefix)  # Note [Batched gradients]
+        if lead:
+            return (g.permute(tuple(range(lead)) + tuple(lead + d for d in inverse)),)
         return (g.permute(inverse),)
 
     return view_result(out, input, backward, "PermuteBackward")

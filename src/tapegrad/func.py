@@ -1,0 +1,186 @@
+"""JAX-style function transforms: grad, value_and_grad, jacrev, jacfwd, hessian.
+
+Each transform takes a function of Tensors and returns a new function. They
+compose (``grad(grad(f))``, ``jacfwd(jacrev(f))``): a transform records its own
+backward pass whenever grad mode is on, so an enclosing transform can
+differentiate through it, and its results are detached when nothing outside
+it requires grad. All are reverse mode; ``jacfwd`` computes the same Jacobian
+as ``jacrev`` (batched reverse passes), so it exists for API compatibility.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .autograd import engine, graph
+from .autograd.functional import jacobian_of
+from .grad_mode import STATE, enable_grad
+from .tensor import Tensor
+
+__all__ = ["grad", "value_and_grad", "grad_and_value", "jacrev", "jacfwd", "hessian"]
+
+
+def _argnums(argnums, nargs, name):
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    if not nums:
+        raise ValueError(f"{name}: argnums must be non-empty")
+    for a in nums:
+        if not isinstance(a, int) or not -nargs <= a < nargs:
+            raise ValueError(
+                f"{name}: got argnums={argnums!r} but only {nargs} positional inputs"
+            )
+    return single, tuple(a % nargs for a in nums)
+
+
+def _lift(args, nums, name):
+    """Replace ``args[i]`` (i in nums) by tensors to differentiate against.
+
+    An argument that already requires grad (an enclosing transform's variable)
+    gets an identity op on top, so this level's gradient is taken with respect to
+    its own variable while the enclosing graph stays attached.
+    """
+    args = list(args)
+    diff = []
+    for i in nums:
+        t = args[i]
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}: argument {i} must be a Tensor, got {type(t).__name__}")
+        if not t.dtype.kind == "f":
+            raise TypeError(f"{name}: argument {i} must be floating point, got dtype {t.dtype}")
+        t = t.reshape(t.shape) if (t.requires_grad and STATE.enabled) else (
+            t.detach().requires_grad_(True)
+        )
+        args[i] = t
+        diff.append(t)
+    return args, tuple(diff)
+
+
+def _release(x, keep: bool, own):
+    """Detach results that only depend on this level's variables ``own``."""
+    if not isinstance(x, Tensor):
+        return x
+    if keep and x.requires_grad and _reaches_other_leaf(x, own):
+        return x
+    return x.detach()
+
+
+def _reaches_other_leaf(t, own) -> bool:
+    own_ids = {id(o) for o in own}
+    for node in graph.iter_graph([t]):
+        if type(node) is graph.AccumulateGrad and id(node.variable) not in own_ids:
+            return True
+    return False
+
+
+def _split_aux(out, has_aux, name):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{name}(f, has_aux=True): f must return a (output, aux) tuple")
+    return out
+
+
+def value_and_grad(f, argnums=0, has_aux=False):
+    """``f`` and its gradient with respect to ``args[argnums]`` in one call.
+
+    Args:
+        f: returns a one-element Tensor (or ``(tensor, aux)`` with ``has_aux``).
+        argnums: an int or a tuple of ints.
+        has_aux: ``f`` returns ``(output, aux)``; aux is passed through.
+
+    Returns:
+        A function returning ``(value, grad)`` (``((value, aux), grad)`` with
+        has_aux); ``grad`` is a Tensor for an int argnums, a tuple otherwise.
+    """
+
+    def wrapper(*args, **kwargs):
+        single, nums = _argnums(argnums, len(args), "grad")
+        # Under grad mode, record our backward: an enclosing transform (or a tensor f
+        # closes over) may need it. _release detaches what turns out not to.
+        keep = STATE.enabled
+        with enable_grad():
+            lifted, diff = _lift(args, nums, "grad")
+            out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "grad")
+            if not isinstance(out, Tensor) or out.numel() != 1:
+                raise RuntimeError(
+                    "grad: f must return a Tensor with a single element, got "
+                    f"{getattr(out, 'shape', type(out).__name__)}"
+                )
+            if out.requires_grad:
+                grads = engine.grad(out, diff, create_graph=keep, allow_unused=True)
+            else:
+                grads = (None,) * len(diff)
+        grads = tuple(
+            Tensor._wrap(np.zeros(d.shape, d.dtype)) if g is None else _release(g, keep, diff)
+            for g, d in zip(grads, diff)
+        )
+        value = _release(out, keep, diff)
+        result = grads[0] if single else grads
+        return ((value, aux) if has_aux else value), result
+
+    return wrapper
+
+
+def grad(f, argnums=0, has_aux=False):
+    """The gradient of a scalar function with respect to ``args[argnums]``.
+
+    >>> import tapegrad as tg
+    >>> df = tg.func.grad(lambda x: (x * x * x).sum())
+    >>> tg.func.grad(lambda x: df(x).sum())(tg.tensor([1.0, 2.0]))
+    tensor([ 6., 12.])
+    """
+    vg = value_and_grad(f, argnums, has_aux)
+
+    def wrapper(*args, **kwargs):
+        value, g = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return wrapper
+
+
+def grad_and_value(f, argnums=0, has_aux=False):
+    """PyTorch's order: a function returning ``(grad, value)`` (``(grad, (value, aux))``)."""
+    vg = value_and_grad(f, argnums, has_aux)
+
+    def wrapper(*args, **kwargs):
+        value, g = vg(*args, **kwargs)
+        return g, value
+
+    return wrapper
+
+
+def jacrev(f, argnums=0, has_aux=False):
+    """The Jacobian of ``f`` with respect to ``args[argnums]`` (batched reverse mode).
+
+    Returns:
+        A function whose result has shape ``out.shape + arg.shape`` for one output and
+        an int argnums; tuples where ``f`` returns a tuple or argnums is a tuple
+        (outer level: outputs, inner level: arguments). With has_aux, ``(jac, aux)``.
+    """
+
+    def wrapper(*args, **kwargs):
+        single, nums = _argnums(argnums, len(args), "jacrev")
+        keep = STATE.enabled
+        with enable_grad():
+            lifted, diff = _lift(args, nums, "jacrev")
+            out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacrev")
+            is_tuple = isinstance(out, tuple)
+            outs = out if is_tuple else (out,)
+            res = jacobian_of(outs, diff, keep, False, True, "jacrev")
+        res = [[_release(b, keep, diff) for b in row] for row in res]
+        res = tuple(r[0] if single else tuple(r) for r in res)
+        jac = res if is_tuple else res[0]
+        return (jac, aux) if has_aux else jac
+
+    return wrapper
+
+
+def jacfwd(f, argnums=0, has_aux=False):
+    """The Jacobian of ``f``, like :func:`jacrev` (same result; computed in reverse mode)."""
+    return jacrev(f, argnums, has_aux)
+
+
+def hessian(f, argnums=0):
+    """``jacfwd(jacrev(f, argnums), argnums)``: shape ``arg.shape + arg.shape`` for a scalar f."""
+    return jacfwd(jacrev(f, argnums), argnums)
