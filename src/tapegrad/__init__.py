@@ -87,6 +87,24 @@ from .ops.shape import (
 )
 from .tensor import Tensor
 
+# -- math ops (issue 3: elementwise, reductions, linear algebra) ---------------------------
+from .ops.activation import erf, gelu, silu, softplus
+from .ops.clamp import clamp, clip, maximum, minimum
+from .ops.elementwise import (
+    abs,  # noqa: A004 - PyTorch's name
+    ceil,
+    cos,
+    expm1,
+    floor,
+    log1p,
+    round,  # noqa: A004 - PyTorch's name
+    rsqrt,
+    sign,
+    sin,
+    tan,
+)
+# -- end math ops --------------------------------------------------------------------------
+
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64
 long = int64
