@@ -103,6 +103,11 @@ from .ops.elementwise import (
     sin,
     tan,
 )
+from .ops.extrema import amax, amin, argmax, argmin, max, min  # noqa: A004
+from .ops.norm import norm
+from .ops.scan import cumprod, cumsum, prod
+from .ops.softmax import log_softmax, softmax
+from .ops.statistics import logsumexp, std, var
 # -- end math ops --------------------------------------------------------------------------
 
 float = float32  # noqa: A001 - PyTorch's alias
