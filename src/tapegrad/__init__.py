@@ -104,10 +104,14 @@ from .ops.elementwise import (
     tan,
 )
 from .ops.extrema import amax, amin, argmax, argmin, max, min  # noqa: A004
+from .ops.einsum import einsum
+from .ops.linalg import outer
 from .ops.norm import norm
+from .ops.solve import det, inv as inverse, slogdet
 from .ops.scan import cumprod, cumsum, prod
 from .ops.softmax import log_softmax, softmax
 from .ops.statistics import logsumexp, std, var
+from . import linalg  # noqa: E402 - tg.linalg namespace
 # -- end math ops --------------------------------------------------------------------------
 
 float = float32  # noqa: A001 - PyTorch's alias
