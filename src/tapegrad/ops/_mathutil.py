@@ -28,4 +28,3 @@ def unreduce(g: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
     if not keepdim and dims:
         g = g.reshape(kept_shape(shape, dims))
     return g
-

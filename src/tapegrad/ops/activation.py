@@ -71,9 +71,7 @@ def gelu(input, approximate="none"):
     else:
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     out = out.astype(x.dtype, copy=False)
-    return make_result(
-        out, (input,), lambda g: backward(g, input), "GeluBackward", saved=(input,)
-    )
+    return make_result(out, (input,), lambda g: backward(g, input), "GeluBackward", saved=(input,))
 
 
 def _gelu_backward(g, x):

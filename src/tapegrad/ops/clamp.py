@@ -115,7 +115,9 @@ def _binary_extremum(name, fn, wins, node):
     return extremum
 
 
-maximum = register("maximum")(_binary_extremum("maximum", np.maximum, np.greater, "MaximumBackward"))
+maximum = register("maximum")(
+    _binary_extremum("maximum", np.maximum, np.greater, "MaximumBackward")
+)
 maximum.__doc__ = """Elementwise maximum of two tensors, broadcasting; NaN propagates.
 
     d/da = 1 where a > b, 1/2 where a == b, else 0 (and symmetrically for b).

@@ -48,8 +48,9 @@ class _Spec:
 def _parse(equation: str, shapes: list) -> _Spec:
     def fail(why):
         listed = ", ".join(str(list(s)) for s in shapes)
-        return ValueError(f"einsum(): equation {equation!r} does not fit operands of shapes "
-                          f"{listed}: {why}")
+        return ValueError(
+            f"einsum(): equation {equation!r} does not fit operands of shapes {listed}: {why}"
+        )
 
     if not isinstance(equation, str):
         raise TypeError(f"einsum(): the equation must be a string, got {type(equation).__name__}")
@@ -66,7 +67,7 @@ def _parse(equation: str, shapes: list) -> _Spec:
     free = [c for c in string.ascii_letters if c not in eq]
 
     ellipsis_dims, parts = [], []
-    for k, (term, shape) in enumerate(zip(terms, shapes)):
+    for k, (term, shape) in enumerate(zip(terms, shapes, strict=True)):
         pre, dots, post = term.partition("...")
         if "." in pre + post or (dots and term.count("...") > 1):
             raise fail(f"operand {k} has a malformed ellipsis in {term!r}")
@@ -77,7 +78,9 @@ def _parse(equation: str, shapes: list) -> _Spec:
         ellipsis_dims.append(len(shape) - named if dots else 0)
     n_ell = max(ellipsis_dims, default=0)
     ell = "".join(free[:n_ell])
-    inputs = [pre + ell[n_ell - n:] + post for (pre, post), n in zip(parts, ellipsis_dims)]
+    inputs = [
+        pre + ell[n_ell - n :] + post for (pre, post), n in zip(parts, ellipsis_dims, strict=True)
+    ]
 
     if arrow:
         if "..." in rhs:
@@ -100,9 +103,14 @@ def _parse(equation: str, shapes: list) -> _Spec:
         if output.count(c) > 1:
             raise fail(f"output subscript {c!r} appears more than once")
 
+    for k, (term, shape) in enumerate(zip(inputs, shapes, strict=True)):
+        for c in set(term):
+            dims = [shape[i] for i, x in enumerate(term) if x == c]
+            if len(set(dims)) > 1:
+                raise fail(f"repeated subscript {c!r} of operand {k} has different sizes {dims}")
     sizes, broadcasts = {}, False
-    for k, (term, shape) in enumerate(zip(inputs, shapes)):
-        for c, n in zip(term, shape):
+    for k, (term, shape) in enumerate(zip(inputs, shapes, strict=True)):
+        for c, n in zip(term, shape, strict=True):
             have = sizes.get(c)
             if have is None or have == 1:
                 broadcasts = broadcasts or (have == 1 and n != 1)
@@ -111,11 +119,6 @@ def _parse(equation: str, shapes: list) -> _Spec:
                 if n != 1:
                     raise fail(f"subscript {c!r} has size {n} in operand {k} but {have} elsewhere")
                 broadcasts = True
-    for k, (term, shape) in enumerate(zip(inputs, shapes)):
-        for c in set(term):
-            dims = [shape[i] for i, x in enumerate(term) if x == c]
-            if len(set(dims)) > 1:
-                raise fail(f"repeated subscript {c!r} of operand {k} has different sizes {dims}")
     return _Spec(inputs, output, sizes, broadcasts)
 
 
@@ -151,9 +154,7 @@ def einsum(equation, *operands):
         out = _dtypes.fix_float_result(out, *(d.dtype for d in datas))
 
     def backward(g):
-        return tuple(
-            _operand_grad(g, spec, ts, k) if t._rg else None for k, t in enumerate(ts)
-        )
+        return tuple(_operand_grad(g, spec, ts, k) if t._rg else None for k, t in enumerate(ts))
 
     saved = ts if len(ts) > 1 else ()
     return make_result(out, ts, backward, "EinsumBackward", saved=saved)
@@ -166,12 +167,16 @@ def _operand_grad(g: Tensor, spec: _Spec, ts, k: int) -> Tensor:
     others = [spec.inputs[j] for j in range(len(ts)) if j != k]
     reachable = set(spec.output).union(*others)
     target = "".join(c for c in letters if c in reachable)
-    grad = einsum(",".join([spec.output] + others) + "->" + target, g,
-                  *(t for j, t in enumerate(ts) if j != k))
-    own = {c: n for c, n in zip(term, shape)}
+    grad = einsum(
+        ",".join([spec.output] + others) + "->" + target,
+        g,
+        *(t for j, t in enumerate(ts) if j != k),
+    )
+    own = {c: n for c, n in zip(term, shape, strict=True)}
     # Letters only this operand has: the gradient is constant along them (size 1 for now).
-    grad = grad.reshape(tuple(grad.data.shape[target.index(c)] if c in target else 1
-                              for c in letters))
+    grad = grad.reshape(
+        tuple(grad.data.shape[target.index(c)] if c in target else 1 for c in letters)
+    )
     # Size-1 dims of this operand that broadcast against others: sum the gradient back.
     summed = tuple(i for i, c in enumerate(letters) if own[c] == 1 and grad.data.shape[i] != 1)
     if summed:
@@ -179,8 +184,11 @@ def _operand_grad(g: Tensor, spec: _Spec, ts, k: int) -> Tensor:
     grad = grad.expand(tuple(own[c] for c in letters))
     if len(letters) < len(term):  # repeated letters: put the gradient on the diagonal
         first = {c: term.index(c) for c in letters}
-        grad = grad.reshape(tuple(n if first[c] == i else 1
-                                  for i, (c, n) in enumerate(zip(term, shape))))
+        grad = grad.reshape(
+            tuple(
+                n if first[c] == i else 1 for i, (c, n) in enumerate(zip(term, shape, strict=True))
+            )
+        )
         index = np.indices(shape, sparse=True)
         mask = np.ones(shape, dtype=bool)
         for i, c in enumerate(term):

@@ -89,8 +89,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         zero = xd == 0
         return (scale * const(np.sign(xd)) * where(zero, 1.0, x.abs()) ** (p - 1),)
 
-    return make_result(out, (x,), backward, "LinalgVectorNormBackward", saved=(x,),
-                       save_output=True)
+    return make_result(
+        out, (x,), backward, "LinalgVectorNormBackward", saved=(x,), save_output=True
+    )
 
 
 def _two_dims(dim, ndim, op):
@@ -172,4 +173,3 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if len(dim) == 2:
         return matrix_norm(A, "fro" if ord is None else ord, tuple(dim), keepdim, dtype=dtype)
     raise RuntimeError(f"linalg.norm: dim must have 1 or 2 entries, got {dim!r}")
-

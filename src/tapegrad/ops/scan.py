@@ -91,7 +91,9 @@ def cumprod(input, dim, *, dtype=None):
     src = input.data.dtype
 
     def backward(g, out):
-        gx = _cumprod_backward(g, input if input.data.dtype == g.data.dtype else input._cast(g.dtype), out, d)
+        gx = _cumprod_backward(
+            g, input if input.data.dtype == g.data.dtype else input._cast(g.dtype), out, d
+        )
         return (gx if gx.data.dtype == src else gx._cast(src),)
 
     return make_result(out, (input,), backward, "CumprodBackward", saved=(input,), save_output=True)
@@ -167,4 +169,3 @@ def _prod_of_others(x, dims):
     left = _shift(x.cumprod(d), d, 1)
     right = _flip(_shift(_flip(x, d).cumprod(d), d, 1), d)
     return left * right
-

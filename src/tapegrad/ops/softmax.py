@@ -36,8 +36,13 @@ def softmax(input, dim, dtype=None):
     input, z, axis, d = _shifted(input, dim, dtype, "softmax")
     out = np.exp(z, out=z)
     out /= np.sum(out, axis=axis, keepdims=True)
-    return make_result(out, (input,), lambda g, out: _softmax_backward(g, out, d), "SoftmaxBackward",
-                       save_output=True)
+    return make_result(
+        out,
+        (input,),
+        lambda g, out: _softmax_backward(g, out, d),
+        "SoftmaxBackward",
+        save_output=True,
+    )
 
 
 def _softmax_backward(g, out, d):
@@ -51,8 +56,13 @@ def log_softmax(input, dim, dtype=None):
     input, z, axis, d = _shifted(input, dim, dtype, "log_softmax")
     lse = np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
     out = np.subtract(z, lse, out=z)
-    return make_result(out, (input,), lambda g, out: _log_softmax_backward(g, out, d),
-                       "LogSoftmaxBackward", save_output=True)
+    return make_result(
+        out,
+        (input,),
+        lambda g, out: _log_softmax_backward(g, out, d),
+        "LogSoftmaxBackward",
+        save_output=True,
+    )
 
 
 def _log_softmax_backward(g, out, d):

@@ -118,8 +118,7 @@ def slogdet(A):
     def backward(g):
         return (_batch_scalar(g) * inv(A).mT,)
 
-    logabsdet = make_result(np.asarray(logabs), (A,), backward, "LinalgSlogdetBackward",
-                            saved=(A,))
+    logabsdet = make_result(np.asarray(logabs), (A,), backward, "LinalgSlogdetBackward", saved=(A,))
     return SlogdetResult(Tensor._wrap(np.asarray(sign)), logabsdet)
 
 
@@ -174,8 +173,7 @@ def solve(A, B, *, left=True):
             gb = _cast_to(sum_to(gB.squeeze(-1) if vector else gB, b.data.shape), b)
         return ga, gb
 
-    return make_result(out, (A, b), backward, "LinalgSolveBackward", saved=(A,),
-                       save_output=True)
+    return make_result(out, (A, b), backward, "LinalgSolveBackward", saved=(A,), save_output=True)
 
 
 def _triangle(n, upper, strict):
@@ -213,8 +211,13 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     if unitriangular:
         tri = tri + np.eye(n, dtype=tri.dtype)
     try:
-        out = _call(np.linalg.solve, "linalg.solve_triangular",
-                    "the triangular matrix has a zero on its diagonal", tri, bd)
+        out = _call(
+            np.linalg.solve,
+            "linalg.solve_triangular",
+            "the triangular matrix has a zero on its diagonal",
+            tri,
+            bd,
+        )
     except ValueError:
         raise RuntimeError(
             f"linalg.solve_triangular: batch dims of A {list(A.shape)} and B {list(b.shape)} "
@@ -231,8 +234,9 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
             gb = _cast_to(sum_to(gB, b.data.shape), b)
         return ga, gb
 
-    return make_result(out, (A, b), backward, "LinalgSolveTriangularBackward", saved=(A,),
-                       save_output=True)
+    return make_result(
+        out, (A, b), backward, "LinalgSolveTriangularBackward", saved=(A,), save_output=True
+    )
 
 
 @register("cholesky")
@@ -246,8 +250,7 @@ def cholesky(A, *, upper=False):
         LinAlgError: when A is not positive-definite.
     """
     A, data = _square(A, "linalg.cholesky")
-    L = _call(np.linalg.cholesky, "linalg.cholesky",
-              "the matrix is not positive-definite", data)
+    L = _call(np.linalg.cholesky, "linalg.cholesky", "the matrix is not positive-definite", data)
     out = np.swapaxes(L, -1, -2).copy() if upper else L
     n = data.shape[-1]
 

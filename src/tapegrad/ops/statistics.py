@@ -109,6 +109,10 @@ def logsumexp(input, dim, keepdim=False):
     shape = x.shape
 
     def backward(g, out):
-        return (unreduce(g, shape, dims, keepdim) * (input - unreduce(out, shape, dims, keepdim)).exp(),)
+        return (
+            unreduce(g, shape, dims, keepdim) * (input - unreduce(out, shape, dims, keepdim)).exp(),
+        )
 
-    return make_result(out, (input,), backward, "LogsumexpBackward", saved=(input,), save_output=True)
+    return make_result(
+        out, (input,), backward, "LogsumexpBackward", saved=(input,), save_output=True
+    )
