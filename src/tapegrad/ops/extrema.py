@@ -109,20 +109,25 @@ def min(input, dim=None, keepdim=False):
     return _select_along(input, dim, keepdim, np.argmin, "min", "MinBackward", MinResult)
 
 
+def _all_if_empty(dim):
+    """amax/amin reduce every dim when ``dim`` is an empty tuple or list (PyTorch's default)."""
+    return None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim
+
+
 @register("amax")
 def amax(input, dim=(), keepdim=False):
     """The maximum over ``dim`` (an int or tuple; all dims when empty or None).
 
     d/dx = g / k at each of the k tied maxima of a slice, 0 elsewhere.
     """
-    dims = normalize_dims(dim if dim != () else None, input.data.ndim, "amax")
+    dims = normalize_dims(_all_if_empty(dim), input.data.ndim, "amax")
     return _tied_extreme(input, dims, keepdim, np.max, "amax", "AmaxBackward")
 
 
 @register("amin")
 def amin(input, dim=(), keepdim=False):
     """The minimum over ``dim``; ties share the gradient evenly. See :func:`amax`."""
-    dims = normalize_dims(dim if dim != () else None, input.data.ndim, "amin")
+    dims = normalize_dims(_all_if_empty(dim), input.data.ndim, "amin")
     return _tied_extreme(input, dims, keepdim, np.min, "amin", "AminBackward")
 
 

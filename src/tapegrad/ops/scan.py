@@ -85,10 +85,10 @@ def cumsum(input, dim, *, dtype=None):
 def cumprod(input, dim, *, dtype=None):
     """Running product along ``dim``; the gradient is exact when inputs contain zeros."""
     data, d = _scan_setup(input, dim, dtype, "cumprod")
-    if data.ndim == 0:
-        return make_result(data.copy(), (input,), lambda g: (g,), "CumprodBackward")
-    out = np.cumprod(data, axis=d)
     src = input.data.dtype
+    if data.ndim == 0:
+        return make_result(data.copy(), (input,), lambda g: (g._cast(src),), "CumprodBackward")
+    out = np.cumprod(data, axis=d)
 
     def backward(g, out):
         gx = _cumprod_backward(
