@@ -16,7 +16,6 @@ from ..tensor import Tensor
 from ._mathutil import const
 from ._registry import register
 from ._util import as_tensor, as_tensor_or_scalar, broadcast_error, reduce_grad
-from .elementwise import where
 
 __all__ = ["clamp", "clip", "maximum", "minimum"]
 
@@ -59,8 +58,8 @@ def clamp(input, min=None, max=None):
     nhi = thi is not None and thi._rg
 
     def backward(g):
+        # Masks multiply g (as relu's rule does): a NumPy product is ~2x faster than where.
         xv = x.data
-        zero = np.zeros((), g.data.dtype)
         gx = glo = ghi = None
         if nx:
             if lo is None:
@@ -69,17 +68,17 @@ def clamp(input, min=None, max=None):
                 inside = xv >= lo
             else:
                 inside = (xv >= lo) & (xv <= hi)
-            gx = reduce_grad(where(inside, g, zero), x)
+            gx = reduce_grad(g * const(inside), x)
         if nlo:
             below = xv < lo
             if hi is not None:
                 below = below & (lo < hi)
-            glo = reduce_grad(where(below, g, zero), tlo)
+            glo = reduce_grad(g * const(below), tlo)
         if nhi:
             above = xv > hi
             if lo is not None:
                 above = above | (hi < lo)
-            ghi = reduce_grad(where(above, g, zero), thi)
+            ghi = reduce_grad(g * const(above), thi)
         return gx, glo, ghi
 
     saved = tuple(t for t in (x, tlo, thi) if t is not None)
