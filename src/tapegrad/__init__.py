@@ -111,6 +111,33 @@ from .serialization import load, save
 # -- autograd power features: transforms and graph pictures ------------------------------
 from . import func, viz  # noqa: E402
 
+# -- math ops (issue 3: elementwise, reductions, linear algebra) ---------------------------
+from .ops.activation import erf, gelu, silu, softplus
+from .ops.clamp import clamp, clip, maximum, minimum
+from .ops.elementwise import (
+    abs,  # noqa: A004 - PyTorch's name
+    ceil,
+    cos,
+    expm1,
+    floor,
+    log1p,
+    round,  # noqa: A004 - PyTorch's name
+    rsqrt,
+    sign,
+    sin,
+    tan,
+)
+from .ops.extrema import amax, amin, argmax, argmin, max, min  # noqa: A004
+from .ops.einsum import einsum
+from .ops.linalg import outer
+from .ops.norm import norm
+from .ops.solve import det, inv as inverse, slogdet
+from .ops.scan import cumprod, cumsum, prod
+from .ops.softmax import log_softmax, softmax
+from .ops.statistics import logsumexp, std, var
+from . import linalg  # noqa: E402 - tg.linalg namespace
+# -- end math ops --------------------------------------------------------------------------
+
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64
 long = int64

@@ -1,6 +1,7 @@
 """The op families. Importing this package binds every op to Tensor (see _registry)."""
 
 from . import arithmetic, elementwise, indexing, inplace, joining, linalg, reduction, shape  # noqa: F401
+from . import activation, clamp, einsum, extrema, norm, scan, softmax, solve, statistics  # noqa: F401
 from ._registry import OPS
 
 __all__ = ["OPS"]

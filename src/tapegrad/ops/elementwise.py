@@ -1,8 +1,10 @@
 """Elementwise functions of one tensor, and ``where``.
 
 Each rule states its derivative; rules that read the result (exp, sqrt, tanh,
-sigmoid, relu) save the output array, not the input, and receive it back as
-``out`` (Note [Saved outputs] in autograd/graph.py explains why no cycle forms).
+sigmoid, relu, expm1, rsqrt, tan) save the output array, not the input, and
+receive it back as ``out`` (Note [Saved outputs] in autograd/graph.py explains
+why no cycle forms). Integer inputs to float functions compute in float32.
+The step functions (sign, floor, ceil, round) have gradient zero, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -11,10 +13,30 @@ import numpy as np
 
 from ..autograd.graph import make_result
 from ..tensor import Tensor
+from ._mathutil import const
 from ._registry import register
 from ._util import as_tensor_or_scalar, broadcast_error, float_data, reduce_grad
 
-__all__ = ["exp", "log", "sqrt", "tanh", "sigmoid", "relu", "where"]
+__all__ = [
+    "exp",
+    "log",
+    "sqrt",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "where",
+    "abs",
+    "sign",
+    "log1p",
+    "expm1",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "floor",
+    "ceil",
+    "round",
+]
 
 
 @register("exp")
@@ -66,11 +88,17 @@ def _tanh_backward(g, out):
 @register("sigmoid")
 def sigmoid(input):
     """1 / (1 + e^−x), computed without overflow.  d/dx = out·(1 − out)."""
-    # sigmoid(x) = (1 + tanh(x/2)) / 2: no exp, so no overflow for any x.
-    out = np.tanh(float_data(input) * 0.5)
+    out = sigmoid_array(float_data(input))
+    return make_result(out, (input,), _sigmoid_backward, "SigmoidBackward", save_output=True)
+
+
+def sigmoid_array(x):
+    """The logistic function on an array, in x's dtype, without overflow for any x:
+    sigmoid(x) = (1 + tanh(x/2)) / 2 needs no exp."""
+    out = np.tanh(x * 0.5)
     out *= 0.5
     out += 0.5
-    return make_result(out, (input,), _sigmoid_backward, "SigmoidBackward", save_output=True)
+    return out
 
 
 def _sigmoid_backward(g, out):
@@ -124,3 +152,126 @@ def _where_method(self, condition, other):
 
 
 Tensor.where = _where_method
+
+
+# -- more elementwise functions (issue 3) ------------------------------------------------
+
+
+@register("abs", operators=("__abs__",))
+def abs(input):
+    """|x|.  d/dx = sign(x), which is 0 at x = 0 (PyTorch's subgradient)."""
+    out = np.abs(input.data)
+
+    def backward(g):
+        return (g * const(np.sign(input.data)),)
+
+    return make_result(out, (input,), backward, "AbsBackward", saved=(input,))
+
+
+Tensor.absolute = abs
+
+
+def _zero_backward(g):
+    return (Tensor._wrap(np.zeros(g.data.shape, g.data.dtype)),)
+
+
+@register("sign")
+def sign(input):
+    """-1, 0 or 1 by the sign of x.  d/dx = 0."""
+    return make_result(np.sign(input.data), (input,), _zero_backward, "SignBackward")
+
+
+@register("log1p")
+def log1p(input):
+    """log(1 + x), accurate for small x.  d/dx = 1/(1 + x)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log1p(float_data(input))
+
+    def backward(g):
+        return (g / (input + 1.0),)
+
+    return make_result(out, (input,), backward, "Log1pBackward", saved=(input,))
+
+
+@register("expm1")
+def expm1(input):
+    """e^x − 1, accurate for small x.  d/dx = out + 1."""
+    out = np.expm1(float_data(input))
+    return make_result(out, (input,), _expm1_backward, "Expm1Backward", save_output=True)
+
+
+def _expm1_backward(g, out):
+    return (g * (out + 1.0),)
+
+
+@register("rsqrt")
+def rsqrt(input):
+    """1/√x.  d/dx = −out³/2."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = 1.0 / np.sqrt(float_data(input))
+    return make_result(out, (input,), _rsqrt_backward, "RsqrtBackward", save_output=True)
+
+
+def _rsqrt_backward(g, out):
+    return (g * (out * out * out) * -0.5,)
+
+
+@register("sin")
+def sin(input):
+    """sin x.  d/dx = cos x."""
+    out = np.sin(float_data(input))
+
+    def backward(g):
+        return (g * input.cos(),)
+
+    return make_result(out, (input,), backward, "SinBackward", saved=(input,))
+
+
+@register("cos")
+def cos(input):
+    """cos x.  d/dx = −sin x."""
+    out = np.cos(float_data(input))
+
+    def backward(g):
+        return (g * -input.sin(),)
+
+    return make_result(out, (input,), backward, "CosBackward", saved=(input,))
+
+
+@register("tan")
+def tan(input):
+    """tan x.  d/dx = 1 + out²."""
+    out = np.tan(float_data(input))
+    return make_result(out, (input,), _tan_backward, "TanBackward", save_output=True)
+
+
+def _tan_backward(g, out):
+    return (g * (out * out + 1.0),)
+
+
+def _step(name, fn, node):
+    """A piecewise-constant function: integer tensors pass through (copied), d/dx = 0."""
+
+    def step(input):
+        data = input.data
+        out = data.copy() if data.dtype.kind in "iub" else fn(data)
+        return make_result(out, (input,), _zero_backward, node)
+
+    step.__name__ = name
+    step.__doc__ = f"Elementwise ``{name}``; integer tensors are returned unchanged. d/dx = 0."
+    return step
+
+
+floor = register("floor")(_step("floor", np.floor, "FloorBackward"))
+ceil = register("ceil")(_step("ceil", np.ceil, "CeilBackward"))
+
+
+@register("round")
+def round(input, *, decimals=0):
+    """Round half to even (as PyTorch), to ``decimals`` decimal places.  d/dx = 0."""
+    data = input.data
+    if data.dtype.kind in "iub" and decimals >= 0:
+        out = data.copy()
+    else:
+        out = np.round(data, decimals)
+    return make_result(out, (input,), _zero_backward, "RoundBackward")

@@ -1,4 +1,4 @@
-"""Matrix products: ``matmul`` / ``@`` with 1-D promotion and broadcast batch axes.
+"""Matrix products: ``matmul`` / ``@`` (1-D promotion, broadcast batch axes) and ``outer``.
 
 For C = A @ B:  dA = g @ Bᵀ,  dB = Aᵀ @ g,  each summed back over broadcast
 batch axes; a 1-D operand is promoted to a matrix and the promotion undone.
@@ -14,7 +14,7 @@ from ..tensor import Tensor
 from ._registry import register
 from ._util import as_tensor
 
-__all__ = ["matmul"]
+__all__ = ["matmul", "outer"]
 
 
 @register("matmul", operators=("__matmul__",))
@@ -71,3 +71,37 @@ def matmul(input, other):
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
 Tensor.mm = matmul
 Tensor.bmm = matmul
+
+
+@register("outer")
+def outer(input, vec2):
+    """The outer product of two 1-D tensors: out[i, j] = a[i]·b[j].
+
+    d/da = g @ b,  d/db = gᵀ @ a.
+    """
+    a = as_tensor(input, "outer")
+    b = as_tensor(vec2, "outer")
+    if a.data.ndim != 1 or b.data.ndim != 1:
+        raise RuntimeError(
+            f"outer: expected two 1-D tensors, got shapes {list(a.shape)} and {list(b.shape)}"
+        )
+    out = _dtypes.fix_float_result(np.asarray(np.outer(a.data, b.data)), a.dtype, b.dtype)
+    na, nb = a._rg, b._rg
+
+    def backward(g):
+        ga = gb = None
+        if na:
+            ga = g @ b
+            if ga.data.dtype != a.data.dtype:
+                ga = ga._cast(a.data.dtype)
+        if nb:
+            gb = g.mT @ a
+            if gb.data.dtype != b.data.dtype:
+                gb = gb._cast(b.data.dtype)
+        return ga, gb
+
+    saved = tuple(t for t, need in ((b, na), (a, nb)) if need)
+    return make_result(out, (a, b), backward, "OuterBackward", saved=saved)
+
+
+Tensor.ger = outer

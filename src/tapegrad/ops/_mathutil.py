@@ -1,0 +1,30 @@
+"""Helpers shared by the math op families (elementwise, reductions, linalg)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+
+__all__ = ["const", "kept_shape", "unreduce"]
+
+
+def const(array) -> Tensor:
+    """Wrap a constant array (a mask, a sign pattern) as a Tensor without copying it.
+
+    Backward rules multiply such constants into ``g``; wrapping them here avoids the
+    defensive copy that ``Tensor(array)`` makes.
+    """
+    return Tensor._wrap(np.asarray(array))
+
+
+def kept_shape(shape: tuple, dims: tuple) -> tuple:
+    """``shape`` with each axis in ``dims`` set to 1 (the keepdim shape of a reduction)."""
+    return tuple(1 if i in dims else n for i, n in enumerate(shape))
+
+
+def unreduce(g: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
+    """Reshape a reduction's gradient to its keepdim shape so it broadcasts against ``shape``."""
+    if not keepdim and dims:
+        g = g.reshape(kept_shape(shape, dims))
+    return g

@@ -1,0 +1,160 @@
+"""Extreme values: max, min (with indices along a dim), amax, amin, argmax, argmin.
+
+Gradients follow PyTorch: ``max(dim=d)`` sends ``g`` to the chosen index only;
+``amax``/``amin`` and the full reductions ``max()``/``min()`` share ``g`` evenly
+among tied extremes.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from ..autograd.graph import make_result
+from ..tensor import Tensor, _check_dim
+from ._mathutil import const, unreduce
+from ._registry import register
+from ._util import normalize_dims
+from .clamp import maximum, minimum
+
+__all__ = ["max", "min", "amax", "amin", "argmax", "argmin"]
+
+# PyTorch returns ``torch.return_types.max(values=..., indices=...)``; so do we.
+MaxResult = namedtuple("max", ["values", "indices"])
+MinResult = namedtuple("min", ["values", "indices"])
+
+
+def _tied_extreme(input, dims, keepdim, fn, op, node):
+    """The extreme over ``dims``; backward shares ``g`` evenly among the tied extremes."""
+    data = input.data
+    for d in dims:
+        if data.shape[d] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+    out = np.asarray(fn(data, axis=dims, keepdims=keepdim))
+    shape = data.shape
+
+    def backward(g, out):
+        # NaN is the extreme of a slice that contains one; it takes the gradient.
+        x = input.data
+        kept = unreduce(out, shape, dims, keepdim).data
+        mask = x == kept
+        if np.isnan(kept).any():
+            mask |= np.isnan(x) & np.isnan(kept)
+        count = np.sum(mask, axis=dims, keepdims=True)
+        weights = (mask / count).astype(g.data.dtype, copy=False)
+        return (unreduce(g, shape, dims, keepdim) * const(weights),)
+
+    return make_result(out, (input,), backward, node, saved=(input,), save_output=True)
+
+
+def _reduce_all(input, fn, op, node):
+    if input.data.size == 0:
+        raise RuntimeError(
+            f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
+    return _tied_extreme(input, tuple(range(input.data.ndim)), False, fn, op, node)
+
+
+def _select_along(input, dim, keepdim, argfn, op, node, result):
+    """Values and indices of the extreme along one dim; the gradient goes to that index."""
+    data = input.data
+    nd = data.ndim
+    d = _check_dim(dim, nd, op)
+    if nd == 0:
+        idx = np.zeros((), np.int64)
+        values = make_result(data.copy(), (input,), lambda g: (g,), node)
+        return result(values, Tensor._wrap(idx))
+    if data.shape[d] == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+    idx = argfn(data, axis=d, keepdims=True)
+    values = np.take_along_axis(data, idx, axis=d)
+    if not keepdim:
+        values = values.squeeze(d)
+        idx = idx.squeeze(d)
+    shape = data.shape
+    positions = np.arange(shape[d]).reshape((-1,) + (1,) * (nd - d - 1))
+
+    def backward(g):
+        chosen = idx if keepdim else np.expand_dims(idx, d)
+        onehot = (positions == chosen).astype(g.data.dtype, copy=False)
+        return (unreduce(g, shape, (d,), keepdim) * const(onehot),)
+
+    return result(make_result(values, (input,), backward, node), Tensor._wrap(idx.astype(np.int64)))
+
+
+@register("max")
+def max(input, dim=None, keepdim=False):
+    """The maximum; with ``dim``, a named tuple ``(values, indices)`` along that dim.
+
+    ``max(a, b)`` with a tensor second argument is :func:`maximum`.
+    Gradient: shared evenly among ties for the full reduction; to the returned
+    index with ``dim``.
+    """
+    if isinstance(dim, Tensor):
+        return maximum(input, dim)
+    if dim is None:
+        return _reduce_all(input, np.max, "max", "MaxBackward")
+    return _select_along(input, dim, keepdim, np.argmax, "max", "MaxBackward", MaxResult)
+
+
+@register("min")
+def min(input, dim=None, keepdim=False):
+    """The minimum; with ``dim``, a named tuple ``(values, indices)``. See :func:`max`."""
+    if isinstance(dim, Tensor):
+        return minimum(input, dim)
+    if dim is None:
+        return _reduce_all(input, np.min, "min", "MinBackward")
+    return _select_along(input, dim, keepdim, np.argmin, "min", "MinBackward", MinResult)
+
+
+def _all_if_empty(dim):
+    """amax/amin reduce every dim when ``dim`` is an empty tuple or list (PyTorch's default)."""
+    return None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim
+
+
+@register("amax")
+def amax(input, dim=(), keepdim=False):
+    """The maximum over ``dim`` (an int or tuple; all dims when empty or None).
+
+    d/dx = g / k at each of the k tied maxima of a slice, 0 elsewhere.
+    """
+    dims = normalize_dims(_all_if_empty(dim), input.data.ndim, "amax")
+    return _tied_extreme(input, dims, keepdim, np.max, "amax", "AmaxBackward")
+
+
+@register("amin")
+def amin(input, dim=(), keepdim=False):
+    """The minimum over ``dim``; ties share the gradient evenly. See :func:`amax`."""
+    dims = normalize_dims(_all_if_empty(dim), input.data.ndim, "amin")
+    return _tied_extreme(input, dims, keepdim, np.min, "amin", "AminBackward")
+
+
+def _arg_extreme(input, dim, keepdim, fn, op):
+    data = input.data
+    if dim is None:
+        if data.size == 0:
+            raise IndexError(
+                f"{op}(): Expected reduction dim to be specified for input.numel() == 0."
+            )
+        idx = np.asarray(fn(data), dtype=np.int64)
+        return Tensor._wrap(idx.reshape((1,) * data.ndim) if keepdim else idx)
+    d = _check_dim(dim, data.ndim, op)
+    if data.ndim == 0:
+        return Tensor._wrap(np.zeros((), np.int64))
+    if data.shape[d] == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+    return Tensor._wrap(np.asarray(fn(data, axis=d, keepdims=keepdim), dtype=np.int64))
+
+
+@register("argmax", differentiable=False)
+def argmax(input, dim=None, keepdim=False):
+    """Index of the (first) maximum, over the flattened tensor when ``dim`` is None."""
+    return _arg_extreme(input, dim, keepdim, np.argmax, "argmax")
+
+
+@register("argmin", differentiable=False)
+def argmin(input, dim=None, keepdim=False):
+    """Index of the (first) minimum, over the flattened tensor when ``dim`` is None."""
+    return _arg_extreme(input, dim, keepdim, np.argmin, "argmin")

@@ -1,0 +1,175 @@
+"""Norms: vector_norm (the primitive), matrix_norm, Tensor.norm and linalg.norm.
+
+vector_norm, with a = |x| and N = the norm over the reduced dims:
+    ord 2:    d/dx = g·x/N, and 0 where N = 0 (PyTorch's subgradient at the origin)
+    ord 1:    d/dx = g·sign(x)
+    ord ±inf: d/dx = g·sign(x)/k at the k entries with a = N, else 0
+    ord 0:    the count of non-zeros; d/dx = 0
+    other p:  d/dx = g·sign(x)·a^(p−1)/N^(p−1), 0 where x = 0 or N = 0
+matrix_norm composes vector ops ('fro', 1, −1, inf, −inf).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..autograd.graph import make_result
+from ..tensor import Tensor, _check_dim
+from ._mathutil import const, unreduce
+from ._registry import register
+from ._util import float_data, normalize_dims
+from .elementwise import where
+
+__all__ = ["vector_norm", "matrix_norm", "norm", "linalg_norm"]
+
+
+@register("vector_norm", method=False)
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """The ``ord``-norm of ``x`` over ``dim`` (all elements when None), treated as a vector.
+
+    Args:
+        x: input tensor; integer tensors compute in the default float dtype.
+        ord: a number (2, 1, 0, other p > 0), ``inf`` or ``-inf``.
+        dim: int or tuple of dims to reduce; None flattens.
+        keepdim: keep reduced dims with size 1.
+        dtype: cast the input to this dtype first.
+
+    >>> import tapegrad as tg
+    >>> tg.linalg.vector_norm(tg.tensor([3.0, 4.0]))
+    tensor(5.)
+    """
+    if isinstance(ord, str):
+        raise ValueError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
+    if dtype is not None:
+        x = x.to(dtype)
+    data = float_data(x)
+    dims = normalize_dims(dim, data.ndim, "linalg.vector_norm")
+    p = float(ord)
+    a = np.abs(data)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if p == 2:
+            out = np.sqrt(np.sum(a * a, axis=dims, keepdims=keepdim))
+        elif p == 1:
+            out = np.sum(a, axis=dims, keepdims=keepdim)
+        elif math.isinf(p):
+            if any(data.shape[d] == 0 for d in dims) or (not dims and data.size == 0):
+                raise IndexError(
+                    f"linalg.vector_norm: cannot compute the {ord} norm of an empty tensor "
+                    f"of shape {list(data.shape)}"
+                )
+            out = (np.max if p > 0 else np.min)(a, axis=dims, keepdims=keepdim)
+        elif p == 0:
+            out = np.sum(a != 0, axis=dims, keepdims=keepdim).astype(data.dtype)
+        else:
+            out = np.sum(a**p, axis=dims, keepdims=keepdim) ** (1.0 / p)
+    out = np.asarray(out, dtype=data.dtype)
+    shape = data.shape
+
+    def backward(g, out):
+        gk = unreduce(g, shape, dims, keepdim)
+        xd = x.data
+        if p == 0:
+            return (Tensor._wrap(np.zeros(shape, g.data.dtype)),)
+        if p == 1:
+            return (gk * const(np.sign(xd)),)
+        n = unreduce(out, shape, dims, keepdim)
+        if math.isinf(p):
+            mask = np.abs(xd) == n.data
+            share = np.sign(xd) * mask / np.sum(mask, axis=dims, keepdims=True)
+            return (gk * const(share.astype(g.data.dtype, copy=False)),)
+        origin = n.data == 0
+        safe_n = where(origin, 1.0, n)
+        scale = gk / (safe_n if p == 2 else safe_n ** (p - 1))
+        if origin.any():
+            scale = scale * const(~origin)
+        if p == 2:
+            return (scale * x,)
+        zero = xd == 0
+        return (scale * const(np.sign(xd)) * where(zero, 1.0, x.abs()) ** (p - 1),)
+
+    return make_result(
+        out, (x,), backward, "LinalgVectorNormBackward", saved=(x,), save_output=True
+    )
+
+
+def _two_dims(dim, ndim, op):
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        raise ValueError(f"{op}: dim must be a pair of dims, got {dim!r}")
+    d0, d1 = (_check_dim(d, ndim, op) for d in dim)
+    if d0 == d1:
+        raise ValueError(f"{op}: dims must be different, got {dim!r}")
+    return d0, d1
+
+
+@register("matrix_norm", method=False)
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """A matrix norm over the two dims ``dim``: 'fro', 1, -1, inf, -inf.
+
+    1 / -1: the largest / smallest column sum of |A|; inf / -inf: the same over rows.
+    The spectral norms (2, -2, 'nuc') need an SVD gradient and are not implemented.
+    """
+    if A.ndim < 2:
+        raise ValueError(f"linalg.matrix_norm: needs at least 2 dims, got shape {list(A.shape)}")
+    if dtype is not None:
+        A = A.to(dtype)
+    d0, d1 = _two_dims(dim, A.ndim, "linalg.matrix_norm")
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in (2, -2, "nuc"):
+        raise NotImplementedError(
+            f"linalg.matrix_norm: ord={ord!r} (a spectral norm) is not implemented; "
+            "use 'fro', 1, -1, inf or -inf"
+        )
+    if ord not in (1, -1, math.inf, -math.inf):
+        raise ValueError(f"linalg.matrix_norm: unsupported ord {ord!r}")
+    summed, across = (d0, d1) if abs(ord) == 1 else (d1, d0)
+    sums = A.abs().sum(dim=summed, keepdim=True)
+    out = sums.amax(dim=across, keepdim=True) if ord > 0 else sums.amin(dim=across, keepdim=True)
+    if not keepdim:
+        out = out.reshape(tuple(n for i, n in enumerate(A.shape) if i not in (d0, d1)))
+    return out
+
+
+@register("norm")
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """``torch.norm``: 'fro' (the 2-norm of the elements) or a vector ``p``-norm over ``dim``.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[3.0, 0.0], [0.0, 4.0]]).norm()
+    tensor(5.)
+    """
+    if p == "fro":
+        if dim is not None and not isinstance(dim, int) and len(dim) > 2:
+            raise ValueError(f"norm: 'fro' takes at most 2 dims, got dim={dim!r}")
+        return vector_norm(input, 2, dim, keepdim, dtype=dtype)
+    if p == "nuc":
+        return matrix_norm(input, "nuc", dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+    if isinstance(p, str):
+        raise ValueError(f"norm: unknown norm p={p!r}")
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+@register("linalg_norm", method=False)
+def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """``tg.linalg.norm``: a vector norm for an int ``dim`` or 1-D input, a matrix norm for a
+    pair of dims or 2-D input; with ``ord=None``, the 2-norm of the flattened input."""
+    if dim is not None and not isinstance(dim, (tuple, list)):
+        dim = (dim,)
+    if dim is None:
+        if ord is None:
+            return vector_norm(A, 2, None, keepdim, dtype=dtype)
+        if A.ndim == 1:
+            return vector_norm(A, ord, None, keepdim, dtype=dtype)
+        if A.ndim == 2:
+            return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+        raise RuntimeError(
+            f"linalg.norm: with ord={ord!r} and dim=None the input must be 1-D or 2-D, "
+            f"got shape {list(A.shape)}"
+        )
+    if len(dim) == 1:
+        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    if len(dim) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, tuple(dim), keepdim, dtype=dtype)
+    raise RuntimeError(f"linalg.norm: dim must have 1 or 2 entries, got {dim!r}")
