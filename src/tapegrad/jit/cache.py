@@ -114,7 +114,7 @@ class CachedFunction:
         warnings.warn(
             f"tapegrad.jit.cache: {self._name} {why}; calls with this signature run eagerly",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
 
     # -- verification -----------------------------------------------------------------------

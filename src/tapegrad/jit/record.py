@@ -78,7 +78,7 @@ def record(fn, args, kwargs, leaves, extra_roots, name) -> Recording:
     arrays, guards, containers = walk(roots, skip_ids={id(x) for x in leaves})
     by_array = {}
     for loc in arrays:
-        arr = loc.get()
+        arr = _plain(loc.get())  # a traced array left by an earlier recording is plain now
         tr = by_array.get(id(arr))
         if tr is None:
             tr = rec.new_slot(arr, ("state", loc))
@@ -93,6 +93,9 @@ def record(fn, args, kwargs, leaves, extra_roots, name) -> Recording:
             out.result = fn(*args, **kwargs)
     finally:
         assignments, new = _settle(rec, swaps, guards, originals, containers)
+        if rec.problems:  # new state (an optimizer's first step): leave no traced array in it
+            for loc in walk(roots, skip_ids={id(x) for x in leaves})[0]:
+                loc.set(_plain(loc.get()))
         out.out_template, outputs = _outputs(rec, out.result)
         out.result = _plain_result(out.result)
     for leaf, before in arg_grads:
@@ -133,7 +136,7 @@ def _recording(rec):
         return original_backward(roots, grads, retain_graph, create_graph, targets, accumulate)
 
     def on_read(t, how):
-        rec.on_read(how)
+        rec.on_read(how if how.startswith("_") else f"{how}()")
 
     tracer.ACTIVE["recorder"] = rec
     RETRACE[0] = rec.retrace

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..creation import Generator
 from ..tensor import Tensor
+from .tracer import TracedArray
 
 __all__ = ["Location", "walk", "MAX_OBJECTS"]
 
@@ -90,7 +91,7 @@ def walk(roots, skip_ids=()):
         seen.add(id(obj))
         count += 1
         for loc, value in _children(obj, label):
-            if type(value) is np.ndarray:
+            if type(value) is np.ndarray or type(value) is TracedArray:
                 arrays.append(loc)
             elif type(value) in _SCALARS or _is_scalar_tuple(value):
                 if not (loc.kind == "item" and type(loc.obj) is list):
@@ -149,8 +150,15 @@ def _children(obj, label):
         yield _NoLocation(f"{label}.__self__"), obj.__self__
         yield _NoLocation(f"{label}.__func__"), obj.__func__
     elif hasattr(obj, "__dict__") and not callable(getattr(obj, "__get__", None)):
-        for k, v in list(vars(obj).items()):
+        own = vars(obj)
+        for k, v in list(own.items()):
             yield Location(obj, k, "attr", f"{label}.{k}"), v
+        # Class-level defaults (``scale = 2.0`` in the class body) are read through the
+        # instance too; an instance assignment later shadows them, so guard them.
+        for klass in type(obj).__mro__[:-1]:
+            for k, v in list(vars(klass).items()):
+                if k not in own and not k.startswith("__") and type(v) in _SCALARS:
+                    yield Location(obj, k, "attr", f"{label}.{k}"), v
 
 
 class _NoLocation(Location):
@@ -169,9 +177,17 @@ def _function_children(fn, label):
             continue
         yield Location(cell, name, "cell", name), value
     g = fn.__globals__
-    for name in _global_names(code):
+    names = _global_names(code)
+    for name in names:
         if name in g:
-            yield Location(g, name, "item", name), g[name]
+            value = g[name]
+            yield Location(g, name, "item", name), value
+            if isinstance(value, types.ModuleType):
+                # ``config.lr``: guard the module's numbers that the code names.
+                for attr in names:
+                    v = getattr(value, attr, None)
+                    if type(v) in _SCALARS and v is not None:
+                        yield Location(value, attr, "attr", f"{name}.{attr}"), v
 
 
 def _global_names(code):
