@@ -28,7 +28,7 @@ BATCH = 32
 def make_params(seed=0):
     rng = np.random.default_rng(seed)
     arrays = []
-    for n_in, n_out in zip(SIZES[:-1], SIZES[1:]):
+    for n_in, n_out in zip(SIZES[:-1], SIZES[1:], strict=True):
         arrays.append((rng.standard_normal((n_in, n_out)) / n_in**0.5).astype(np.float32))
         arrays.append(np.zeros(n_out, np.float32))
     return arrays
@@ -47,7 +47,7 @@ def tapegrad_step(arrays, lr=0.01, momentum=0.9):
         loss = (diff * diff).mean()
         loss.backward()
         with tg.no_grad():
-            for p, buf in zip(params, bufs):
+            for p, buf in zip(params, bufs, strict=True):
                 buf *= momentum
                 buf += p.grad.data
                 p.data -= lr * buf
@@ -98,7 +98,7 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=200)
     args = parser.parse_args(argv)
     xs, ys = data(args.steps)
-    tg_batches = [(tg.tensor(x), tg.tensor(y)) for x, y in zip(xs, ys)]
+    tg_batches = [(tg.tensor(x), tg.tensor(y)) for x, y in zip(xs, ys, strict=True)]
     arrays = make_params()
 
     eager, eager_params = tapegrad_step(arrays)
@@ -106,19 +106,22 @@ def main(argv=None):
     cached = tg.jit.cache(cached_fn)
     results = {"tapegrad eager": time_steps(eager, tg_batches),
                "tapegrad cached": time_steps(cached, tg_batches)}
-    for p, q in zip(eager_params, cached_params):  # same steps, same results
+    for p, q in zip(eager_params, cached_params, strict=True):  # same steps, same results
         np.testing.assert_allclose(p.data, q.data, rtol=1e-4, atol=1e-5)
     if torch is not None:
         torch.set_num_threads(1)
         t_step, _ = torch_step(arrays)
-        t_batches = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in zip(xs, ys)]
+        t_batches = [(torch.from_numpy(x), torch.from_numpy(y))
+                     for x, y in zip(xs, ys, strict=True)]
         results["torch eager"] = time_steps(t_step, t_batches)
     print(f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, SGD momentum; us per step")
     for name, us in results.items():
         print(f"  {name:16s} {us:8.1f}")
-    print(f"  cached speed-up over eager tapegrad: {results['tapegrad eager'] / results['tapegrad cached']:.2f}x")
+    speed_up = results["tapegrad eager"] / results["tapegrad cached"]
+    print(f"  cached speed-up over eager tapegrad: {speed_up:.2f}x")
     if "torch eager" in results:
-        print(f"  cached vs torch eager: {results['torch eager'] / results['tapegrad cached']:.2f}x faster")
+        vs_torch = results["torch eager"] / results["tapegrad cached"]
+        print(f"  cached vs torch eager: {vs_torch:.2f}x faster")
     info = cached.cache_info()
     print(f"  cache: {info}")
     return results

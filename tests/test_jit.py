@@ -14,7 +14,7 @@ from tapegrad.jit import ReplayMismatchError
 def make_mlp(seed, sizes=(6, 16, 4)):
     g = tg.Generator(seed)
     params = []
-    for n_in, n_out in zip(sizes[:-1], sizes[1:]):
+    for n_in, n_out in zip(sizes[:-1], sizes[1:], strict=True):
         w = tg.randn(n_in, n_out, generator=g) * (1.0 / n_in**0.5)
         params += [w.requires_grad_(), tg.zeros(n_out, requires_grad=True)]
     return params
@@ -65,7 +65,7 @@ def make_adam_step(params, lr=0.01, betas=(0.9, 0.999), eps=1e-8):
             np.add(t, 1.0, out=t)
             c1 = 1.0 - betas[0] ** t
             c2 = 1.0 - betas[1] ** t
-            for p, mi, vi in zip(params, m, v):
+            for p, mi, vi in zip(params, m, v, strict=True):
                 g = p.grad.data
                 mi *= betas[0]
                 mi += (1 - betas[0]) * g
@@ -86,7 +86,7 @@ def batches(n, batch=5, seed=3):
 
 
 def assert_params_close(a, b):
-    for p, q in zip(a, b):
+    for p, q in zip(a, b, strict=True):
         np.testing.assert_allclose(p.data, q.data, rtol=1e-5, atol=1e-6)
 
 
@@ -103,7 +103,7 @@ def test_training_steps_match_eager(make_step, verify_every):
     assert_params_close(cached_params, eager_params)
     info = cached_step.cache_info()
     assert info.hits >= 15 and info.currsize == 1
-    for p, q in zip(cached_params, eager_params):
+    for p, q in zip(cached_params, eager_params, strict=True):
         np.testing.assert_allclose(p.grad.data, q.grad.data, rtol=1e-5, atol=1e-6)
 
 
@@ -280,3 +280,23 @@ def test_decorator_forms():
     np.testing.assert_array_equal(g(x, 3).data, [3, 3])
     assert f.cache_info().hits == 1 and g.cache_info().currsize == 2
     assert f.__name__ == "f"
+
+
+def test_numpy_copy_behind_the_tracer_is_refused():
+    c = tg.jit.cache(lambda x: tg.from_numpy(np.array(x.data)) * 2.0)
+    x = tg.tensor([1.0, 2.0, 3.0])
+    with pytest.warns(RuntimeWarning, match="copies a traced array"):
+        c(x)
+    np.testing.assert_array_equal(c(tg.tensor([4.0, 5.0, 6.0])).data, [8, 10, 12])
+
+
+def test_exception_while_recording_leaves_plain_state():
+    w = tg.ones(3, requires_grad=True)
+
+    def f(x):
+        assert (x * w).shape == (3,)
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        tg.jit.cache(f)(tg.ones(3))
+    assert type(w.data) is np.ndarray

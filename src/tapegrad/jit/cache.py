@@ -138,17 +138,17 @@ class CachedFunction:
         replay_out = [np.array(r, copy=True) for r in result]
         replay_state = [_value(loc.get()) for loc in locs]
         replay_state = [None if v is None else v.copy() for v in replay_state]
-        for loc, value in zip(locs, held):
+        for loc, value in zip(locs, held, strict=True):
             loc.set(value)
         for array, saved in snap:
             np.copyto(array, saved)
-        for g, state in zip(program.generators, rng_states):
+        for g, state in zip(program.generators, rng_states, strict=True):
             g.set_state(state)
         eager = self.fn(*args, **kwargs)
         eager_out = _flatten(entry.template, eager, [])
-        for k, (r, e) in enumerate(zip(replay_out, eager_out)):
+        for k, (r, e) in enumerate(zip(replay_out, eager_out, strict=True)):
             _compare(f"output {k}", r, e)
-        for loc, r in zip(locs, replay_state):
+        for loc, r in zip(locs, replay_state, strict=True):
             _compare(str(loc), r, _value(loc.get()))
         return tuple(eager_out)
 
@@ -237,7 +237,7 @@ def _flatten(template, value, acc):
     elif t is OutArray:
         acc.append(value)
     elif t is tuple or t is list:
-        for tv, v in zip(template, value):
+        for tv, v in zip(template, value, strict=True):
             _flatten(tv, v, acc)
     elif t is dict:
         for k, tv in template.items():

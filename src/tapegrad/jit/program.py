@@ -231,10 +231,13 @@ class Program:
     # -- comparing two recordings ------------------------------------------------------------
 
     def same_as(self, other) -> bool:
-        """Whether ``other`` is the same program with the same constants (Note [Stable recordings])."""
+        """Whether ``other`` is the same program with the same constants.
+
+        (Note [Stable recordings] in cache.py.)
+        """
         if self.source != other.source or len(self.consts) != len(other.consts):
             return False
-        return all(self._same(a, b, other) for a, b in zip(self.consts, other.consts))
+        return all(self._same(a, b, other) for a, b in zip(self.consts, other.consts, strict=True))
 
     def _same(self, a, b, other):
         if a is b:

@@ -16,9 +16,8 @@ import contextlib
 
 import numpy as np
 
-from ..tensor import READ_LISTENERS, RETRACE
 from ..autograd import engine
-from ..tensor import Tensor
+from ..tensor import READ_LISTENERS, RETRACE, Tensor
 from . import tracer
 from .program import Program
 from .recorder import Recorder, user_line

@@ -115,6 +115,8 @@ class Recorder:
             i = self.by_layout.get(_key(x))
             if i is not None:
                 return self.objects[i]
+        if id(x) not in self.consts:
+            self._check_not_a_copy(x)
         return x
 
     def _slot_of(self, x):
@@ -133,11 +135,27 @@ class Recorder:
             return i
         # A plain array made during the call (np.ones, a Tensor of a list): remember
         # its value now; the fingerprint compares it across recordings.
+        self._check_not_a_copy(x)
         snapshot = np.array(x, copy=True)
         self.const_arrays.append(x)
         traced = self.new_slot(x, ("const", snapshot))
         self.consts[id(x)] = traced._tg_slot
         return traced._tg_slot
+
+    def _check_not_a_copy(self, x):
+        """Refuse a constant equal to a traced array: a copy made behind the tracer's back
+        (``np.array(t.data)``) would be baked into the program with today's values."""
+        if x.size < 2 or x.dtype.kind not in "fiuc" or bool((x == x.flat[0]).all()):
+            return  # uniform arrays (zeros, ones) are almost always genuine constants
+        for traced in self.objects:
+            if traced.shape == x.shape and traced.dtype == x.dtype and np.array_equal(
+                _view(traced, np.ndarray), x
+            ):
+                self.refusals.append(
+                    f"copies a traced array with NumPy outside tapegrad's ops (at {user_line()}); "
+                    "its values would be baked into the replay"
+                )
+                return
 
     def template(self, x):
         """``x`` with arrays replaced by :class:`Ref` (lists, tuples, dicts and slices walked)."""
@@ -163,7 +181,8 @@ class Recorder:
         writes = []
         out = tkw.get("out") if kwargs else None
         if out is not None:
-            writes.extend(r.i for r in (out if isinstance(out, tuple) else (out,)) if isinstance(r, Ref))
+            outs = out if isinstance(out, tuple) else (out,)
+            writes.extend(r.i for r in outs if isinstance(r, Ref))
         if kind == "call" and targs and isinstance(targs[0], Ref):
             if fn in _WRITING_FUNCTIONS or getattr(fn, "__name__", "") == "at":
                 writes.append(targs[0].i)

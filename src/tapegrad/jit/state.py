@@ -170,7 +170,7 @@ class _NoLocation(Location):
 
 def _function_children(fn, label):
     code = fn.__code__
-    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
         try:
             value = cell.cell_contents
         except ValueError:
