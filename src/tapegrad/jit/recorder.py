@@ -151,9 +151,11 @@ class Recorder:
             if traced.shape == x.shape and traced.dtype == x.dtype and np.array_equal(
                 _view(traced, np.ndarray), x
             ):
-                self.refusals.append(
-                    f"copies a traced array with NumPy outside tapegrad's ops (at {user_line()}); "
-                    "its values would be baked into the replay"
+                # A problem, not a refusal: np.empty's garbage can match by chance, and
+                # the next recording retries (Note [Stable recordings] in cache.py).
+                self.problems.append(
+                    f"it copies a traced array with NumPy outside tapegrad's ops (at "
+                    f"{user_line()}), whose values would be baked into the replay"
                 )
                 return
 

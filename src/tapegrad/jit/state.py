@@ -101,7 +101,7 @@ def walk(roots, skip_ids=()):
                 queue.append((loc.label, value))
             elif loc.kind != "attr" or loc.key not in ("grad_fn", "_vc", "_accumulator"):
                 queue.append((loc.label, value))
-        if type(obj) in (dict, list):
+        if isinstance(obj, (dict, list)):
             containers.append((obj, len(obj)))
     return arrays, guards, containers
 
@@ -134,10 +134,10 @@ def _children(obj, label):
         yield Location(obj, "_rg", "attr", f"{label}.requires_grad"), obj._rg
         return
     t = type(obj)
-    if t is dict:
+    if isinstance(obj, dict):  # also defaultdict, OrderedDict (optimizer state, modules)
         for k, v in list(obj.items()):
             yield Location(obj, k, "item", f"{label}[{_short(k)}]"), v
-    elif t is list:
+    elif isinstance(obj, list):
         for i, v in enumerate(obj):
             yield Location(obj, i, "item", f"{label}[{i}]"), v
     elif t is tuple:
