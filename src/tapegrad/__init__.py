@@ -138,6 +138,9 @@ from .ops.statistics import logsumexp, std, var
 from . import linalg  # noqa: E402 - tg.linalg namespace
 # -- end math ops --------------------------------------------------------------------------
 
+# -- graph cache (tapegrad.jit) --
+from . import jit  # noqa: E402
+
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64
 long = int64

@@ -54,6 +54,12 @@ def _as_array(data, dtype, device):
     if isinstance(data, Tensor):
         data = data.data
     xp = _backend.namespace_for_device(device)
+    if xp is np and isinstance(data, np.ndarray):
+        # Copy with ndarray methods, which keep the graph cache's tracing subclass
+        # (tapegrad.jit) and so its record of where the values came from.
+        if dtype is None or dtype == data.dtype:
+            return data.copy()
+        return data.astype(dtype)
     if dtype is None and not hasattr(data, "dtype"):
         array = xp.asarray(data)
         if array.dtype.kind == "f":
@@ -109,8 +115,12 @@ class Tensor:
     def _wrap(array) -> Tensor:
         """A new leaf around ``array`` (not copied). The fast path for op results."""
         t = _new(Tensor)
-        if type(array) is not np.ndarray and not hasattr(array, "__cuda_array_interface__"):
-            array = np.asarray(array)
+        if type(array) is not np.ndarray:
+            # ndarray subclasses are kept: tapegrad.jit records through one.
+            if not isinstance(array, np.ndarray) and not hasattr(array, "__cuda_array_interface__"):
+                array = np.asarray(array)
+        elif RETRACE[0] is not None:
+            array = RETRACE[0](array)
         # Inlined _init: this runs once per op result.
         t.data = array
         t.grad = None
@@ -445,6 +455,11 @@ def _to_device(t: Tensor, device: str) -> Tensor:
 # the tensor world. The graph cache (tapegrad.jit) must know when that happens while
 # it records, so it installs a listener here; with no listener this costs one check.
 READ_LISTENERS: list = []
+
+# While tapegrad.jit records, RETRACE[0] maps a plain array that is ``np.asarray`` of a
+# traced array (same memory and layout) back to the traced one, so ops that call
+# ``np.asarray`` on their result stay recorded. None otherwise: one check per _wrap.
+RETRACE: list = [None]
 
 
 def _notify_read(t: Tensor, how: str) -> None:
