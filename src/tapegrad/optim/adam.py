@@ -85,7 +85,9 @@ class Adam(Optimizer):
                     state["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(p.data))
             step_array = state["step"].data
             step_array += 1
-            step = float(step_array)
+            # A 0-d array, not float(step): the bias corrections stay array math, so a
+            # step recorded by tapegrad.jit replays with the current count.
+            step = step_array.astype(np.float64)
 
             if decoupled:
                 if weight_decay != 0:
