@@ -113,8 +113,9 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if reduction == "none":
         return _loss_ops.soft_cross_entropy(x, coef, cdim, False)
     if reduction == "mean":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            coef = (coef / coef.dtype.type(denom)).astype(x.dtype, copy=False)
+        if denom == 0:  # every sample ignored: NaN, with zero gradient (as PyTorch)
+            return _loss_ops.soft_cross_entropy(x, coef, cdim, True) + float("nan")
+        coef = (coef / coef.dtype.type(denom)).astype(x.dtype, copy=False)
     return _loss_ops.soft_cross_entropy(x, coef, cdim, True)
 
 
@@ -127,8 +128,9 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     if reduction == "none":
         return (x * Tensor._wrap(-coef)).sum(dim=cdim)
     if reduction == "mean":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            coef = (coef / coef.dtype.type(denom)).astype(x.dtype, copy=False)
+        if denom == 0:  # every sample ignored: NaN, with zero gradient (as PyTorch)
+            return (x * Tensor._wrap(-coef)).sum() + float("nan")
+        coef = (coef / coef.dtype.type(denom)).astype(x.dtype, copy=False)
     return (x * Tensor._wrap(-coef)).sum()
 
 
