@@ -11,9 +11,14 @@ conv is bilinear in (x, w), so each primitive's backward is made of the other tw
     conv_input_grad:   dg = conv(v, w)            dw = weight_grad(v, g)
     conv_weight_grad:  dx = input_grad(g, v)      dg = conv(x, v)
 
-Layouts: ``cols`` is (G, Cg·kh·kw, N·Ho·Wo), so the forward is ``W (G, Og, K) @ cols``
-and the weight gradient ``g (G, Og, P) @ colsᵀ``. col2im adds one strided slice per
-kernel position (kh·kw slice-adds, no Python loop over batch or pixels).
+Note [Channels-last convolution]
+The arrays are laid out channels-last in memory (NHWC) while their shape stays
+(N, C, H, W), as PyTorch's ``channels_last`` format. The columns of group k are
+(P, kh·kw·Cg) with P = N·Ho·Wo, channel fastest, so im2col copies runs of
+channels, the forward GEMM ``cols @ Wᵀ`` lands straight in NHWC order (no
+transpose copy of the output), the output gradient of an NHWC result reshapes to
+(P, O) for free, and col2im adds channel runs: kh·kw strided slice adds, no
+Python loop over batch or pixels. Results are therefore non-contiguous views.
 """
 
 from __future__ import annotations
@@ -73,38 +78,67 @@ def windows(xp, kernel, out_hw, geom):
     return win[:, :, ::sh, ::sw, ::dh, ::dw][:, :, : out_hw[0], : out_hw[1]]
 
 
+def _nhwc(x):
+    """(N, C, H, W) array as an (N, H, W, C) view (a free view of a channels-last array)."""
+    return x.transpose(0, 2, 3, 1)
+
+
+def _padded_nhwc(x, pads):
+    """(N, Hp, Wp, C) zero-padded copy of ``x`` (or a view of it when pads are 0)."""
+    (pt, pb), (pl, pr) = pads
+    xh = _nhwc(x)
+    if not (pt or pb or pl or pr):
+        return xh
+    n, h, w, c = xh.shape
+    out = np.zeros((n, h + pt + pb, w + pl + pr, c), x.dtype)
+    out[:, pt : pt + h, pl : pl + w] = xh
+    return out
+
+
 def _im2col(x, kernel, out_hw, geom):
-    """(G, Cg·kh·kw, N·Ho·Wo) columns of ``x`` (one copy of the windows)."""
-    n, c = x.shape[:2]
-    g = geom.groups
-    win = windows(pad_array(x, geom.pads), kernel, out_hw, geom)
-    win = win.reshape(n, g, c // g, out_hw[0], out_hw[1], kernel[0], kernel[1])
-    k = (c // g) * kernel[0] * kernel[1]
-    return win.transpose(1, 2, 5, 6, 0, 3, 4).reshape(g, k, n * out_hw[0] * out_hw[1])
+    """Per group, the (P, kh·kw·Cg) columns of ``x`` (Note [Channels-last convolution])."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, geom.stride, geom.dilation
+    xh = _padded_nhwc(x, geom.pads)
+    win = sliding_window_view(xh, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(1, 2))
+    win = win[:, ::sh, ::sw, :, ::dh, ::dw][:, : out_hw[0], : out_hw[1]]
+    win = win.transpose(0, 1, 2, 4, 5, 3)  # (N, Ho, Wo, kh, kw, C)
+    n, c, g = x.shape[0], x.shape[1], geom.groups
+    p = n * out_hw[0] * out_hw[1]
+    if g == 1:
+        return [win.reshape(p, -1)]
+    cg = c // g
+    return [win[..., k * cg : (k + 1) * cg].reshape(p, -1) for k in range(g)]
 
 
-def _col2im(cols, x_shape, kernel, out_hw, geom):
-    """Adjoint of :func:`_im2col`: sum columns back into an (N, C, H, W) array."""
+def _weight_matrices(w, groups):
+    """Per group, the (Og, kh·kw·Cg) weight matrix in the columns' (kh, kw, C) order."""
+    wm = w.transpose(0, 2, 3, 1).reshape(w.shape[0], -1)
+    og = w.shape[0] // groups
+    return [wm[k * og : (k + 1) * og] for k in range(groups)]
+
+
+def _out_grad_matrix(g):
+    """g (N, O, Ho, Wo) as (P, O); free when g is channels-last."""
+    n, o, ho, wo = g.shape
+    return _nhwc(g).reshape(n * ho * wo, o)
+
+
+def _col2im(gcols, x_shape, kernel, out_hw, geom):
+    """Adjoint of :func:`_im2col`: per-group (P, kh·kw·Cg) columns summed into (N, C, H, W)."""
     n, c, h, w = x_shape
-    g = geom.groups
     (pt, pb), (pl, pr) = geom.pads
     kh, kw = kernel
     ho, wo = out_hw
-    gc = cols.reshape(g, c // g, kh, kw, n, ho, wo)
-    gxp = np.zeros((n, g, c // g, h + pt + pb, w + pl + pr), cols.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            rs, cs = window_slice(i, j, out_hw, geom)
-            gxp[:, :, :, rs, cs] += gc[:, :, i, j].transpose(2, 0, 1, 3, 4)
-    return crop_array(gxp.reshape(n, c, h + pt + pb, w + pl + pr), geom.pads, x_shape)
-
-
-def _out_grad_matrix(g, groups):
-    """g (N, O, Ho, Wo) as (G, Og, N·Ho·Wo)."""
-    n, o, ho, wo = g.shape
-    return g.reshape(n, groups, o // groups, ho * wo).transpose(1, 2, 0, 3).reshape(
-        groups, o // groups, n * ho * wo
-    )
+    cg = c // geom.groups
+    gxp = np.zeros((n, h + pt + pb, w + pl + pr, c), gcols[0].dtype)
+    for k, cols in enumerate(gcols):
+        gc = cols.reshape(n, ho, wo, kh, kw, cg)
+        target = gxp[..., k * cg : (k + 1) * cg] if geom.groups > 1 else gxp
+        for i in range(kh):
+            for j in range(kw):
+                rs, cs = window_slice(i, j, out_hw, geom)
+                target[:, rs, cs] += gc[:, :, :, i, j]
+    return gxp[:, pt : pt + h, pl : pl + w].transpose(0, 3, 1, 2)
 
 
 def conv2d(x, w, b, geom):
@@ -116,15 +150,15 @@ def conv2d(x, w, b, geom):
         out_size(h, kh, geom.stride[0], geom.dilation[0], pt, pb),
         out_size(wd, kw, geom.stride[1], geom.dilation[1], pl, pr),
     )
-    groups = geom.groups
     cols = _im2col(x.data, (kh, kw), out_hw, geom)
-    wm = w.data.reshape(groups, o // groups, -1)
-    prod = np.matmul(wm, cols).reshape(groups, o // groups, n, out_hw[0], out_hw[1])
-    prod = prod.transpose(2, 0, 1, 3, 4).reshape(n, o, out_hw[0], out_hw[1])
+    wms = _weight_matrices(w.data, geom.groups)
+    if geom.groups == 1:
+        prod = cols[0] @ wms[0].T
+    else:
+        prod = np.concatenate([c @ m.T for c, m in zip(cols, wms)], axis=1)
     if b is not None:
-        prod = prod + b.data.reshape(1, o, 1, 1)
-    elif not prod.flags.c_contiguous:
-        prod = np.ascontiguousarray(prod)
+        prod += b.data
+    out = prod.reshape(n, out_hw[0], out_hw[1], o).transpose(0, 3, 1, 2)
     need_x, need_w = x._rg, w._rg
     need_b = b is not None and b._rg
     x_shape, w_shape = x.data.shape, w.data.shape
@@ -137,17 +171,17 @@ def conv2d(x, w, b, geom):
         return gx, gw, gb
 
     saved = tuple(t for t, need in ((w, need_x), (x, need_w)) if need)
-    return make_result(prod, (x, w, b), backward, "ConvolutionBackward", saved=saved)
+    return make_result(out, (x, w, b), backward, "ConvolutionBackward", saved=saved)
 
 
 def conv2d_input_grad(g, w, x_shape, geom):
     """gx = convᵀ(g, w): the gradient of conv with respect to its input."""
-    o, _, kh, kw = w.data.shape
-    groups = geom.groups
-    gm = _out_grad_matrix(g.data, groups)
-    wm = w.data.reshape(groups, o // groups, -1)
-    gcols = np.matmul(wm.transpose(0, 2, 1), gm)
-    out = _col2im(gcols, x_shape, (kh, kw), g.data.shape[2:], geom)
+    kernel = w.data.shape[2:]
+    gm = _out_grad_matrix(g.data)
+    og = gm.shape[1] // geom.groups
+    wms = _weight_matrices(w.data, geom.groups)
+    gcols = [gm[:, k * og : (k + 1) * og] @ m for k, m in enumerate(wms)]
+    out = _col2im(gcols, x_shape, kernel, g.data.shape[2:], geom)
     need_g, need_w = g._rg, w._rg
     w_shape = w.data.shape
 
@@ -165,11 +199,13 @@ def conv2d_weight_grad(x, g, w_shape, geom, cols=None):
 
     ``cols`` may pass the forward's im2col of ``x`` to skip recomputing it.
     """
-    kernel = w_shape[2:]
+    o, cg, kh, kw = w_shape
     if cols is None:
-        cols = _im2col(x.data, kernel, g.data.shape[2:], geom)
-    gm = _out_grad_matrix(g.data, geom.groups)
-    out = np.matmul(gm, cols.transpose(0, 2, 1)).reshape(w_shape)
+        cols = _im2col(x.data, (kh, kw), g.data.shape[2:], geom)
+    gm = _out_grad_matrix(g.data)
+    og = o // geom.groups
+    gw = np.concatenate([gm[:, k * og : (k + 1) * og].T @ c for k, c in enumerate(cols)])
+    out = np.ascontiguousarray(gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2))
     need_x, need_g = x._rg, g._rg
     x_shape = x.data.shape
 
