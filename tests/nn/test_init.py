@@ -56,7 +56,7 @@ def test_manual_seed_makes_models_reproducible():
     m1 = tg.nn.Sequential(tg.nn.Conv2d(1, 2, 3), tg.nn.Linear(4, 3))
     tg.manual_seed(42)
     m2 = tg.nn.Sequential(tg.nn.Conv2d(1, 2, 3), tg.nn.Linear(4, 3))
-    for p1, p2 in zip(m1.parameters(), m2.parameters()):
+    for p1, p2 in zip(m1.parameters(), m2.parameters(), strict=True):
         np.testing.assert_array_equal(p1.data, p2.data)
 
 
@@ -64,7 +64,7 @@ def test_manual_seed_makes_models_reproducible():
                                    lambda nn: nn.Conv2d(6, 8, 3, groups=2)])
 def test_default_init_bounds_as_torch(layer, torch_mod):
     ours, theirs = layer(tg.nn), layer(torch_mod.nn)
-    for (name, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+    for (name, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters(), strict=True):
         assert p.shape == tuple(q.shape) and p.dtype == tg.float32
         bound = np.abs(q.detach().numpy()).max()
         fan_in = int(np.prod(p.shape[1:])) if name == "weight" else int(

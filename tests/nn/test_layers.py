@@ -103,8 +103,8 @@ def test_max_pool2d_return_indices(torch_mod):
 def test_max_pool2d_gradcheck():
     x = tg.tensor(rng.permutation(50).reshape(1, 2, 5, 5) / 10.0, requires_grad=True)
     for args in ((2,), (3, 2, 1), (2, 1, 0, 2)):
-        assert gradcheck(lambda x: F.max_pool2d(x, *args), (x,), atol=1e-6, rtol=1e-5)
-        assert gradgradcheck(lambda x: F.max_pool2d(x, *args), (x,), atol=1e-6, rtol=1e-5)
+        assert gradcheck(lambda x, a=args: F.max_pool2d(x, *a), (x,), atol=1e-6, rtol=1e-5)
+        assert gradgradcheck(lambda x, a=args: F.max_pool2d(x, *a), (x,), atol=1e-6, rtol=1e-5)
 
 
 AVGPOOL_CASES = [
@@ -128,8 +128,8 @@ def test_avg_pool2d_matches_torch(case, torch_mod):
 def test_avg_pool2d_gradcheck():
     x = tg.randn(1, 2, 5, 5, dtype=tg.float64, requires_grad=True)
     for args in ((2,), (3, 2, 1, False, False), (3, 2, 1, True, True)):
-        assert gradcheck(lambda x: F.avg_pool2d(x, *args), (x,), atol=1e-6, rtol=1e-5)
-        assert gradgradcheck(lambda x: F.avg_pool2d(x, *args), (x,), atol=1e-6, rtol=1e-5)
+        assert gradcheck(lambda x, a=args: F.avg_pool2d(x, *a), (x,), atol=1e-6, rtol=1e-5)
+        assert gradgradcheck(lambda x, a=args: F.avg_pool2d(x, *a), (x,), atol=1e-6, rtol=1e-5)
 
 
 def test_pool_errors():
@@ -306,3 +306,23 @@ def test_sequential_cnn_matches_torch(torch_mod):
     x = rng.standard_normal((3, 1, 8, 12))
     compare_module(ours, theirs, torch_mod, x, train=True, steps=2)
     compare_module(ours, theirs, torch_mod, x, train=False)
+
+
+def test_max_pool2d_nan_wins_like_torch(torch_mod):
+    x = rng.standard_normal((1, 1, 4, 4))
+    x[0, 0, 0, 1] = np.nan
+    x[0, 0, 3, 3] = np.nan
+    xt = tg.tensor(x, requires_grad=True)
+    xr = torch_mod.tensor(x, requires_grad=True)
+    out, ref = F.max_pool2d(xt, 2), torch_mod.nn.functional.max_pool2d(xr, 2)
+    np.testing.assert_array_equal(np.isnan(out.data), np.isnan(ref.detach().numpy()))
+    out.sum().backward()
+    ref.sum().backward()
+    np.testing.assert_array_equal(xt.grad.data, xr.grad.numpy())
+
+
+def test_conv_and_pool_results_are_channels_last_views():
+    """Note [Channels-last convolution]: results are NHWC in memory, (N, C, H, W) in shape."""
+    y = F.max_pool2d(F.conv2d(tg.randn(2, 3, 6, 6), tg.randn(4, 3, 3, 3), padding=1), 2)
+    assert y.shape == (2, 4, 3, 3)
+    assert y.data.transpose(0, 2, 3, 1).flags.c_contiguous

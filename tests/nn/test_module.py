@@ -71,7 +71,7 @@ def test_state_dict_round_trip_and_sharing():
     result = b.load_state_dict(sd)
     assert result.missing_keys == [] and result.unexpected_keys == []
     assert b.fc.weight._version > version
-    for (k, v), (k2, v2) in zip(a.state_dict().items(), b.state_dict().items()):
+    for (k, v), (k2, v2) in zip(a.state_dict().items(), b.state_dict().items(), strict=True):
         assert k == k2
         np.testing.assert_array_equal(v.data, v2.data)
         if k != "fc.weight":

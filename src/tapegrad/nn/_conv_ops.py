@@ -45,20 +45,17 @@ def out_size(n, k, s, d, before, after):
     return (n + before + after - d * (k - 1) - 1) // s + 1
 
 
-def pad_array(x, pads, value=0.0):
-    """``x`` (N, C, H, W) padded with ``value`` on the spatial dims (no copy when pads are 0)."""
-    (pt, pb), (pl, pr) = pads
-    if not (pt or pb or pl or pr):
-        return x
-    out = np.full(x.shape[:2] + (x.shape[2] + pt + pb, x.shape[3] + pl + pr), value, x.dtype)
-    out[:, :, pt : pt + x.shape[2], pl : pl + x.shape[3]] = x
-    return out
+def padded_shape(x_shape, geom):
+    """NHWC shape of the padded input of an (N, C, H, W) ``x_shape``."""
+    n, c, h, w = x_shape
+    (pt, pb), (pl, pr) = geom.pads
+    return (n, h + pt + pb, w + pl + pr, c)
 
 
-def crop_array(xp, pads, shape):
-    """Undo :func:`pad_array`: the (H, W) = ``shape[2:]`` interior of ``xp``."""
+def crop_nhwc(xp, pads, x_shape):
+    """Undo :func:`padded_nhwc`: the interior of ``xp`` as an (N, C, H, W) view."""
     (pt, _), (pl, _) = pads
-    return xp[:, :, pt : pt + shape[2], pl : pl + shape[3]]
+    return xp[:, pt : pt + x_shape[2], pl : pl + x_shape[3]].transpose(0, 3, 1, 2)
 
 
 def window_slice(i, j, out_hw, geom):
@@ -71,26 +68,19 @@ def window_slice(i, j, out_hw, geom):
     )
 
 
-def windows(xp, kernel, out_hw, geom):
-    """Read-only view (N, C, Ho, Wo, kh, kw) of the windows of a padded input."""
-    (kh, kw), (sh, sw), (dh, dw) = kernel, geom.stride, geom.dilation
-    win = sliding_window_view(xp, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(2, 3))
-    return win[:, :, ::sh, ::sw, ::dh, ::dw][:, :, : out_hw[0], : out_hw[1]]
-
-
-def _nhwc(x):
+def nhwc(x):
     """(N, C, H, W) array as an (N, H, W, C) view (a free view of a channels-last array)."""
     return x.transpose(0, 2, 3, 1)
 
 
-def _padded_nhwc(x, pads):
-    """(N, Hp, Wp, C) zero-padded copy of ``x`` (or a view of it when pads are 0)."""
+def padded_nhwc(x, pads, value=0.0):
+    """(N, Hp, Wp, C) copy of ``x`` padded with ``value`` (a view of ``x`` when pads are 0)."""
     (pt, pb), (pl, pr) = pads
-    xh = _nhwc(x)
+    xh = nhwc(x)
     if not (pt or pb or pl or pr):
         return xh
     n, h, w, c = xh.shape
-    out = np.zeros((n, h + pt + pb, w + pl + pr, c), x.dtype)
+    out = np.full((n, h + pt + pb, w + pl + pr, c), value, x.dtype)
     out[:, pt : pt + h, pl : pl + w] = xh
     return out
 
@@ -98,7 +88,7 @@ def _padded_nhwc(x, pads):
 def _im2col(x, kernel, out_hw, geom):
     """Per group, the (P, kh·kw·Cg) columns of ``x`` (Note [Channels-last convolution])."""
     (kh, kw), (sh, sw), (dh, dw) = kernel, geom.stride, geom.dilation
-    xh = _padded_nhwc(x, geom.pads)
+    xh = padded_nhwc(x, geom.pads)
     win = sliding_window_view(xh, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(1, 2))
     win = win[:, ::sh, ::sw, :, ::dh, ::dw][:, : out_hw[0], : out_hw[1]]
     win = win.transpose(0, 1, 2, 4, 5, 3)  # (N, Ho, Wo, kh, kw, C)
@@ -120,17 +110,16 @@ def _weight_matrices(w, groups):
 def _out_grad_matrix(g):
     """g (N, O, Ho, Wo) as (P, O); free when g is channels-last."""
     n, o, ho, wo = g.shape
-    return _nhwc(g).reshape(n * ho * wo, o)
+    return nhwc(g).reshape(n * ho * wo, o)
 
 
 def _col2im(gcols, x_shape, kernel, out_hw, geom):
     """Adjoint of :func:`_im2col`: per-group (P, kh·kw·Cg) columns summed into (N, C, H, W)."""
-    n, c, h, w = x_shape
-    (pt, pb), (pl, pr) = geom.pads
+    n, c = x_shape[:2]
     kh, kw = kernel
     ho, wo = out_hw
     cg = c // geom.groups
-    gxp = np.zeros((n, h + pt + pb, w + pl + pr, c), gcols[0].dtype)
+    gxp = np.zeros(padded_shape(x_shape, geom), gcols[0].dtype)
     for k, cols in enumerate(gcols):
         gc = cols.reshape(n, ho, wo, kh, kw, cg)
         target = gxp[..., k * cg : (k + 1) * cg] if geom.groups > 1 else gxp
@@ -138,7 +127,7 @@ def _col2im(gcols, x_shape, kernel, out_hw, geom):
             for j in range(kw):
                 rs, cs = window_slice(i, j, out_hw, geom)
                 target[:, rs, cs] += gc[:, :, :, i, j]
-    return gxp[:, pt : pt + h, pl : pl + w].transpose(0, 3, 1, 2)
+    return crop_nhwc(gxp, geom.pads, x_shape)
 
 
 def conv2d(x, w, b, geom):
@@ -155,7 +144,7 @@ def conv2d(x, w, b, geom):
     if geom.groups == 1:
         prod = cols[0] @ wms[0].T
     else:
-        prod = np.concatenate([c @ m.T for c, m in zip(cols, wms)], axis=1)
+        prod = np.concatenate([c @ m.T for c, m in zip(cols, wms, strict=True)], axis=1)
     if b is not None:
         prod += b.data
     out = prod.reshape(n, out_hw[0], out_hw[1], o).transpose(0, 3, 1, 2)

@@ -136,7 +136,9 @@ def pad(x, widths, value=0.0):
     The adjoint of padding is cropping and vice versa, so dx = pad(g, −widths).
     """
     xd = x.data
-    crop = tuple(slice(-min(b, 0), n + min(a, 0)) for (b, a), n in zip(widths, xd.shape))
+    crop = tuple(
+        slice(-min(b, 0), n + min(a, 0)) for (b, a), n in zip(widths, xd.shape, strict=True)
+    )
     grow = [(max(b, 0), max(a, 0)) for b, a in widths]
     out = xd[crop]
     if any(b or a for b, a in grow):

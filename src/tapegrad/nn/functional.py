@@ -98,7 +98,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise RuntimeError(f"conv2d: bias must have shape [{o}], got {list(bias.shape)}")
     _same_dtype("conv2d", x, weight, bias)
     pads = _conv_pads(padding, (kh, kw), stride, dilation)
-    for axis, (n, k) in enumerate(zip(x.shape[2:], (kh, kw))):
+    for axis, (n, k) in enumerate(zip(x.shape[2:], (kh, kw), strict=True)):
         if out_size(n, k, stride[axis], dilation[axis], *pads[axis]) < 1:
             raise RuntimeError(
                 f"conv2d: input of shape {list(input.shape)} (padded by {pads}) is smaller "
@@ -115,7 +115,7 @@ def _conv_pads(padding, kernel, stride, dilation):
         if stride != (1, 1):
             raise ValueError("conv2d: padding='same' is not supported for strided convolutions")
         pads = []
-        for k, d in zip(kernel, dilation):
+        for k, d in zip(kernel, dilation, strict=True):
             total = d * (k - 1)
             pads.append((total // 2, total - total // 2))  # extra on the right, as PyTorch
         return tuple(pads)
@@ -334,7 +334,7 @@ def pad(input, pad, mode="constant", value=None):
     widths = [(0, 0)] * x.ndim
     for k in range(len(pad) // 2):
         widths[x.ndim - 1 - k] = (int(pad[2 * k]), int(pad[2 * k + 1]))
-    for (b, a), n in zip(widths, x.shape):
+    for (b, a), n in zip(widths, x.shape, strict=True):
         if n + b + a < 0:
             raise RuntimeError(f"pad: {pad} gives a negative size for input {list(x.shape)}")
     return _fused.pad(x, tuple(widths), 0.0 if value is None else value)
