@@ -88,7 +88,7 @@ from .ops.shape import (
 from .tensor import Tensor
 
 # -- nn (layers, losses, init) --------------------------------------------------------
-from . import nn  # noqa: E402
+from . import nn
 
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64
