@@ -120,7 +120,7 @@ def numpy_mlp_step(x, y):
     rng = np.random.default_rng(0)
     sizes = [64, 256, 256, 10]
     ws = [(rng.standard_normal((o, i)) / np.sqrt(i)).astype(np.float32)
-          for i, o in zip(sizes, sizes[1:], strict=True)]
+          for i, o in zip(sizes[:-1], sizes[1:], strict=True)]
     bs = [np.zeros(o, np.float32) for o in sizes[1:]]
 
     def step():
