@@ -141,6 +141,9 @@ from . import linalg  # noqa: E402 - tg.linalg namespace
 # -- graph cache (tapegrad.jit) --
 from . import jit  # noqa: E402
 
+# -- nn (layers, losses, init) --------------------------------------------------------
+from . import nn  # noqa: E402
+
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64
 long = int64

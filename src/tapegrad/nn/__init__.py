@@ -1,0 +1,23 @@
+"""``tapegrad.nn``: Module, Parameter, layers, losses, ``functional`` and ``init``."""
+
+from . import functional, init
+from .activation import GELU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .container import ModuleDict, ModuleList, Sequential
+from .conv import Conv2d
+from .dropout import Dropout
+from .embedding import Embedding
+from .linear import Flatten, Identity, Linear
+from .loss import BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .module import Module
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .parameter import Parameter
+from .pooling import AvgPool2d, MaxPool2d
+
+__all__ = [
+    "functional", "init", "Module", "Parameter",
+    "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm",
+    "Dropout", "Embedding", "Identity", "Flatten",
+    "ReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
+    "Sequential", "ModuleList", "ModuleDict",
+    "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss",
+]

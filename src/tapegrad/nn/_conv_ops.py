@@ -1,0 +1,207 @@
+"""Fused 2-D convolution: im2col on ``sliding_window_view`` plus one GEMM per group.
+
+Three primitives close under differentiation, so gradients of any order exist:
+
+    y  = conv(x, w)                 (+ bias)
+    gx = conv_input_grad(g, w)      the adjoint of conv in x (a transposed convolution)
+    gw = conv_weight_grad(x, g)     the adjoint of conv in w
+
+conv is bilinear in (x, w), so each primitive's backward is made of the other two:
+    conv:              dx = input_grad(g, w)      dw = weight_grad(x, g)
+    conv_input_grad:   dg = conv(v, w)            dw = weight_grad(v, g)
+    conv_weight_grad:  dx = input_grad(g, v)      dg = conv(x, v)
+
+Note [Channels-last convolution]
+The arrays are laid out channels-last in memory (NHWC) while their shape stays
+(N, C, H, W), as PyTorch's ``channels_last`` format. The columns of group k are
+(P, kh·kw·Cg) with P = N·Ho·Wo, channel fastest, so im2col copies runs of
+channels, the forward GEMM ``cols @ Wᵀ`` lands straight in NHWC order (no
+transpose copy of the output), the output gradient of an NHWC result reshapes to
+(P, O) for free, and col2im adds channel runs: kh·kw strided slice adds, no
+Python loop over batch or pixels. Results are therefore non-contiguous views.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ..autograd.graph import make_result
+
+
+class Geometry(NamedTuple):
+    """Where windows sit: stride, (before, after) padding per spatial dim, dilation, groups."""
+
+    stride: tuple
+    pads: tuple  # ((top, bottom), (left, right))
+    dilation: tuple
+    groups: int = 1
+
+
+def out_size(n, k, s, d, before, after):
+    """Output length of a window of ``k`` taps (dilation ``d``) sliding by ``s``."""
+    return (n + before + after - d * (k - 1) - 1) // s + 1
+
+
+def padded_shape(x_shape, geom):
+    """NHWC shape of the padded input of an (N, C, H, W) ``x_shape``."""
+    n, c, h, w = x_shape
+    (pt, pb), (pl, pr) = geom.pads
+    return (n, h + pt + pb, w + pl + pr, c)
+
+
+def crop_nhwc(xp, pads, x_shape):
+    """Undo :func:`padded_nhwc`: the interior of ``xp`` as an (N, C, H, W) view."""
+    (pt, _), (pl, _) = pads
+    return xp[:, pt : pt + x_shape[2], pl : pl + x_shape[3]].transpose(0, 3, 1, 2)
+
+
+def window_slice(i, j, out_hw, geom):
+    """The slices of a padded input that kernel tap (i, j) reads for every output pixel."""
+    (sh, sw), (dh, dw) = geom.stride, geom.dilation
+    ho, wo = out_hw
+    return (
+        slice(i * dh, i * dh + sh * (ho - 1) + 1, sh),
+        slice(j * dw, j * dw + sw * (wo - 1) + 1, sw),
+    )
+
+
+def nhwc(x):
+    """(N, C, H, W) array as an (N, H, W, C) view (a free view of a channels-last array)."""
+    return x.transpose(0, 2, 3, 1)
+
+
+def padded_nhwc(x, pads, value=0.0):
+    """(N, Hp, Wp, C) copy of ``x`` padded with ``value`` (a view of ``x`` when pads are 0)."""
+    (pt, pb), (pl, pr) = pads
+    xh = nhwc(x)
+    if not (pt or pb or pl or pr):
+        return xh
+    n, h, w, c = xh.shape
+    out = np.full((n, h + pt + pb, w + pl + pr, c), value, x.dtype)
+    out[:, pt : pt + h, pl : pl + w] = xh
+    return out
+
+
+def _im2col(x, kernel, out_hw, geom):
+    """Per group, the (P, kh·kw·Cg) columns of ``x`` (Note [Channels-last convolution])."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, geom.stride, geom.dilation
+    xh = padded_nhwc(x, geom.pads)
+    win = sliding_window_view(xh, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(1, 2))
+    win = win[:, ::sh, ::sw, :, ::dh, ::dw][:, : out_hw[0], : out_hw[1]]
+    win = win.transpose(0, 1, 2, 4, 5, 3)  # (N, Ho, Wo, kh, kw, C)
+    n, c, g = x.shape[0], x.shape[1], geom.groups
+    p = n * out_hw[0] * out_hw[1]
+    if g == 1:
+        return [win.reshape(p, -1)]
+    cg = c // g
+    return [win[..., k * cg : (k + 1) * cg].reshape(p, -1) for k in range(g)]
+
+
+def _weight_matrices(w, groups):
+    """Per group, the (Og, kh·kw·Cg) weight matrix in the columns' (kh, kw, C) order."""
+    wm = w.transpose(0, 2, 3, 1).reshape(w.shape[0], -1)
+    og = w.shape[0] // groups
+    return [wm[k * og : (k + 1) * og] for k in range(groups)]
+
+
+def _out_grad_matrix(g):
+    """g (N, O, Ho, Wo) as (P, O); free when g is channels-last."""
+    n, o, ho, wo = g.shape
+    return nhwc(g).reshape(n * ho * wo, o)
+
+
+def _col2im(gcols, x_shape, kernel, out_hw, geom):
+    """Adjoint of :func:`_im2col`: per-group (P, kh·kw·Cg) columns summed into (N, C, H, W)."""
+    n, c = x_shape[:2]
+    kh, kw = kernel
+    ho, wo = out_hw
+    cg = c // geom.groups
+    gxp = np.zeros(padded_shape(x_shape, geom), gcols[0].dtype)
+    for k, cols in enumerate(gcols):
+        gc = cols.reshape(n, ho, wo, kh, kw, cg)
+        target = gxp[..., k * cg : (k + 1) * cg] if geom.groups > 1 else gxp
+        for i in range(kh):
+            for j in range(kw):
+                rs, cs = window_slice(i, j, out_hw, geom)
+                target[:, rs, cs] += gc[:, :, :, i, j]
+    return crop_nhwc(gxp, geom.pads, x_shape)
+
+
+def conv2d(x, w, b, geom):
+    """y = conv(x, w) + b for x (N, C, H, W), w (O, C/G, kh, kw), b (O,) or None."""
+    n, _, h, wd = x.data.shape
+    o, _, kh, kw = w.data.shape
+    (pt, pb), (pl, pr) = geom.pads
+    out_hw = (
+        out_size(h, kh, geom.stride[0], geom.dilation[0], pt, pb),
+        out_size(wd, kw, geom.stride[1], geom.dilation[1], pl, pr),
+    )
+    cols = _im2col(x.data, (kh, kw), out_hw, geom)
+    wms = _weight_matrices(w.data, geom.groups)
+    if geom.groups == 1:
+        prod = cols[0] @ wms[0].T
+    else:
+        prod = np.concatenate([c @ m.T for c, m in zip(cols, wms, strict=True)], axis=1)
+    if b is not None:
+        prod += b.data
+    out = prod.reshape(n, out_hw[0], out_hw[1], o).transpose(0, 3, 1, 2)
+    need_x, need_w = x._rg, w._rg
+    need_b = b is not None and b._rg
+    x_shape, w_shape = x.data.shape, w.data.shape
+    cached = cols if need_w else None  # the weight gradient reuses the columns
+
+    def backward(g):
+        gx = conv2d_input_grad(g, w, x_shape, geom) if need_x else None
+        gw = conv2d_weight_grad(x, g, w_shape, geom, cols=cached) if need_w else None
+        gb = g.sum(dim=(0, 2, 3)) if need_b else None
+        return gx, gw, gb
+
+    saved = tuple(t for t, need in ((w, need_x), (x, need_w)) if need)
+    return make_result(out, (x, w, b), backward, "ConvolutionBackward", saved=saved)
+
+
+def conv2d_input_grad(g, w, x_shape, geom):
+    """gx = convᵀ(g, w): the gradient of conv with respect to its input."""
+    kernel = w.data.shape[2:]
+    gm = _out_grad_matrix(g.data)
+    og = gm.shape[1] // geom.groups
+    wms = _weight_matrices(w.data, geom.groups)
+    gcols = [gm[:, k * og : (k + 1) * og] @ m for k, m in enumerate(wms)]
+    out = _col2im(gcols, x_shape, kernel, g.data.shape[2:], geom)
+    need_g, need_w = g._rg, w._rg
+    w_shape = w.data.shape
+
+    def backward(v):
+        gg = conv2d(v, w, None, geom) if need_g else None
+        gw = conv2d_weight_grad(v, g, w_shape, geom) if need_w else None
+        return gg, gw
+
+    saved = tuple(t for t, need in ((w, need_g), (g, need_w)) if need)
+    return make_result(out, (g, w), backward, "ConvolutionBackwardInput", saved=saved)
+
+
+def conv2d_weight_grad(x, g, w_shape, geom, cols=None):
+    """gw = Σ g ⊗ windows(x): the gradient of conv with respect to its weight.
+
+    ``cols`` may pass the forward's im2col of ``x`` to skip recomputing it.
+    """
+    o, cg, kh, kw = w_shape
+    if cols is None:
+        cols = _im2col(x.data, (kh, kw), g.data.shape[2:], geom)
+    gm = _out_grad_matrix(g.data)
+    og = o // geom.groups
+    gw = np.concatenate([gm[:, k * og : (k + 1) * og].T @ c for k, c in enumerate(cols)])
+    out = np.ascontiguousarray(gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2))
+    need_x, need_g = x._rg, g._rg
+    x_shape = x.data.shape
+
+    def backward(v):
+        gx = conv2d_input_grad(g, v, x_shape, geom) if need_x else None
+        gg = conv2d(x, v, None, geom) if need_g else None
+        return gx, gg
+
+    saved = tuple(t for t, need in ((g, need_x), (x, need_g)) if need)
+    return make_result(out, (x, g), backward, "ConvolutionBackwardWeight", saved=saved)

@@ -1,0 +1,167 @@
+"""Loss functions of ``nn.functional``: argument checks and the coefficient arrays.
+
+Cross entropy and NLL build the constant array ``A`` of Note [Cross entropy as
+soft targets] (in _loss_ops.py): ``loss = −Σ A ⊙ log_softmax(x)`` (cross entropy)
+or ``−Σ A ⊙ x`` (NLL, whose input already holds log-probabilities).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from . import _loss_ops
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _check_reduction(reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _reduce(loss, reduction):
+    _check_reduction(reduction)
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _class_dim(x, op):
+    if x.ndim == 0:
+        raise RuntimeError(f"{op}: input must have at least 1 dim (classes), got a 0-d tensor")
+    return 1 if x.ndim >= 2 else 0
+
+
+def _weight_array(weight, n_classes, dtype, op):
+    if weight is None:
+        return None
+    w = weight.data if isinstance(weight, Tensor) else np.asarray(weight)
+    if w.shape != (n_classes,):
+        raise RuntimeError(f"{op}: weight must have shape [{n_classes}], got {list(w.shape)}")
+    if isinstance(weight, Tensor) and weight.requires_grad:
+        raise NotImplementedError(f"{op}: a class weight that requires grad is not supported")
+    return w.astype(dtype, copy=False)
+
+
+def _index_coefficients(x, target, weight, ignore_index, smoothing, op):
+    """``(A, denom)`` for class-index targets; denom = Σ weight[target] over kept samples."""
+    cdim = _class_dim(x, op)
+    n_classes = x.shape[cdim]
+    t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    expected = x.shape[:cdim] + x.shape[cdim + 1:]
+    if t.shape != expected:
+        raise ValueError(
+            f"{op}: target of shape {list(t.shape)} doesn't match input of shape "
+            f"{list(x.shape)} (expected {list(expected)})"
+        )
+    valid = t != ignore_index
+    bad = valid & ((t < 0) | (t >= n_classes))
+    if bad.any():
+        raise IndexError(f"{op}: Target {int(t[bad].flat[0])} is out of bounds "
+                         f"(input has {n_classes} classes).")
+    safe = np.where(valid, t, 0)
+    w = _weight_array(weight, n_classes, x.dtype, op)
+    wt = (w[safe] if w is not None else np.ones(t.shape, x.dtype)) * valid
+    coef = np.zeros(x.shape, x.dtype)
+    np.put_along_axis(coef, np.expand_dims(safe, cdim), np.expand_dims(wt * (1.0 - smoothing),
+                      cdim), axis=cdim)
+    if smoothing:
+        per_class = np.ones(n_classes, x.dtype) if w is None else w
+        view = [1] * x.ndim
+        view[cdim] = n_classes
+        coef += (smoothing / n_classes) * per_class.reshape(view) * np.expand_dims(valid, cdim)
+    return coef.astype(x.dtype, copy=False), wt.sum()
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
+                  label_smoothing=0.0):
+    """Cross entropy between logits ``input`` (N, C, ...) or (C,) and ``target``.
+
+    ``target`` holds class indices (N, ...) or class probabilities (same shape as
+    input). One fused Node: d/dx = softmax(x)·Σ_c A − A (Note [Cross entropy as soft targets]).
+    """
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    x = input
+    cdim = _class_dim(x, "cross_entropy")
+    n_classes = x.shape[cdim]
+    tdata = target.data if isinstance(target, Tensor) else np.asarray(target)
+    if tdata.dtype.kind == "f":
+        if tdata.shape != x.shape:
+            raise ValueError(
+                f"cross_entropy: probability target of shape {list(tdata.shape)} must have "
+                f"the input's shape {list(x.shape)}"
+            )
+        if isinstance(target, Tensor) and target.requires_grad:
+            raise NotImplementedError("cross_entropy: gradients w.r.t. probability targets")
+        coef = tdata.astype(x.dtype)
+        if label_smoothing:
+            coef = coef * (1.0 - label_smoothing) + label_smoothing / n_classes
+        w = _weight_array(weight, n_classes, x.dtype, "cross_entropy")
+        if w is not None:
+            view = [1] * x.ndim
+            view[cdim] = n_classes
+            coef = coef * w.reshape(view)
+        denom = x.data.size // max(n_classes, 1)
+    else:
+        coef, denom = _index_coefficients(x, tdata, weight, ignore_index, label_smoothing,
+                                          "cross_entropy")
+    if reduction == "none":
+        return _loss_ops.soft_cross_entropy(x, coef, cdim, False)
+    if reduction == "mean":
+        if denom == 0:  # every sample ignored: NaN, with zero gradient (as PyTorch)
+            return _loss_ops.soft_cross_entropy(x, coef, cdim, True) + float("nan")
+        coef = (coef / coef.dtype.type(denom)).astype(x.dtype, copy=False)
+    return _loss_ops.soft_cross_entropy(x, coef, cdim, True)
+
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """Negative log likelihood of log-probabilities ``input`` (N, C, ...) at ``target``."""
+    _check_reduction(reduction)
+    x = input
+    cdim = _class_dim(x, "nll_loss")
+    coef, denom = _index_coefficients(x, target, weight, ignore_index, 0.0, "nll_loss")
+    if reduction == "none":
+        return (x * Tensor._wrap(-coef)).sum(dim=cdim)
+    if reduction == "mean":
+        if denom == 0:  # every sample ignored: NaN, with zero gradient (as PyTorch)
+            return (x * Tensor._wrap(-coef)).sum() + float("nan")
+        coef = (coef / coef.dtype.type(denom)).astype(x.dtype, copy=False)
+    return (x * Tensor._wrap(-coef)).sum()
+
+
+def mse_loss(input, target, reduction="mean"):
+    """Mean squared error ``(input − target)²``, reduced."""
+    d = input - target
+    return _reduce(d * d, reduction)
+
+
+def l1_loss(input, target, reduction="mean"):
+    """Mean absolute error ``|input − target|`` (gradient sign(d), 0 at d = 0), reduced."""
+    d = input - target
+    return _reduce(d * Tensor._wrap(np.sign(d.data)), reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",
+                                     pos_weight=None):
+    """Binary cross entropy on logits (sigmoid fused in, stable for large |input|)."""
+    _check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Target size ({list(target.shape)}) must be the same as input size "
+            f"({list(input.shape)})"
+        )
+    pw = None
+    if pos_weight is not None:
+        if isinstance(pos_weight, Tensor) and pos_weight.requires_grad:
+            raise NotImplementedError("binary_cross_entropy_with_logits: pos_weight with grad")
+        pw = np.asarray(pos_weight.data if isinstance(pos_weight, Tensor) else pos_weight,
+                        dtype=input.dtype)
+    loss = _loss_ops.bce_with_logits(input, target, pw)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)

@@ -1,0 +1,164 @@
+"""Sequential, ModuleList and ModuleDict."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from .module import Module
+
+__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+
+
+def _index(idx, n, kind):
+    if not -n <= idx < n:
+        raise IndexError(f"index {idx} is out of range for a {kind} of length {n}")
+    return idx % n
+
+
+class Sequential(Module):
+    """Modules applied in order; built from modules or an OrderedDict of named modules.
+
+    >>> import tapegrad as tg
+    >>> net = tg.nn.Sequential(tg.nn.Linear(2, 3), tg.nn.ReLU())
+    >>> net
+    Sequential(
+      (0): Linear(in_features=2, out_features=3, bias=True)
+      (1): ReLU()
+    )
+    """
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, module in args[0].items():
+                self.add_module(name, module)
+        else:
+            for i, module in enumerate(args):
+                self.add_module(str(i), module)
+
+    def forward(self, input):
+        for module in self._modules.values():
+            input = module(input)
+        return input
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        return list(self._modules.values())[_index(idx, len(self), "Sequential")]
+
+    def __setitem__(self, idx, module):
+        key = list(self._modules)[_index(idx, len(self), "Sequential")]
+        self.add_module(key, module)
+
+    def __delitem__(self, idx):
+        keys = list(self._modules)
+        for key in keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(keys), "")]]:
+            del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class ModuleList(Module):
+    """A list of modules, registered so their parameters are found."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[str(_index(idx, len(self), "ModuleList"))]
+
+    def __setitem__(self, idx, module):
+        self.add_module(str(_index(idx, len(self), "ModuleList")), module)
+
+    def __delitem__(self, idx):
+        mods = list(self._modules.values())
+        del mods[idx]
+        self._modules.clear()
+        for i, m in enumerate(mods):
+            self.add_module(str(i), m)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for module in modules:
+            self.append(module)
+        return self
+
+    def insert(self, index, module):
+        mods = list(self._modules.values())
+        mods.insert(index, module)
+        self._modules.clear()
+        for i, m in enumerate(mods):
+            self.add_module(str(i), m)
+
+
+class ModuleDict(Module):
+    """An ordered dict of named modules."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def pop(self, key):
+        value = self._modules[key]
+        del self._modules[key]
+        return value
+
+    def clear(self):
+        self._modules.clear()
+
+    def update(self, modules):
+        items = modules.items() if hasattr(modules, "items") else modules
+        for key, module in items:
+            self[key] = module

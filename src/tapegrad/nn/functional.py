@@ -1,0 +1,354 @@
+"""``tapegrad.nn.functional``: the layers and losses as functions (PyTorch's signatures).
+
+Argument checking lives here; the arithmetic lives in the fused ops of
+``_conv_ops``, ``_pool_ops``, ``_norm_ops``, ``_loss_ops`` and ``_fused``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..creation import default_generator
+from ..ops.elementwise import relu, sigmoid, tanh
+from ..tensor import Tensor
+from . import _conv_ops, _fused, _norm_ops, _pool_ops
+from ._conv_ops import Geometry, out_size
+from ._fused import embedding as _embedding
+from ._fused import gelu, silu
+from ._fused import linear as _linear
+from ._losses import (
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+)
+
+__all__ = [
+    "linear", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "layer_norm", "batch_norm",
+    "one_hot", "pad", "relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
+    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
+    "embedding",
+]
+
+
+def _tensor(x, op, name="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__}")
+    return x
+
+
+def _same_dtype(op, *tensors):
+    dtypes = {t.data.dtype for t in tensors if t is not None}
+    if len(dtypes) > 1:
+        names = ", ".join(sorted(str(d) for d in dtypes))
+        raise RuntimeError(f"{op}: expected all tensors to have the same dtype, got {names}")
+
+
+def _pair(v, op, name):
+    if isinstance(v, (int, np.integer)):
+        return (int(v), int(v))
+    if isinstance(v, (tuple, list)) and len(v) == 2 and all(isinstance(a, int) for a in v):
+        return tuple(v)
+    raise ValueError(f"{op}: {name} must be an int or a pair of ints, got {v!r}")
+
+
+def _batched(x, op):
+    """(N, C, H, W) view of a 3-D or 4-D input, and whether a batch dim was added."""
+    if x.ndim == 4:
+        return x, False
+    if x.ndim == 3:
+        return x.unsqueeze(0), True
+    raise RuntimeError(f"{op}: expected a 3-D or 4-D input, got shape {list(x.shape)}")
+
+
+# -- linear and convolution ---------------------------------------------------------------
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias`` for input (*, in), weight (out, in), bias (out,)."""
+    _tensor(input, "linear")
+    if weight.ndim != 2 or input.ndim == 0 or input.shape[-1] != weight.shape[1]:
+        raise RuntimeError(
+            f"linear: input of shape {list(input.shape)} and weight of shape "
+            f"{list(weight.shape)} don't match (need input.shape[-1] == weight.shape[1])"
+        )
+    _same_dtype("linear", input, weight, bias)
+    return _linear(input, weight, bias)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation) of (N, C, H, W) with weight (O, C/groups, kh, kw).
+
+    ``padding`` is an int, a pair, ``'valid'`` or ``'same'`` (stride 1 only).
+    """
+    x, added = _batched(_tensor(input, "conv2d"), "conv2d")
+    stride = _pair(stride, "conv2d", "stride")
+    dilation = _pair(dilation, "conv2d", "dilation")
+    if weight.ndim != 4:
+        raise RuntimeError(f"conv2d: weight must be 4-D, got shape {list(weight.shape)}")
+    o, cg, kh, kw = weight.shape
+    c = x.shape[1]
+    if groups < 1 or c % groups or o % groups or cg * groups != c:
+        raise RuntimeError(
+            f"conv2d: input with {c} channels, weight of shape {list(weight.shape)} and "
+            f"groups={groups} don't match (need C == weight.shape[1] * groups and O % groups == 0)"
+        )
+    if bias is not None and tuple(bias.shape) != (o,):
+        raise RuntimeError(f"conv2d: bias must have shape [{o}], got {list(bias.shape)}")
+    _same_dtype("conv2d", x, weight, bias)
+    pads = _conv_pads(padding, (kh, kw), stride, dilation)
+    for axis, (n, k) in enumerate(zip(x.shape[2:], (kh, kw), strict=True)):
+        if out_size(n, k, stride[axis], dilation[axis], *pads[axis]) < 1:
+            raise RuntimeError(
+                f"conv2d: input of shape {list(input.shape)} (padded by {pads}) is smaller "
+                f"than the dilated kernel {[kh, kw]} (dilation {list(dilation)})"
+            )
+    out = _conv_ops.conv2d(x, weight, bias, Geometry(stride, pads, dilation, groups))
+    return out.squeeze(0) if added else out
+
+
+def _conv_pads(padding, kernel, stride, dilation):
+    if padding == "valid":
+        return ((0, 0), (0, 0))
+    if padding == "same":
+        if stride != (1, 1):
+            raise ValueError("conv2d: padding='same' is not supported for strided convolutions")
+        pads = []
+        for k, d in zip(kernel, dilation, strict=True):
+            total = d * (k - 1)
+            pads.append((total // 2, total - total // 2))  # extra on the right, as PyTorch
+        return tuple(pads)
+    p = _pair(padding, "conv2d", "padding")
+    if min(p) < 0:
+        raise ValueError(f"conv2d: padding must be non-negative, got {padding!r}")
+    return ((p[0], p[0]), (p[1], p[1]))
+
+
+# -- pooling -------------------------------------------------------------------------------
+
+
+def _pool_setup(op, x, kernel_size, stride, padding, dilation, ceil_mode):
+    kernel = _pair(kernel_size, op, "kernel_size")
+    stride = kernel if stride is None or stride == [] else _pair(stride, op, "stride")
+    pad = _pair(padding, op, "padding")
+    dilation = _pair(dilation, op, "dilation")
+    if min(kernel) < 1 or min(stride) < 1 or min(dilation) < 1 or min(pad) < 0:
+        raise ValueError(f"{op}: kernel_size, stride and dilation must be positive, padding >= 0")
+    out_hw, pads = [], []
+    for axis in range(2):
+        n, k, s, d, p = x.shape[2 + axis], kernel[axis], stride[axis], dilation[axis], pad[axis]
+        if p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(
+                f"{op}: pad should be at most half of effective kernel size, but got "
+                f"pad={p}, kernel_size={k} and dilation={d}"
+            )
+        span = n + 2 * p - d * (k - 1) - 1
+        size = (-(-span // s) if ceil_mode else span // s) + 1
+        if ceil_mode and (size - 1) * s >= n + p:
+            size -= 1  # the last window must start inside the input or the left padding
+        if size < 1:
+            raise RuntimeError(
+                f"{op}: output size is too small for input of shape {list(x.shape)} "
+                f"(kernel {list(kernel)}, stride {list(stride)}, padding {list(pad)})"
+            )
+        out_hw.append(size)
+        pads.append((p, max(p, (size - 1) * s + d * (k - 1) + 1 - n - p)))
+    return kernel, tuple(out_hw), Geometry(stride, tuple(pads), dilation)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over windows of (N, C, H, W) or (C, H, W); the gradient goes to each window's
+    first maximum. With ``return_indices`` also returns flat H·W indices (int64)."""
+    x, added = _batched(_tensor(input, "max_pool2d"), "max_pool2d")
+    kernel, out_hw, geom = _pool_setup("max_pool2d", x, kernel_size, stride, padding, dilation,
+                                       ceil_mode)
+    out, idx = _pool_ops.max_pool2d(x, kernel, out_hw, geom)
+    if added:
+        out, idx = out.squeeze(0), idx[0]
+    if not return_indices:
+        return out
+    return out, Tensor._wrap(_flat_indices(idx, kernel, x.shape[2:], geom))
+
+
+def _flat_indices(idx, kernel, size, geom):
+    i, j = np.divmod(idx, kernel[1])
+    ho = np.arange(idx.shape[-2])[:, None]
+    wo = np.arange(idx.shape[-1])[None, :]
+    row = ho * geom.stride[0] + i * geom.dilation[0] - geom.pads[0][0]
+    col = wo * geom.stride[1] + j * geom.dilation[1] - geom.pads[1][0]
+    return (row * size[1] + col).astype(np.int64)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Mean over windows; padding counts in the divisor when ``count_include_pad``."""
+    x, added = _batched(_tensor(input, "avg_pool2d"), "avg_pool2d")
+    kernel, out_hw, geom = _pool_setup("avg_pool2d", x, kernel_size, stride, padding, 1,
+                                       ceil_mode)
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise RuntimeError("avg_pool2d: divisor must be not zero")
+        divisor = float(divisor_override)
+    else:
+        divisor = _pool_ops.avg_divisor(x.shape[2:], kernel, out_hw, geom, count_include_pad)
+        divisor = divisor.astype(x.dtype)
+    out = _pool_ops.avg_pool2d(x, kernel, out_hw, geom, divisor)
+    return out.squeeze(0) if added else out
+
+
+# -- normalisation and dropout ---------------------------------------------------------------
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Batch normalisation over every dim but 1 (channels).
+
+    In training the batch statistics are used and, when given, ``running_mean`` and
+    ``running_var`` are updated in place: ``r = (1 − momentum)·r + momentum·stat``,
+    the variance unbiased (n / (n − 1)) as PyTorch. Otherwise the running ones are used.
+    """
+    x = _tensor(input, "batch_norm")
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: expected at least 2-D input, got shape {list(x.shape)}")
+    c = x.shape[1]
+    axes = (0,) + tuple(range(2, x.ndim))
+    view = (1, c) + (1,) * (x.ndim - 2)
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                    ("running_var", running_var)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise RuntimeError(f"batch_norm: {name} must have shape [{c}], got {list(t.shape)}")
+    if training:
+        count = x.data.size // max(c, 1)
+        if count <= 1:
+            raise ValueError(
+                "Expected more than 1 value per channel when training, got input size "
+                f"{list(x.shape)}"
+            )
+        out, mean, var = _norm_ops.normalize(x, weight, bias, axes, axes, view, eps)
+        if running_mean is not None:
+            running_mean.data *= 1.0 - momentum
+            running_mean.data += momentum * mean.reshape(c)
+            running_mean._vc.bump("batch_norm")
+        if running_var is not None:
+            running_var.data *= 1.0 - momentum
+            running_var.data += (momentum * count / (count - 1)) * var.reshape(c)
+            running_var._vc.bump("batch_norm")
+        return out
+    if running_mean is None or running_var is None:
+        raise RuntimeError("batch_norm: running_mean and running_var are needed when not training")
+    invstd = Tensor._wrap((1.0 / np.sqrt(running_var.data + eps)).astype(x.dtype, copy=False))
+    scale = invstd if weight is None else weight * invstd
+    shift = running_mean.detach() * scale
+    shift = -shift if bias is None else bias - shift
+    return x * scale.reshape(view) + shift.reshape(view)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the trailing dims ``normalized_shape``, then scale and shift."""
+    x = _tensor(input, "layer_norm")
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or tuple(x.shape[x.ndim - k:]) != shape or x.ndim < k:
+        raise RuntimeError(
+            f"layer_norm: normalized_shape {list(shape)} does not match the trailing dims "
+            f"of input of shape {list(x.shape)}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"layer_norm: {name} must have shape {list(shape)}")
+    axes = tuple(range(x.ndim - k, x.ndim))
+    lead = tuple(range(x.ndim - k))
+    return _norm_ops.normalize(x, weight, bias, axes, lead, shape, eps)[0]
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the rest by 1/(1 − p).
+
+    The mask comes from ``tg.default_generator``, so ``tg.manual_seed`` fixes it.
+    ``inplace`` is accepted for compatibility; the result is always a new tensor.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    x = _tensor(input, "dropout")
+    if not training or p == 0.0:
+        return x
+    keep = default_generator.numpy.random(x.shape, dtype=np.float32) >= p
+    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
+    mask = keep.astype(x.dtype) * x.dtype.type(scale)
+    return x * Tensor._wrap(mask)
+
+
+# -- activations ------------------------------------------------------------------------------
+
+
+def _softmax_dim(x, dim):
+    if dim is None:  # PyTorch's legacy implicit choice
+        return 0 if x.ndim in (0, 1, 3) else 1
+    if not -max(x.ndim, 1) <= dim < max(x.ndim, 1):
+        raise IndexError(f"softmax: dim {dim} out of range for a tensor of shape {list(x.shape)}")
+    return dim % max(x.ndim, 1)
+
+
+def softmax(input, dim=None, dtype=None):
+    """exp(x) / Σ exp(x) along ``dim`` (computed stably)."""
+    x = input.to(dtype) if dtype is not None else input
+    return _fused.softmax(x, _softmax_dim(x, dim))
+
+
+def log_softmax(input, dim=None, dtype=None):
+    """log(softmax(x)) along ``dim``, computed as x − logsumexp(x)."""
+    x = input.to(dtype) if dtype is not None else input
+    return _fused.log_softmax(x, _softmax_dim(x, dim))
+
+
+# -- shape helpers --------------------------------------------------------------------------
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot encoding along a new last dim (``num_classes=-1``: max + 1)."""
+    t = tensor.data
+    if t.dtype.kind not in "iu":
+        raise RuntimeError(f"one_hot is only applicable to index tensor, got dtype {t.dtype}")
+    if t.size and t.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = int(t.max()) + 1 if t.size else 0
+    elif t.size and t.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return Tensor._wrap((t[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last ``len(pad) // 2`` dims: ``pad = (left, right, top, bottom, ...)``,
+    from the last dim backwards. Negative amounts crop. Only ``mode='constant'``."""
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode={mode!r} is not supported yet (only 'constant')")
+    x = _tensor(input, "pad")
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise ValueError(
+            f"pad: padding length must be even and at most 2·ndim, got {len(pad)} for a "
+            f"{x.ndim}-D input"
+        )
+    widths = [(0, 0)] * x.ndim
+    for k in range(len(pad) // 2):
+        widths[x.ndim - 1 - k] = (int(pad[2 * k]), int(pad[2 * k + 1]))
+    for (b, a), n in zip(widths, x.shape, strict=True):
+        if n + b + a < 0:
+            raise RuntimeError(f"pad: {pad} gives a negative size for input {list(x.shape)}")
+    return _fused.pad(x, tuple(widths), 0.0 if value is None else value)
+
+
+def embedding(input, weight, padding_idx=None):
+    """Rows of ``weight`` (num_embeddings, dim) at the integer indices ``input``."""
+    idx = input.data if isinstance(input, Tensor) else np.asarray(input)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
+    n = weight.shape[0]
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError(f"embedding: index out of range in self (num_embeddings={n})")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += n
+    return _embedding(idx, weight, padding_idx)
+

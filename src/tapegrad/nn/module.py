@@ -1,0 +1,426 @@
+"""Module: the base class of layers, with PyTorch's registration and traversal API.
+
+Assigning a Parameter, a Module or (for a registered name) a buffer to an
+attribute registers it; ``named_parameters``/``named_buffers``/``named_modules``
+walk the tree in registration order with dotted names, which is also the key
+order of ``state_dict``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+
+import numpy as np
+
+from .. import _dtypes
+from ..autograd.graph import RemovableHandle
+from ..grad_mode import no_grad
+from ..tensor import Tensor
+from .parameter import Parameter
+
+__all__ = ["Module"]
+
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+class Module:
+    """Base class of all layers; subclasses define ``forward``.
+
+    >>> import tapegrad as tg
+    >>> class Affine(tg.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.scale = tg.nn.Parameter(tg.ones(2))
+    ...     def forward(self, x):
+    ...         return x * self.scale
+    >>> [name for name, _ in Affine().named_parameters()]
+    ['scale']
+    """
+
+    training: bool
+
+    def __init__(self):
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", [])
+        object.__setattr__(self, "_forward_hooks", [])
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function'
+        )
+
+    def __call__(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
+        for hook in list(self._forward_pre_hooks):
+            new = hook(self, args)
+            if new is not None:
+                args = new if isinstance(new, tuple) else (new,)
+        result = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks):
+            new = hook(self, args, result)
+            if new is not None:
+                result = new
+        return result
+
+    # -- registration ----------------------------------------------------------------------
+
+    def __setattr__(self, name, value):
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._forget(name)
+            params[name] = value
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                    "(tapegrad.nn.Parameter or None expected)"
+                )
+            params[name] = None
+        elif isinstance(value, Module):
+            if params is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._forget(name)
+            self._modules[name] = value
+        elif name in self.__dict__.get("_modules", ()):
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                    "(tapegrad.nn.Module or None expected)"
+                )
+            self._modules[name] = None
+        elif name in self.__dict__.get("_buffers", ()):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                    "(tapegrad.Tensor or None expected)"
+                )
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name):
+        self.__dict__.pop(name, None)
+        for table in (self._parameters, self._buffers, self._modules):
+            table.pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        for table in ("_parameters", "_buffers", "_modules"):
+            entries = d.get(table)
+            if entries is not None and name in entries:
+                return entries[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for table in (self._parameters, self._buffers, self._modules):
+            if name in table:
+                del table[name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def _check_name(self, name, kind):
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string, got {type(name).__name__}")
+        if name == "" or "." in name:
+            raise KeyError(f'{kind} name can\'t be empty or contain ".", got: {name!r}')
+        if name in self.__dict__ and not any(
+            name in t for t in (self._parameters, self._buffers, self._modules)
+        ):
+            raise KeyError(f"attribute '{name}' already exists")
+
+    def register_parameter(self, name, param):
+        """Register ``param`` (a Parameter or None) under ``name``."""
+        self._check_name(name, "parameter")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                "(tapegrad.nn.Parameter or None required)"
+            )
+        self._forget(name)
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """Register a non-learnable tensor (saved in state_dict unless ``persistent=False``)."""
+        self._check_name(name, "buffer")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                "(tapegrad.Tensor or None required)"
+            )
+        self._forget(name)
+        self._buffers[name] = tensor
+        if not persistent:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name, module):
+        """Register ``module`` (a Module or None) as a child called ``name``."""
+        self._check_name(name, "module")
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._forget(name)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at dotted path ``target`` (``''`` is self)."""
+        mod = self
+        for part in target.split(".") if target else ():
+            child = mod._modules.get(part)
+            if child is None:
+                raise AttributeError(f"{type(mod).__name__} has no submodule `{part}`")
+            mod = child
+        return mod
+
+    # -- traversal -------------------------------------------------------------------------
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """Yield ``(dotted_name, module)`` for self and every descendant, each once."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if self in memo:
+                return
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = f"{prefix}.{name}" if prefix else name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in seen:
+                seen.add(module)
+                yield name, module
+
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, table, prefix, recurse, remove_duplicate=True):
+        seen = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+        if not recurse:
+            mods = [(prefix, self)]
+        for mod_prefix, mod in mods:
+            for name, value in getattr(mod, table).items():
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                seen.add(id(value))
+                yield (f"{mod_prefix}.{name}" if mod_prefix else name), value
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """Yield ``(dotted_name, Parameter)``; a parameter shared by two modules appears once."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    # -- state -----------------------------------------------------------------------------
+
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """An ordered dict of every parameter and persistent buffer by dotted name.
+
+        Values share memory with the module's tensors (detached unless ``keep_vars``).
+        """
+        if destination is None:
+            destination = OrderedDict()
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination, prefix + name + ".", keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copy values from ``state_dict`` into this module's parameters and buffers, in place.
+
+        Returns:
+            ``(missing_keys, unexpected_keys)`` as a named tuple.
+
+        Raises:
+            RuntimeError: listing missing and unexpected keys (when ``strict``) and
+                every shape mismatch (always), before anything is modified.
+        """
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        updates = []
+        for key, target in own.items():
+            if key not in state_dict:
+                continue
+            value = state_dict[key]
+            array = value.data if isinstance(value, Tensor) else np.asarray(value)
+            if array.shape != target.data.shape:
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape {list(array.shape)} "
+                    f"from checkpoint, the shape in current model is {list(target.data.shape)}."
+                )
+            else:
+                updates.append((target, array))
+        if strict:
+            if unexpected:
+                keys = ", ".join(f'"{k}"' for k in unexpected)
+                errors.insert(0, f"Unexpected key(s) in state_dict: {keys}. ")
+            if missing:
+                keys = ", ".join(f'"{k}"' for k in missing)
+                errors.insert(0, f"Missing key(s) in state_dict: {keys}. ")
+        if errors:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                + "\n\t".join(errors)
+            )
+        with no_grad():
+            for target, array in updates:
+                np.copyto(target.data, array, casting="unsafe")
+                target._vc.bump("load_state_dict")
+        return IncompatibleKeys(missing, unexpected)
+
+    # -- modes and bulk changes ------------------------------------------------------------
+
+    def train(self, mode=True):
+        """Set training mode on self and every descendant; returns self."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self):
+        """Evaluation mode (dropout off, batch norm uses running statistics); returns self."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        """Clear every parameter's ``.grad`` (set to None, or zero it in place)."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                if p.grad.grad_fn is not None:
+                    p.grad = p.grad.detach()
+                p.grad.data[...] = 0
+                p.grad._vc.bump("zero_grad")
+
+    def apply(self, fn):
+        """Call ``fn(module)`` on every descendant (children first), then on self."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args, dtype=None, device=None):
+        """Move/cast floating parameters and buffers (in place; parameters keep identity)."""
+        for arg in args:
+            if isinstance(arg, str):
+                device = arg
+            else:
+                dtype = arg
+        dtype = _dtypes.to_dtype(dtype)
+
+        def convert(t):
+            if dtype is not None and t.data.dtype.kind == "f":
+                t2 = Tensor._wrap(t.data).to(device=device, dtype=dtype)
+            else:
+                t2 = Tensor._wrap(t.data).to(device=device)
+            return t2.data
+
+        for t in list(self.parameters()) + list(self.buffers()):
+            new = convert(t)
+            if new is not t.data:
+                t.data = new
+                t._vc.bump("to")
+                if t.grad is not None:
+                    t.grad = Tensor._wrap(convert(t.grad))
+        return self
+
+    def float(self):
+        return self.to(_dtypes.float32)
+
+    def double(self):
+        return self.to(_dtypes.float64)
+
+    # -- hooks -----------------------------------------------------------------------------
+
+    def register_forward_pre_hook(self, hook):
+        """``hook(module, args)`` before forward; a non-None return replaces the args."""
+        self._forward_pre_hooks.append(hook)
+        return RemovableHandle(self._forward_pre_hooks, hook)
+
+    def register_forward_hook(self, hook):
+        """``hook(module, args, output)`` after forward; a non-None return replaces the output."""
+        self._forward_hooks.append(hook)
+        return RemovableHandle(self._forward_hooks, hook)
+
+    # -- printing --------------------------------------------------------------------------
+
+    def extra_repr(self) -> str:
+        """The text inside this module's parentheses (override in layers)."""
+        return ""
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines = extra.split("\n")
+        for name, module in self._modules.items():
+            text = _indent(repr(module), 2)
+            lines.append(f"({name}): {text}")
+        main = self._get_name() + "("
+        if lines:
+            if len(lines) == 1 and not self._modules:
+                main += lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+    def __dir__(self):
+        keys = set(super().__dir__())
+        for table in (self._parameters, self._buffers, self._modules):
+            keys.update(table)
+        return sorted(keys)
+
+
+def _indent(text, spaces):
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
