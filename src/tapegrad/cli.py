@@ -49,7 +49,7 @@ def main(argv=None) -> int:
         "print held-out accuracy, save and reload the model, and write training curves (PNG) "
         "and one training step's graph (DOT) to the output folder.",
     )
-    demo.add_argument("--epochs", type=int, default=15, help="training epochs (default 15)")
+    demo.add_argument("--epochs", type=int, default=30, help="training epochs (default 30)")
     demo.add_argument("--seed", type=int, default=0, help="seed for data split, init, shuffling")
     demo.add_argument("--out", default="demo_output",
                       help="folder for the model, curves PNG, graph DOT, summary.json "
