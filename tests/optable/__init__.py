@@ -9,7 +9,7 @@ sibling modules, each exporting ``CASES``; ``ALL_CASES`` joins them.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -11,7 +11,7 @@ import threading
 import weakref
 
 from ..grad_mode import STATE
-from ..tensor import Tensor, VersionCounter
+from ..tensor import Tensor
 
 __all__ = [
     "Node",

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..autograd.graph import make_result
 from ..grad_mode import STATE
+from ..ops.softmax import softmax
 from ..tensor import Tensor
-from ._fused import softmax
 
 
 def soft_cross_entropy(x, coef, dim, reduce):

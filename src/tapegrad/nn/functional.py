@@ -9,12 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..creation import default_generator
+from ..ops import joining
+from ..ops import softmax as _softmax_ops
+from ..ops.activation import gelu, silu
 from ..ops.elementwise import relu, sigmoid, tanh
 from ..tensor import Tensor
-from . import _conv_ops, _fused, _norm_ops, _pool_ops
+from . import _conv_ops, _norm_ops, _pool_ops
 from ._conv_ops import Geometry, out_size
 from ._fused import embedding as _embedding
-from ._fused import gelu, silu
 from ._fused import linear as _linear
 from ._losses import (
     binary_cross_entropy_with_logits,
@@ -294,13 +296,13 @@ def _softmax_dim(x, dim):
 def softmax(input, dim=None, dtype=None):
     """exp(x) / Σ exp(x) along ``dim`` (computed stably)."""
     x = input.to(dtype) if dtype is not None else input
-    return _fused.softmax(x, _softmax_dim(x, dim))
+    return _softmax_ops.softmax(x, _softmax_dim(x, dim))
 
 
 def log_softmax(input, dim=None, dtype=None):
     """log(softmax(x)) along ``dim``, computed as x − logsumexp(x)."""
     x = input.to(dtype) if dtype is not None else input
-    return _fused.log_softmax(x, _softmax_dim(x, dim))
+    return _softmax_ops.log_softmax(x, _softmax_dim(x, dim))
 
 
 # -- shape helpers --------------------------------------------------------------------------
@@ -322,22 +324,8 @@ def one_hot(tensor, num_classes=-1):
 
 def pad(input, pad, mode="constant", value=None):
     """Pad the last ``len(pad) // 2`` dims: ``pad = (left, right, top, bottom, ...)``,
-    from the last dim backwards. Negative amounts crop. Only ``mode='constant'``."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode={mode!r} is not supported yet (only 'constant')")
-    x = _tensor(input, "pad")
-    if len(pad) % 2 or len(pad) // 2 > x.ndim:
-        raise ValueError(
-            f"pad: padding length must be even and at most 2·ndim, got {len(pad)} for a "
-            f"{x.ndim}-D input"
-        )
-    widths = [(0, 0)] * x.ndim
-    for k in range(len(pad) // 2):
-        widths[x.ndim - 1 - k] = (int(pad[2 * k]), int(pad[2 * k + 1]))
-    for (b, a), n in zip(widths, x.shape, strict=True):
-        if n + b + a < 0:
-            raise RuntimeError(f"pad: {pad} gives a negative size for input {list(x.shape)}")
-    return _fused.pad(x, tuple(widths), 0.0 if value is None else value)
+    from the last dim backwards (see :func:`tapegrad.ops.joining.pad`)."""
+    return joining.pad(_tensor(input, "pad"), pad, mode=mode, value=value)
 
 
 def embedding(input, weight, padding_idx=None):
