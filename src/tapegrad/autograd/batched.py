@@ -163,18 +163,8 @@ def batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allo
         engine._target_of(t, i)
     result = vjp_rows(outputs, inputs, rows, create_graph=create_graph)
     B = rows[0].data.shape[0]
-    out = []
-    for i, (t, g) in enumerate(zip(inputs, result)):
-        if g is None:
-            if not allow_unused:
-                raise RuntimeError(
-                    f"grad: input {i} (shape {list(t.shape)}) was not used to compute the "
-                    "outputs; pass allow_unused=True if this is expected"
-                )
-            if materialize_grads:
-                g = Tensor._wrap(np.zeros((B,) + t.data.shape, t.data.dtype))
-        out.append(g)
+    out = engine.fill_unused(inputs, result, allow_unused, materialize_grads, batch=(B,))
     if not (create_graph if retain_graph is None else retain_graph):
         for node in graph.iter_graph(outputs):
             node.release()
-    return tuple(out)
+    return out

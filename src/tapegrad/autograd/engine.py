@@ -100,8 +100,14 @@ def grad(
         retain_graph = create_graph
     targets = [_target_of(t, i) for i, t in enumerate(inputs)]
     captured = run_backward(outputs, grads, retain_graph, create_graph, targets, accumulate=False)
+    return fill_unused(inputs, captured, allow_unused, materialize_grads)
+
+
+def fill_unused(inputs, grads, allow_unused, materialize_grads, batch=()):
+    """Check the gradients ``grad`` returns: an input that got none is an error unless
+    ``allow_unused`` (then None, or zeros of ``batch + shape`` with ``materialize_grads``)."""
     result = []
-    for i, (t, g) in enumerate(zip(inputs, captured)):
+    for i, (t, g) in enumerate(zip(inputs, grads)):
         if g is None:
             if not allow_unused:
                 raise RuntimeError(
@@ -109,7 +115,7 @@ def grad(
                     "outputs; pass allow_unused=True if this is expected"
                 )
             if materialize_grads:
-                g = Tensor._wrap(np.zeros(t.shape, t.dtype))
+                g = Tensor._wrap(np.zeros(batch + t.data.shape, t.data.dtype))
         result.append(g)
     return tuple(result)
 

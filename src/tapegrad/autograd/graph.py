@@ -232,7 +232,8 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable: Tensor):
-        super().__init__(_accumulate_marker, (), "AccumulateGrad", ((variable.shape, variable.dtype),))
+        meta = ((variable.shape, variable.dtype),)
+        super().__init__(_accumulate_marker, (), "AccumulateGrad", meta)
         self.variable = variable
 
     def apply(self, grads: list, create_graph: bool):
