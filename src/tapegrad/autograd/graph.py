@@ -316,6 +316,21 @@ def edge_of(t: Tensor):
     return (fn, t._output_nr)
 
 
+def edges_to(inputs):
+    """One edge per input (``(node, output_nr)``, or None for an input that needs no
+    gradient); None when no input requires grad, so nothing needs recording."""
+    edges = []
+    needed = False
+    for t in inputs:
+        if t is not None and t._rg:
+            needed = True
+            fn = t.grad_fn
+            edges.append((accumulator_of(t), 0) if fn is None else (fn, t._output_nr))
+        else:
+            edges.append(None)
+    return tuple(edges) if needed else None
+
+
 def make_result(data, inputs, backward, name, saved=None, save_output=False, view_of=None):
     """The funnel every differentiable op goes through.
 
@@ -338,18 +353,10 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
         out._vc = view_of._vc
     if not STATE.enabled:
         return out
-    edges = []
-    needed = False
-    for t in inputs:
-        if t is not None and t._rg:
-            needed = True
-            fn = t.grad_fn
-            edges.append((accumulator_of(t), 0) if fn is None else (fn, t._output_nr))
-        else:
-            edges.append(None)
-    if not needed:
+    edges = edges_to(inputs)
+    if edges is None:
         return out
-    node = Node(backward, tuple(edges), name, ((out.data.shape, out.data.dtype),))
+    node = Node(backward, edges, name, ((out.data.shape, out.data.dtype),))
     if saved:
         node._saved_versions = tuple(_version_record(t) for t in saved)
     if save_output:
@@ -379,19 +386,11 @@ def make_results(datas, inputs, backward, name, saved=None, node_type=None):
     outs = tuple(Tensor._wrap(d) for d in datas)
     if not STATE.enabled:
         return outs
-    edges = []
-    needed = False
-    for t in inputs:
-        if t is not None and t._rg:
-            needed = True
-            fn = t.grad_fn
-            edges.append((accumulator_of(t), 0) if fn is None else (fn, t._output_nr))
-        else:
-            edges.append(None)
-    if not needed:
+    edges = edges_to(inputs)
+    if edges is None:
         return outs
     meta = tuple((o.data.shape, o.data.dtype) for o in outs)
-    node = (node_type or Node)(backward, tuple(edges), name, meta)
+    node = (node_type or Node)(backward, edges, name, meta)
     if saved:
         node._saved_versions = tuple(_version_record(t) for t in saved)
     if ANOMALY["enabled"]:
