@@ -87,6 +87,9 @@ from .ops.shape import (
 )
 from .tensor import Tensor
 
+# -- utils (checkpointing) --
+from . import utils  # noqa: E402
+
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64
 long = int64

@@ -1,0 +1,5 @@
+"""Utilities built on the core: gradient checkpointing."""
+
+from . import checkpoint
+
+__all__ = ["checkpoint"]
