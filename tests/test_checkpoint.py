@@ -26,18 +26,24 @@ def mlp(n, width, dtype=np.float64, seed=0, bias=True):
     rng = np.random.default_rng(seed)
     params, layers = [], []
     for _ in range(n):
-        W = tg.tensor((rng.standard_normal((width, width)) / np.sqrt(width)).astype(dtype),
-                      requires_grad=True)
+        W = tg.tensor(
+            (rng.standard_normal((width, width)) / np.sqrt(width)).astype(dtype), requires_grad=True
+        )
         b = tg.tensor((rng.standard_normal(width) * 0.1).astype(dtype), requires_grad=True)
         params += [W, b] if bias else [W]
-        layers.append((lambda W, b: lambda x: (x @ W + b).tanh())(W, b if bias else 0.0))
+        layers.append(tanh_layer(W, b if bias else 0.0))
     return layers, params
+
+
+def tanh_layer(W, b):
+    return lambda x: (x @ W + b).tanh()
 
 
 def dropout(p):
     def layer(x):
         keep = (tg.rand(*x.shape, dtype=x.dtype) >= p).to(x.dtype)
         return x * keep * (1.0 / (1.0 - p))
+
     return layer
 
 
@@ -76,8 +82,16 @@ def assert_same(a, b):
 
 
 STRATEGIES = [
-    NoCheckpoint(), 1, 3, 12, SqrtN(), Every(1), Every(5),
-    Selective(lambda i, layer: i % 3 == 1), Budget(9000), Budget(6144, cost="layers"),
+    NoCheckpoint(),
+    1,
+    3,
+    12,
+    SqrtN(),
+    Every(1),
+    Every(5),
+    Selective(lambda i, layer: i % 3 == 1),
+    Budget(9000),
+    Budget(6144, cost="layers"),
 ]
 
 
@@ -286,9 +300,15 @@ def test_plans_follow_pytorch_split_and_rules():
     assert len(SqrtN().plan(64).segments) == 8 and not SqrtN().plan(64).segments[-1].checkpoint
     # PyTorch: segments of n // k layers, the last takes the rest and is not recomputed
     assert cp.Segments(3).plan(8).segments == (
-        Segment(0, 2, True), Segment(2, 4, True), Segment(4, 8, False))
+        Segment(0, 2, True),
+        Segment(2, 4, True),
+        Segment(4, 8, False),
+    )
     assert Every(3).plan(7).segments == (
-        Segment(0, 3, True), Segment(3, 6, True), Segment(6, 7, False))
+        Segment(0, 3, True),
+        Segment(3, 6, True),
+        Segment(6, 7, False),
+    )
     assert NoCheckpoint().plan(0).segments == ()
     assert "no plan made yet" in Every(2).explain()
 
@@ -345,6 +365,7 @@ class PeakMeter:
                 roots = [out] if self.root is None else [out, self.root]
                 self.peak = max(self.peak, saved_bytes(roots))
             return out
+
         return layer
 
     def step(self, layers, strategy, x):
@@ -371,13 +392,19 @@ def test_budget_measured_peak_never_exceeds_budget():
         assert peak == predicted  # the memory model is exact for a chain of layers
         assert "predicted saved activations" in strategy.explain()
     assert Budget(full).plan(16, layers, x).segments == (Segment(0, 16, False),)
+    strategy = Budget(least)
+    with tg.no_grad():
+        y = checkpoint_sequential(layers, strategy, x)
+    assert "no plan made yet" in strategy.explain() and y.grad_fn is None
 
 
 def test_sqrt_n_keeps_a_quarter_of_the_activations_on_a_64_layer_mlp():
     rng = np.random.default_rng(0)
     width, batch = 1024, 256
-    weights = [tg.tensor((rng.standard_normal((width, width)) / 32).astype(np.float32),
-                         requires_grad=True) for _ in range(4)]
+    weights = [
+        tg.tensor((rng.standard_normal((width, width)) / 32).astype(np.float32), requires_grad=True)
+        for _ in range(4)
+    ]
     layers = [(lambda W: lambda x: (x @ W).tanh())(weights[i % 4]) for i in range(64)]
     x = tg.tensor(rng.standard_normal((batch, width)).astype(np.float32))
     kept = {}

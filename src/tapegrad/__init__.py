@@ -88,7 +88,7 @@ from .ops.shape import (
 from .tensor import Tensor
 
 # -- utils (checkpointing) --
-from . import utils  # noqa: E402
+from . import utils
 
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64

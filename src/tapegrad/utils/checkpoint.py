@@ -275,10 +275,17 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
     layers = list(functions.children()) if hasattr(functions, "children") else list(functions)
     for i, f in enumerate(layers):
         if not callable(f):
-            raise TypeError(f"checkpoint_sequential: layer {i} ({type(f).__name__}) is not callable")
+            raise TypeError(
+                f"checkpoint_sequential: layer {i} ({type(f).__name__}) is not callable"
+            )
     if not isinstance(input, Tensor):
-        raise TypeError(f"checkpoint_sequential: input must be a Tensor, got {type(input).__name__}")
-    plan = as_strategy(segments).plan(len(layers), layers, input)
+        raise TypeError(
+            f"checkpoint_sequential: input must be a Tensor, got {type(input).__name__}"
+        )
+    strategy = as_strategy(segments)
+    if not STATE.enabled:  # nothing is recorded, so there is nothing to plan
+        return _run_layers(layers, 0, len(layers))(input)
+    plan = strategy.plan(len(layers), layers, input)
     x = input
     for seg in plan.segments:
         run = _run_layers(layers, seg.start, seg.stop)

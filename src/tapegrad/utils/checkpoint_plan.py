@@ -344,8 +344,10 @@ def _nodes_behind(t: Tensor, stop: set) -> list:
 def _layer_terms(p: Profile, i: int, h: bool) -> int:
     """Bytes a kept layer i adds, given whether x_i is already held."""
     x = p.boundary
-    return p.inner[i] + (x[i] if p.saves_input[i] and not h else 0) + (
-        x[i + 1] if p.saves_output[i] else 0
+    return (
+        p.inner[i]
+        + (x[i] if p.saves_input[i] and not h else 0)
+        + (x[i + 1] if p.saves_output[i] else 0)
     )
 
 
