@@ -294,3 +294,24 @@ def test_deep_chain_has_no_recursion_limit():
         y = y * 1.0
     y.backward()
     assert x.grad.item() == 1.0
+
+
+def test_inputs_non_leaf_does_not_run_its_own_node():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    h = x.exp()
+    y = (h * h).sum()
+    (gh,) = tg.autograd.grad(y, h, retain_graph=True)
+    np.testing.assert_allclose(gh.numpy(), 2 * np.exp([1.0, 2.0]), rtol=1e-6)
+    h.grad_fn.release()  # h's Node must not be needed to get d y / d h
+    y.backward(inputs=[h])
+    np.testing.assert_allclose(h.grad.numpy(), gh.numpy())
+    assert x.grad is None
+
+
+def test_inputs_through_a_target_to_a_deeper_target():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 3.0
+    y = (h * h).sum()
+    gh, gx = tg.autograd.grad(y, [h, x])
+    np.testing.assert_allclose(gh.numpy(), [6.0, 12.0])
+    np.testing.assert_allclose(gx.numpy(), [18.0, 36.0])

@@ -26,7 +26,7 @@ def _shape(shape) -> str:
 def _saved_shapes(node) -> list:
     shapes = []
     seen = set()
-    for array in graph._saved_arrays(node):
+    for array in graph.saved_arrays(node):
         if id(array) not in seen:
             seen.add(id(array))
             shapes.append(tuple(array.shape))

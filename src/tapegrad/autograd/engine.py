@@ -326,9 +326,13 @@ def _release_children(node, deps, ready):
 
 
 def _nodes_off_paths(deps, capture, accumulate):
-    """Nodes from which no target can be reached (they need not run)."""
-    # Post-order over the reachable subgraph, iteratively.
+    """Nodes that need not run: no target lies beyond them. A target's own Node runs
+    only if another target lies beyond it (its gradient is captured before it would
+    run); a leaf target's AccumulateGrad runs only when accumulating into ``.grad``."""
+    # Post-order over the reachable subgraph, iteratively. reaches[n]: n is a target
+    # or a target lies beyond n; beyond[n]: a target lies strictly beyond n.
     reaches = {}
+    beyond = {}
     for start in deps:
         if start in reaches:
             continue
@@ -347,14 +351,10 @@ def _nodes_off_paths(deps, capture, accumulate):
             if advanced:
                 continue
             stack.pop()
-            hit = node in capture
-            if not hit:
-                for edge in node.next_functions:
-                    if edge is not None and reaches.get(edge[0]):
-                        hit = True
-                        break
-            reaches[node] = hit
-    skip = {n for n, hit in reaches.items() if not hit}
+            hit = any(edge is not None and reaches.get(edge[0]) for edge in node.next_functions)
+            beyond[node] = hit
+            reaches[node] = hit or node in capture
+    skip = {n for n, hit in beyond.items() if not hit and type(n) is not AccumulateGrad}
     if not accumulate:
         skip.update(n for n in deps if type(n) is AccumulateGrad)
     else:

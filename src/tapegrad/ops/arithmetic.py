@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
-from ..autograd.graph import make_result
+from ..autograd.graph import make_result, sum_to
 from ..tensor import Tensor
 from ._registry import register
 from ._util import as_tensor_or_scalar, broadcast_error, reduce_grad
@@ -57,12 +57,22 @@ def _present(a, b):
     return (a,) if b is None else (a, b)
 
 
-def _fit(g, t):
-    """``g`` as the gradient of ``t``: reduced over broadcast axes and cast, if needed."""
+def _meta(t, needed):
+    """An operand's (shape, dtype) when its gradient is needed. Rules that need only this
+    capture it rather than the Tensor, which would keep the operand's data alive for as
+    long as the graph lives (Note [What saved_bytes counts] in autograd/graph.py)."""
+    return (t.data.shape, t.data.dtype) if needed else None
+
+
+
+def _fit(g, meta):
+    """``g`` as the gradient of an operand with ``meta = (shape, dtype)``: summed back over
+    broadcast axes and cast, when needed (most often it already fits)."""
     data = g.data
-    if data.shape == t.data.shape and data.dtype == t.data.dtype:
+    if data.shape == meta[0] and data.dtype == meta[1]:
         return g
-    return reduce_grad(g, t)
+    g = sum_to(g, meta[0])
+    return g if g.data.dtype == meta[1] else g._cast(meta[1])
 
 
 @register("add", operators=("__add__", "__radd__"))
@@ -74,11 +84,12 @@ def add(input, other, *, alpha=1):
     out = _compute(np.add, da, db, "add", ta, tb)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
+    ma, mb = _meta(ta, na), _meta(tb, nb)
 
     def backward(g):
         return (
-            _fit(g, ta) if na else None,
-            _fit(g if alpha == 1 else g * alpha, tb) if nb else None,
+            _fit(g, ma) if na else None,
+            _fit(g if alpha == 1 else g * alpha, mb) if nb else None,
         )
 
     return make_result(out, (ta, tb), backward, "AddBackward")
@@ -93,11 +104,12 @@ def sub(input, other, *, alpha=1):
     out = _compute(np.subtract, da, db, "sub", ta, tb)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
+    ma, mb = _meta(ta, na), _meta(tb, nb)
 
     def backward(g):
         return (
-            reduce_grad(g, ta) if na else None,
-            reduce_grad(-g if alpha == 1 else g * -alpha, tb) if nb else None,
+            _fit(g, ma) if na else None,
+            _fit(-g if alpha == 1 else g * -alpha, mb) if nb else None,
         )
 
     return make_result(out, (ta, tb), backward, "SubBackward")
@@ -119,11 +131,12 @@ def mul(input, other):
     nb = tb is not None and tb._rg
     b = (tb if tb is not None else db) if na else None
     a = (ta if ta is not None else da) if nb else None
+    ma, mb = _meta(ta, na), _meta(tb, nb)
 
     def backward(g):
         return (
-            _fit(g * b, ta) if na else None,
-            _fit(g * a, tb) if nb else None,
+            _fit(g * b, ma) if na else None,
+            _fit(g * a, mb) if nb else None,
         )
 
     return make_result(
@@ -142,11 +155,12 @@ def div(input, other, *, rounding_mode=None):
     nb = tb is not None and tb._rg
     b = tb if tb is not None else db
     a = (ta if ta is not None else da) if nb else None
+    ma, mb = _meta(ta, na), _meta(tb, nb)
 
     def backward(g):
         return (
-            reduce_grad(g / b, ta) if na else None,
-            reduce_grad(-g * a / (b * b), tb) if nb else None,
+            _fit(g / b, ma) if na else None,
+            _fit(-g * a / (b * b), mb) if nb else None,
         )
 
     saved = tuple(t for t in ((tb if (na or nb) else None), (ta if nb else None)) if t is not None)

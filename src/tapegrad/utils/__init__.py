@@ -1,5 +1,6 @@
-"""Utilities: ``tg.utils.data`` (datasets and loaders)."""
+"""Utilities built on the core: ``tg.utils.data`` (datasets and loaders) and
+``tg.utils.checkpoint`` (gradient checkpointing)."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]
