@@ -16,6 +16,7 @@ import contextlib
 
 import numpy as np
 
+from .. import _trace
 from ..autograd import engine
 from ..tensor import READ_LISTENERS, RETRACE, Tensor
 from . import tracer
@@ -138,6 +139,7 @@ def _recording(rec):
         rec.on_read(how if how.startswith("_") else f"{how}()")
 
     tracer.ACTIVE["recorder"] = rec
+    _trace.HOOK[0] = rec.check
     RETRACE[0] = rec.retrace
     engine.run_backward = checked
     READ_LISTENERS.append(on_read)
@@ -146,6 +148,7 @@ def _recording(rec):
             yield
     finally:
         tracer.ACTIVE["recorder"] = None
+        _trace.HOOK[0] = None
         RETRACE[0] = None
         engine.run_backward = original_backward
         READ_LISTENERS.remove(on_read)

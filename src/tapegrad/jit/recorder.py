@@ -33,7 +33,8 @@ _METADATA = {
 }
 # Methods that write into their array.
 _WRITING_METHODS = {"__setitem__", "fill", "sort", "put"}
-_WRITING_FUNCTIONS = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal}
+_WRITING_FUNCTIONS = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal,
+                      np.put_along_axis}
 
 
 class Ref:
@@ -254,6 +255,26 @@ class Recorder:
         origin = self.slots[root]
         if origin[0] == "const" and len(origin) == 2:
             self.slots[root] = origin + ("written",)
+
+    def check(self, fn, args):
+        """Run and log ``fn(*args)``, a value check of tapegrad._trace that returns None."""
+        fn(*plain(args))
+        self.log(fn, args, {}, None)
+
+    def before_write(self, fn, args, kwargs):
+        """Register the plain arrays that ``fn`` is about to write as constants *now*.
+
+        A constant's value is snapshotted at its first use; for an array written by
+        the call (``out=``, ``np.put_along_axis(a, ...)``) that must happen before the
+        write, or the replay would start from the written value.
+        """
+        out = kwargs.get("out") if kwargs else None
+        targets = list(out) if isinstance(out, tuple) else [out]
+        if args and (fn in _WRITING_FUNCTIONS or getattr(fn, "__name__", "") == "at"):
+            targets.append(args[0])
+        for a in targets:
+            if type(a) is np.ndarray:
+                self._slot_of(a)
 
     def on_read(self, how):
         self.refusals.append(f"reads a tensor value into Python ({how} at {user_line()})")
