@@ -108,7 +108,9 @@ def record(fn, args, kwargs, leaves, extra_roots, name) -> Recording:
             break
     out.refusals, out.problems = rec.refusals, rec.problems
     if not rec.refusals and not rec.problems:
-        program = Program(rec, arg_slots, [(loc, v) for loc, v in guards], assignments,
+        lengths = [(Location(c, None, "len", f"len(<{type(c).__name__}>)"), n)
+                   for c, n in containers]
+        program = Program(rec, arg_slots, list(guards) + lengths, assignments,
                           outputs, new, name)
         program.read_locs = [rec.slots[i][1] for i in range(len(rec.slots))
                              if rec.slots[i][0] == "state" and f"s{i} = " in program.source]
