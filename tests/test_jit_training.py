@@ -30,9 +30,10 @@ def make_cnn():
         nn.BatchNorm2d(4),
         nn.ReLU(),
         nn.MaxPool2d(2),
+        nn.Conv2d(4, 6, 3, padding=1),  # several input channels: a copied weight gradient
         nn.Flatten(),
         nn.Dropout(0.3),
-        nn.Linear(4 * 4 * 4, 3),
+        nn.Linear(6 * 4 * 4, 3),
     )
 
 
@@ -237,3 +238,12 @@ def test_out_of_range_target_raises_in_replay():
     with pytest.raises(IndexError, match="Target 7 is out of bounds"):
         step(x, bad)
     assert step.cache_info() == (1, 3, 1024, 1)  # raised by the replay, not a new recording
+
+
+def test_demo_cnn_step_replays():
+    from tapegrad.demo import make_model  # noqa: PLC0415
+
+    data = batches(5, (4, 1, 8, 8), 10)
+    cached, *_ = train_both(make_model, lambda m: tg.optim.Adam(m.parameters(), lr=1e-2),
+                            data, verify_every=1)
+    assert cached.cache_info() == (2, 3, 1024, 1)

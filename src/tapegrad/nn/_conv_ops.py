@@ -204,7 +204,9 @@ def conv2d_weight_grad(x, g, w_shape, geom, cols=None):
     gm = _out_grad_matrix(g.data)
     og = o // geom.groups
     gw = np.concatenate([gm[:, k * og : (k + 1) * og].T @ c for k, c in enumerate(cols)])
-    out = np.ascontiguousarray(gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2))
+    out = gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2)
+    # .copy(), not np.ascontiguousarray: a method call tapegrad.jit's tracing array sees
+    out = out if out.flags.c_contiguous else out.copy()
     need_x, need_g = x._rg, g._rg
     x_shape = x.data.shape
 
