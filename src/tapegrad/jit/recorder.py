@@ -11,6 +11,13 @@ eager run. A plain array that has the same memory and layout as a traced one (wh
 ``np.asarray(traced)`` gives) is resolved to that slot; any other plain array is a
 constant, and its value is part of the recording's fingerprint, so a value that
 changes between calls is never baked in (Note [Stable recordings] in cache.py).
+
+What library code must do so that its ops stay recordable (rather than making
+the function run eagerly): create arrays that later receive traced values from a
+traced one (``np.zeros_like(x, shape=...)``, not ``np.zeros(shape)``: a plain
+``out[i:j] = x`` is invisible); copy with ``.copy()``, not ``np.ascontiguousarray``
+or ``np.array`` (C functions that strip the tracing); check values with
+``tapegrad._trace.raise_if`` instead of ``if bad.any(): raise``.
 """
 
 from __future__ import annotations
