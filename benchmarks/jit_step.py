@@ -1,10 +1,18 @@
-"""Graph cache speed: one training step of a small MLP (64-128-10, batch 32).
+"""Graph cache speed: training steps, eager tapegrad vs ``tg.jit.cache`` vs PyTorch eager.
 
-Times, in the same run, eager tapegrad, the same step under ``tg.jit.cache``, and
-PyTorch eager (if installed), and reports microseconds per step and the ratios.
-The step: forward (matmul, +, relu, matmul, +), MSE loss against one-hot targets,
-backward, and SGD with momentum written with in-place NumPy ops on ``p.data`` (as an
-optimizer does). Run: ``python benchmarks/jit_step.py [--steps N]``.
+Three workloads, each timed in the same run for all contenders, with BLAS pinned
+to one thread everywhere (threadpoolctl; ``torch.set_num_threads(1)``): on a shared
+machine multi-threaded BLAS makes these small GEMMs erratic.
+
+* MLP 64-128-10, batch 32, hand-written: forward (matmul, +, relu, matmul, +), MSE
+  against one-hot targets, backward, SGD momentum with in-place NumPy ops.
+* MLP 64-128-10, batch 32, with ``tg.nn`` (Linear, ReLU, Sequential,
+  CrossEntropyLoss) and ``tg.optim.SGD(momentum=0.9)``.
+* The digits CNN of the demo (``tapegrad.demo.make_model``), batch 64 of 1x8x8
+  images, CrossEntropyLoss, ``tg.optim.Adam``, in train mode (dropout on).
+
+Reports microseconds per step and the ratios. Run:
+``python benchmarks/jit_step.py [--steps N]``.
 """
 
 from __future__ import annotations
@@ -13,8 +21,11 @@ import argparse
 import time
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 import tapegrad as tg
+from tapegrad import nn
+from tapegrad.demo import make_model
 
 try:
     import torch
@@ -93,37 +104,146 @@ def time_steps(step, batches, repeats=5):
     return best * 1e6
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=200)
-    args = parser.parse_args(argv)
-    xs, ys = data(args.steps)
-    tg_batches = [(tg.tensor(x), tg.tensor(y)) for x, y in zip(xs, ys, strict=True)]
-    arrays = make_params()
+def nn_step(model, opt, loss_fn):
+    """One step with the framework's own modules and optimizer (tapegrad or torch)."""
 
-    eager, eager_params = tapegrad_step(arrays)
-    cached_fn, cached_params = tapegrad_step(arrays)
-    cached = tg.jit.cache(cached_fn)
-    results = {"tapegrad eager": time_steps(eager, tg_batches),
-               "tapegrad cached": time_steps(cached, tg_batches)}
-    for p, q in zip(eager_params, cached_params, strict=True):  # same steps, same results
-        np.testing.assert_allclose(p.data, q.data, rtol=1e-4, atol=1e-5)
+    def step(x, y):
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def torch_twin(tg_model, layers):
+    """A torch model with ``layers`` holding ``tg_model``'s weights (same order)."""
+    model = torch.nn.Sequential(*layers)
+    with torch.no_grad():
+        for p, q in zip(model.parameters(), tg_model.parameters(), strict=True):
+            p.copy_(torch.from_numpy(q.data.copy()))
+    return model
+
+
+def mlp_nn(n_steps):
+    rng = np.random.default_rng(2)
+    xs = rng.standard_normal((n_steps, BATCH, SIZES[0])).astype(np.float32)
+    ys = rng.integers(0, SIZES[-1], (n_steps, BATCH))
+
+    def tg_model():
+        tg.manual_seed(0)
+        return nn.Sequential(nn.Linear(SIZES[0], SIZES[1]), nn.ReLU(),
+                             nn.Linear(SIZES[1], SIZES[2]))
+
+    def tg_step(model):
+        return nn_step(model, tg.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
+                       nn.CrossEntropyLoss())
+
+    def torch_model(ref):
+        return torch_twin(ref, [torch.nn.Linear(SIZES[0], SIZES[1]), torch.nn.ReLU(),
+                                torch.nn.Linear(SIZES[1], SIZES[2])])
+
+    def torch_step(model):
+        return nn_step(model, torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
+                       torch.nn.CrossEntropyLoss())
+
+    return xs, ys, tg_model, tg_step, torch_model, torch_step
+
+
+def digits_cnn(n_steps, batch=64):
+    rng = np.random.default_rng(3)
+    xs = rng.random((n_steps, batch, 1, 8, 8), dtype=np.float32)
+    ys = rng.integers(0, 10, (n_steps, batch))
+
+    def tg_model():
+        tg.manual_seed(0)
+        return make_model()
+
+    def tg_step(model):
+        return nn_step(model, tg.optim.Adam(model.parameters(), lr=1e-2), nn.CrossEntropyLoss())
+
+    def torch_model(ref):
+        t = torch.nn
+        return torch_twin(ref, [t.Conv2d(1, 32, 3, padding=1), t.ReLU(), t.MaxPool2d(2),
+                                t.Conv2d(32, 64, 3, padding=1), t.ReLU(), t.MaxPool2d(2),
+                                t.Flatten(), t.Dropout(0.25), t.Linear(64 * 2 * 2, 10)])
+
+    def torch_step(model):
+        return nn_step(model, torch.optim.Adam(model.parameters(), lr=1e-2),
+                       torch.nn.CrossEntropyLoss())
+
+    return xs, ys, tg_model, tg_step, torch_model, torch_step
+
+
+def compare_nn(workload, n_steps, repeats):
+    """Eager vs cached tapegrad vs torch eager on one nn workload; us per step."""
+    xs, ys, tg_model, tg_step, torch_model, torch_step = workload(n_steps)
+    batches = [(tg.tensor(x), tg.tensor(y)) for x, y in zip(xs, ys, strict=True)]
+    eager_model, cached_model = tg_model(), tg_model()
+    cached = tg.jit.cache(tg_step(cached_model))
+    results = {"tapegrad eager": time_steps(tg_step(eager_model), batches, repeats),
+               "tapegrad cached": time_steps(cached, batches, repeats)}
+    assert cached.cache_info().hits > 0, "the cache never replayed"
     if torch is not None:
-        torch.set_num_threads(1)
-        t_step, _ = torch_step(arrays)
-        t_batches = [(torch.from_numpy(x), torch.from_numpy(y))
-                     for x, y in zip(xs, ys, strict=True)]
-        results["torch eager"] = time_steps(t_step, t_batches)
-    print(f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, SGD momentum; us per step")
+        t_batches = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in zip(xs, ys,
+                                                                               strict=True)]
+        results["torch eager"] = time_steps(torch_step(torch_model(eager_model)), t_batches,
+                                            repeats)
+    return results, cached.cache_info()
+
+
+def report(title, results, info):
+    print(title + "; us per step")
     for name, us in results.items():
-        print(f"  {name:16s} {us:8.1f}")
+        print(f"  {name:16s} {us:9.1f}")
     speed_up = results["tapegrad eager"] / results["tapegrad cached"]
     print(f"  cached speed-up over eager tapegrad: {speed_up:.2f}x")
     if "torch eager" in results:
         vs_torch = results["torch eager"] / results["tapegrad cached"]
         print(f"  cached vs torch eager: {vs_torch:.2f}x faster")
-    info = cached.cache_info()
     print(f"  cache: {info}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--cnn-steps", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    if torch is not None:
+        torch.set_num_threads(1)
+    with threadpool_limits(limits=1, user_api="blas"):
+        out = {"mlp": run_mlp(args.steps, args.repeats)}
+        results, info = compare_nn(mlp_nn, args.steps, args.repeats)
+        report(f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, tg.nn + tg.optim.SGD "
+               "momentum, CrossEntropyLoss", results, info)
+        out["mlp_nn"] = results
+        results, info = compare_nn(digits_cnn, args.cnn_steps, args.repeats)
+        report("digits CNN (demo model), batch 64, CrossEntropyLoss, Adam, train mode",
+               results, info)
+        out["cnn"] = results
+    return out
+
+
+def run_mlp(n_steps, repeats):
+    xs, ys = data(n_steps)
+    tg_batches = [(tg.tensor(x), tg.tensor(y)) for x, y in zip(xs, ys, strict=True)]
+    arrays = make_params()
+    eager, eager_params = tapegrad_step(arrays)
+    cached_fn, cached_params = tapegrad_step(arrays)
+    cached = tg.jit.cache(cached_fn)
+    results = {"tapegrad eager": time_steps(eager, tg_batches, repeats),
+               "tapegrad cached": time_steps(cached, tg_batches, repeats)}
+    for p, q in zip(eager_params, cached_params, strict=True):  # same steps, same results
+        np.testing.assert_allclose(p.data, q.data, rtol=1e-4, atol=1e-5)
+    if torch is not None:
+        t_step, _ = torch_step(arrays)
+        t_batches = [(torch.from_numpy(x), torch.from_numpy(y))
+                     for x, y in zip(xs, ys, strict=True)]
+        results["torch eager"] = time_steps(t_step, t_batches, repeats)
+    report(f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, hand-written SGD momentum, MSE",
+           results, cached.cache_info())
     return results
 
 

@@ -261,9 +261,10 @@ def cache(fn=None, *, maxsize=1024, verify_every=None, modules=()):
     arguments nested in tuples, lists and dicts; hashable non-tensor arguments by
     value (objects by identity); grad mode. Guards, checked before each replay:
     the shapes and dtypes of the state arrays read, and the Python numbers,
-    strings and flags (a module's ``training``, an optimizer's ``lr``) reachable
-    from ``fn``'s closure, the globals it names, ``modules`` and the arguments; a
-    changed guard records again.
+    strings and flags (a module's ``training``, an optimizer's ``lr``, list entries)
+    and the lengths of the lists and dicts reachable from ``fn``'s closure, the
+    globals it names, ``modules`` and the arguments; a changed guard records again
+    (an lr scheduler that changes ``lr`` every call makes the step run eagerly).
 
     State: parameters, gradients and optimizer state reachable that way are read
     from where they live at each replay and updated as the eager call would.

@@ -111,6 +111,8 @@ class Program:
 
     def _location(self, loc) -> str:
         obj = self._const(loc.obj)
+        if loc.kind == "len":
+            return f"len({obj})"
         if loc.kind == "attr":
             key = loc.key
             if key.isidentifier() and not keyword.iskeyword(key):

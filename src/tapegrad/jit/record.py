@@ -16,6 +16,7 @@ import contextlib
 
 import numpy as np
 
+from .. import _trace
 from ..autograd import engine
 from ..tensor import READ_LISTENERS, RETRACE, Tensor
 from . import tracer
@@ -107,7 +108,9 @@ def record(fn, args, kwargs, leaves, extra_roots, name) -> Recording:
             break
     out.refusals, out.problems = rec.refusals, rec.problems
     if not rec.refusals and not rec.problems:
-        program = Program(rec, arg_slots, [(loc, v) for loc, v in guards], assignments,
+        lengths = [(Location(c, None, "len", f"len(<{type(c).__name__}>)"), n)
+                   for c, n in containers]
+        program = Program(rec, arg_slots, list(guards) + lengths, assignments,
                           outputs, new, name)
         program.read_locs = [rec.slots[i][1] for i in range(len(rec.slots))
                              if rec.slots[i][0] == "state" and f"s{i} = " in program.source]
@@ -138,6 +141,7 @@ def _recording(rec):
         rec.on_read(how if how.startswith("_") else f"{how}()")
 
     tracer.ACTIVE["recorder"] = rec
+    _trace.HOOK[0] = rec.check
     RETRACE[0] = rec.retrace
     engine.run_backward = checked
     READ_LISTENERS.append(on_read)
@@ -146,6 +150,7 @@ def _recording(rec):
             yield
     finally:
         tracer.ACTIVE["recorder"] = None
+        _trace.HOOK[0] = None
         RETRACE[0] = None
         engine.run_backward = original_backward
         READ_LISTENERS.remove(on_read)

@@ -11,6 +11,13 @@ eager run. A plain array that has the same memory and layout as a traced one (wh
 ``np.asarray(traced)`` gives) is resolved to that slot; any other plain array is a
 constant, and its value is part of the recording's fingerprint, so a value that
 changes between calls is never baked in (Note [Stable recordings] in cache.py).
+
+What library code must do so that its ops stay recordable (rather than making
+the function run eagerly): create arrays that later receive traced values from a
+traced one (``np.zeros_like(x, shape=...)``, not ``np.zeros(shape)``: a plain
+``out[i:j] = x`` is invisible); copy with ``.copy()``, not ``np.ascontiguousarray``
+or ``np.array`` (C functions that strip the tracing); check values with
+``tapegrad._trace.raise_if`` instead of ``if bad.any(): raise``.
 """
 
 from __future__ import annotations
@@ -33,7 +40,8 @@ _METADATA = {
 }
 # Methods that write into their array.
 _WRITING_METHODS = {"__setitem__", "fill", "sort", "put"}
-_WRITING_FUNCTIONS = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal}
+_WRITING_FUNCTIONS = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal,
+                      np.put_along_axis}
 
 
 class Ref:
@@ -254,6 +262,26 @@ class Recorder:
         origin = self.slots[root]
         if origin[0] == "const" and len(origin) == 2:
             self.slots[root] = origin + ("written",)
+
+    def check(self, fn, args):
+        """Run and log ``fn(*args)``, a value check of tapegrad._trace that returns None."""
+        fn(*plain(args))
+        self.log(fn, args, {}, None)
+
+    def before_write(self, fn, args, kwargs):
+        """Register the plain arrays that ``fn`` is about to write as constants *now*.
+
+        A constant's value is snapshotted at its first use; for an array written by
+        the call (``out=``, ``np.put_along_axis(a, ...)``) that must happen before the
+        write, or the replay would start from the written value.
+        """
+        out = kwargs.get("out") if kwargs else None
+        targets = list(out) if isinstance(out, tuple) else [out]
+        if args and (fn in _WRITING_FUNCTIONS or getattr(fn, "__name__", "") == "at"):
+            targets.append(args[0])
+        for a in targets:
+            if type(a) is np.ndarray:
+                self._slot_of(a)
 
     def on_read(self, how):
         self.refusals.append(f"reads a tensor value into Python ({how} at {user_line()})")

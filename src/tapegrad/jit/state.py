@@ -10,8 +10,9 @@ Tensors' ``data`` and ``grad``. It returns *locations* (a container and a key):
   tracing view into each, so in-place updates of parameters and optimizer state
   are recorded, and the replay reads the array found there at call time;
 * guard locations: Python numbers, strings, booleans (a module's ``training``
-  flag, an optimizer's ``lr``), whether a tensor's ``grad`` is None, and a
-  tensor's ``requires_grad``: a replay first checks that each still has its
+  flag, an optimizer's ``lr``, an entry of a list), whether a tensor's ``grad`` is
+  None, a tensor's ``requires_grad``, and the length of every dict and list
+  entered (code may loop over them): a replay first checks that each still has its
   recorded value, and records again when one changed.
 
 Modules, classes and functions' code are not entered; the walk stops after
@@ -48,6 +49,8 @@ class Location:
         self.label = label
 
     def get(self):
+        if self.kind == "len":
+            return len(self.obj)
         if self.kind == "attr":
             return getattr(self.obj, self.key)
         if self.kind == "item":
@@ -94,8 +97,7 @@ def walk(roots, skip_ids=()):
             if type(value) is np.ndarray or type(value) is TracedArray:
                 arrays.append(loc)
             elif type(value) in _SCALARS or _is_scalar_tuple(value):
-                if not (loc.kind == "item" and type(loc.obj) is list):
-                    guards.append((loc, _guard_value(value)))
+                guards.append((loc, _guard_value(value)))
             elif loc.kind == "attr" and loc.key == "grad" and isinstance(loc.obj, Tensor):
                 guards.append((loc, _guard_value(value)))
                 queue.append((loc.label, value))

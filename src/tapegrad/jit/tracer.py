@@ -60,15 +60,19 @@ class TracedArray(np.ndarray):
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         fn = ufunc if method == "__call__" else getattr(ufunc, method)
-        result = fn(*plain(inputs), **plain(kwargs))
         rec = ACTIVE["recorder"]
+        if rec is not None:
+            rec.before_write(fn, inputs, kwargs)
+        result = fn(*plain(inputs), **plain(kwargs))
         if rec is None:
             return result
         return rec.log(fn, inputs, kwargs, result)
 
     def __array_function__(self, func, types, args, kwargs):
-        result = func(*plain(args), **plain(kwargs))
         rec = ACTIVE["recorder"]
+        if rec is not None:
+            rec.before_write(func, args, kwargs)
+        result = func(*plain(args), **plain(kwargs))
         if rec is None:
             return result
         return rec.log(func, args, kwargs, result)

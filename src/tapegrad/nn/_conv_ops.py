@@ -73,6 +73,16 @@ def nhwc(x):
     return x.transpose(0, 2, 3, 1)
 
 
+def new_like(proto, shape, value=0, dtype=None):
+    """A new C-ordered array of ``shape`` filled with ``value`` (``proto``'s dtype by default).
+
+    Made with ``np.full_like(proto, ...)`` rather than ``np.full``: an array that later
+    receives ``proto``-derived values through a view (``out[:, i:j] = x``) must be
+    created by a call tapegrad.jit sees, or the recording cannot follow those writes.
+    """
+    return np.full_like(proto, value, dtype=dtype, shape=shape, order="C")
+
+
 def padded_nhwc(x, pads, value=0.0):
     """(N, Hp, Wp, C) copy of ``x`` padded with ``value`` (a view of ``x`` when pads are 0)."""
     (pt, pb), (pl, pr) = pads
@@ -80,7 +90,7 @@ def padded_nhwc(x, pads, value=0.0):
     if not (pt or pb or pl or pr):
         return xh
     n, h, w, c = xh.shape
-    out = np.full((n, h + pt + pb, w + pl + pr, c), value, x.dtype)
+    out = new_like(xh, (n, h + pt + pb, w + pl + pr, c), value)
     out[:, pt : pt + h, pl : pl + w] = xh
     return out
 
@@ -119,7 +129,7 @@ def _col2im(gcols, x_shape, kernel, out_hw, geom):
     kh, kw = kernel
     ho, wo = out_hw
     cg = c // geom.groups
-    gxp = np.zeros(padded_shape(x_shape, geom), gcols[0].dtype)
+    gxp = new_like(gcols[0], padded_shape(x_shape, geom))
     for k, cols in enumerate(gcols):
         gc = cols.reshape(n, ho, wo, kh, kw, cg)
         target = gxp[..., k * cg : (k + 1) * cg] if geom.groups > 1 else gxp
@@ -194,7 +204,9 @@ def conv2d_weight_grad(x, g, w_shape, geom, cols=None):
     gm = _out_grad_matrix(g.data)
     og = o // geom.groups
     gw = np.concatenate([gm[:, k * og : (k + 1) * og].T @ c for k, c in enumerate(cols)])
-    out = np.ascontiguousarray(gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2))
+    out = gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2)
+    # .copy(), not np.ascontiguousarray: a method call tapegrad.jit's tracing array sees
+    out = out if out.flags.c_contiguous else out.copy()
     need_x, need_g = x._rg, g._rg
     x_shape = x.data.shape
 

@@ -18,8 +18,11 @@ from ..ops.softmax import softmax
 from ..tensor import Tensor
 
 
-def soft_cross_entropy(x, coef, dim, reduce):
-    """``−Σ_dim coef ⊙ log_softmax(x, dim)``, summed to a scalar when ``reduce``."""
+def soft_cross_entropy(x, coef, dim, reduce, offset=None):
+    """``−Σ_dim coef ⊙ log_softmax(x, dim)``, summed to a scalar when ``reduce``.
+
+    ``offset``: an optional 0-d array added to the reduced value (no gradient).
+    """
     xd = x.data
     shifted = xd - xd.max(axis=dim, keepdims=True)
     e = np.exp(shifted)
@@ -27,7 +30,9 @@ def soft_cross_entropy(x, coef, dim, reduce):
     with np.errstate(invalid="ignore"):
         terms = np.where(coef != 0, coef * (shifted - np.log(s)), 0)  # 0·(−inf) counts as 0
     per = -terms.sum(axis=dim)
-    out = np.asarray(per.sum() if reduce else per, dtype=xd.dtype)
+    if reduce:
+        per = per.sum() if offset is None else per.sum() + offset
+    out = np.asarray(per, dtype=xd.dtype)
     prob = e / s
     asum = coef.sum(axis=dim, keepdims=True)
 

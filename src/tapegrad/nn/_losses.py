@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _trace
 from ..tensor import Tensor
 from . import _loss_ops
 
@@ -46,11 +47,24 @@ def _weight_array(weight, n_classes, dtype, op):
     return w.astype(dtype, copy=False)
 
 
+def _array(x):
+    """The array of a Tensor or array (as is: a traced array stays traced), else a new one."""
+    if isinstance(x, Tensor):
+        return x.data
+    return x if isinstance(x, np.ndarray) else np.asarray(x)
+
+
+def _target_error(op, t, bad, n_classes):
+    return IndexError(f"{op}: Target {int(t[bad].flat[0])} is out of bounds "
+                      f"(input has {n_classes} classes).")
+
+
 def _index_coefficients(x, target, weight, ignore_index, smoothing, op):
-    """``(A, denom)`` for class-index targets; denom = Σ weight[target] over kept samples."""
+    """``(A, denom)`` for class-index targets; denom = Σ weight[target] over kept samples
+    (a 0-d array: the targets' values never reach Python, see tapegrad._trace)."""
     cdim = _class_dim(x, op)
     n_classes = x.shape[cdim]
-    t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    t = _array(target)
     expected = x.shape[:cdim] + x.shape[cdim + 1:]
     if t.shape != expected:
         raise ValueError(
@@ -59,9 +73,7 @@ def _index_coefficients(x, target, weight, ignore_index, smoothing, op):
         )
     valid = t != ignore_index
     bad = valid & ((t < 0) | (t >= n_classes))
-    if bad.any():
-        raise IndexError(f"{op}: Target {int(t[bad].flat[0])} is out of bounds "
-                         f"(input has {n_classes} classes).")
+    _trace.raise_if(bad, _target_error, op, t, bad, n_classes)
     safe = np.where(valid, t, 0)
     w = _weight_array(weight, n_classes, x.dtype, op)
     wt = (w[safe] if w is not None else np.ones(t.shape, x.dtype)) * valid
@@ -74,6 +86,18 @@ def _index_coefficients(x, target, weight, ignore_index, smoothing, op):
         view[cdim] = n_classes
         coef += (smoothing / n_classes) * per_class.reshape(view) * np.expand_dims(valid, cdim)
     return coef.astype(x.dtype, copy=False), wt.sum()
+
+
+def _mean_over(coef, denom):
+    """``(coef / denom, offset)`` for reduction='mean', with no Python branch on ``denom``.
+
+    Every sample ignored (denom 0) gives a NaN loss with zero gradient, as PyTorch:
+    coef is all zeros then, so dividing by inf keeps it zero, and ``offset`` (NaN
+    there, else 0) is added to the loss value.
+    """
+    empty = denom == 0
+    coef = (coef / np.where(empty, np.inf, denom)).astype(coef.dtype, copy=False)
+    return coef, np.where(empty, np.nan, 0.0).astype(coef.dtype)
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
@@ -89,7 +113,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     x = input
     cdim = _class_dim(x, "cross_entropy")
     n_classes = x.shape[cdim]
-    tdata = target.data if isinstance(target, Tensor) else np.asarray(target)
+    tdata = _array(target)
     if tdata.dtype.kind == "f":
         if tdata.shape != x.shape:
             raise ValueError(
@@ -113,9 +137,8 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if reduction == "none":
         return _loss_ops.soft_cross_entropy(x, coef, cdim, False)
     if reduction == "mean":
-        if denom == 0:  # every sample ignored: NaN, with zero gradient (as PyTorch)
-            return _loss_ops.soft_cross_entropy(x, coef, cdim, True) + float("nan")
-        coef = (coef / coef.dtype.type(denom)).astype(x.dtype, copy=False)
+        coef, offset = _mean_over(coef, denom)
+        return _loss_ops.soft_cross_entropy(x, coef, cdim, True, offset)
     return _loss_ops.soft_cross_entropy(x, coef, cdim, True)
 
 
@@ -128,9 +151,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     if reduction == "none":
         return (x * Tensor._wrap(-coef)).sum(dim=cdim)
     if reduction == "mean":
-        if denom == 0:  # every sample ignored: NaN, with zero gradient (as PyTorch)
-            return (x * Tensor._wrap(-coef)).sum() + float("nan")
-        coef = (coef / coef.dtype.type(denom)).astype(x.dtype, copy=False)
+        coef, offset = _mean_over(coef, denom)
+        return (x * Tensor._wrap(-coef)).sum() + Tensor._wrap(offset)
     return (x * Tensor._wrap(-coef)).sum()
 
 

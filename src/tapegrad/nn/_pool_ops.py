@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from .. import _trace
 from ..autograd.graph import make_result
-from ._conv_ops import crop_nhwc, nhwc, padded_nhwc, padded_shape, window_slice
+from ._conv_ops import crop_nhwc, new_like, nhwc, padded_nhwc, padded_shape, window_slice
 
 
 def _taps(kernel, out_hw, geom):
@@ -35,12 +36,16 @@ def max_pool2d(x, kernel, out_hw, geom):
     dtype = np.uint8 if len(taps) < 256 else np.intp
     _, (rs, cs) = taps[0]
     best = xh[:, rs, cs].copy()
-    idx = np.zeros(best.shape, dtype)
+    idx = new_like(best, best.shape, dtype=dtype)
     for k, (rs, cs) in taps[1:]:
         v = xh[:, rs, cs]
         np.copyto(idx, k, where=v > best)  # strict: ties keep the first maximum
         np.maximum(best, v, out=best)
-    if np.isnan(best).any():  # NaN wins; with NaN present, fall back to argmax (first NaN)
+    # NaN wins (np.maximum already put it in ``best``); idx must name the first NaN tap.
+    if _trace.recording():  # no Python branch on values (tapegrad._trace)
+        for k, (rs, cs) in reversed(taps):
+            np.copyto(idx, k, where=np.isnan(xh[:, rs, cs]))
+    elif np.isnan(best).any():
         idx, best = _argmax_windows(xh, kernel, out_hw, geom)
     idx = idx.transpose(0, 3, 1, 2)
     x_shape = x.data.shape
@@ -65,7 +70,7 @@ def _gather(x, idx, kernel, geom):
     """The value of ``x``'s window at tap ``idx`` (max pooling with positions fixed)."""
     xh = padded_nhwc(x.data, geom.pads, 0.0)
     ih = nhwc(idx)
-    out = np.zeros(ih.shape, x.data.dtype)
+    out = new_like(xh, ih.shape)
     for k, (rs, cs) in _taps(kernel, ih.shape[1:3], geom):
         np.copyto(out, xh[:, rs, cs], where=ih == k)
     x_shape = x.data.shape
@@ -80,7 +85,7 @@ def _scatter(g, idx, x_shape, kernel, geom):
     """Adjoint of :func:`_gather`: g added into the tap each window selected."""
     gh = nhwc(g.data)
     ih = nhwc(idx)
-    gxp = np.zeros(padded_shape(x_shape, geom), gh.dtype)
+    gxp = new_like(gh, padded_shape(x_shape, geom))
     zero = np.zeros((), gh.dtype)
     for k, (rs, cs) in _taps(kernel, gh.shape[1:3], geom):
         gxp[:, rs, cs] += np.where(ih == k, gh, zero)
@@ -113,7 +118,7 @@ def _nhwc_divisor(divisor):
 
 def _avg_pool_adjoint(g, x_shape, kernel, geom, divisor):
     gh = nhwc(g.data) / _nhwc_divisor(divisor)
-    gxp = np.zeros(padded_shape(x_shape, geom), gh.dtype)
+    gxp = new_like(gh, padded_shape(x_shape, geom))
     out_hw = gh.shape[1:3]
     for _, (rs, cs) in _taps(kernel, out_hw, geom):
         gxp[:, rs, cs] += gh

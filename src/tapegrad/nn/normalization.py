@@ -70,7 +70,9 @@ class _BatchNorm(Module):
             self.num_batches_tracked.data += 1
             self.num_batches_tracked._vc.bump("batch_norm")
             if self.momentum is None:  # cumulative moving average
-                factor = 1.0 / float(self.num_batches_tracked.data)
+                # A 0-d array, not a Python float: the count never reaches Python, so
+                # tapegrad.jit replays this with the current count.
+                factor = 1.0 / self.num_batches_tracked.data
         use_batch_stats = self.training or self.running_mean is None
         track = not self.training or self.track_running_stats
         return F.batch_norm(

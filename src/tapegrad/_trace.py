@@ -1,0 +1,49 @@
+"""Hooks that let library code stay replayable under ``tapegrad.jit``.
+
+Library code that must look at array *values* would read them into Python
+(``if bad.any(): raise``), which makes ``tapegrad.jit`` refuse to replay the
+function (Note [Reads into Python] in tensor.py). Two helpers avoid that:
+
+* :func:`raise_if` for validity checks: eagerly it is the plain test; while a
+  call is recorded, the check itself becomes an op of the replay program, so each
+  replay tests its own values and raises the same error at the same point.
+* :func:`recording` for fast paths that branch on values (NaN present?): while
+  recording, code takes a branch-free formulation with the same results.
+
+``HOOK[0]`` is set by ``tapegrad.jit`` while it records (lower layers never import it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["raise_if", "recording", "HOOK"]
+
+# HOOK[0](fn, args): log the call ``fn(*args)`` into the recording (and run it); or None.
+HOOK: list = [None]
+
+
+def recording() -> bool:
+    """Whether ``tapegrad.jit`` is recording the current call."""
+    return HOOK[0] is not None
+
+
+def raise_if(bad, make_error, *values) -> None:
+    """Raise ``make_error(*values)`` when any element of the array ``bad`` is true.
+
+    Args:
+        bad: boolean array, true where the input is invalid.
+        make_error: a module-level function (recordings compare it by identity) that
+            builds the exception from ``values``.
+        values: arrays or Python constants the error message needs.
+    """
+    hook = HOOK[0]
+    if hook is not None:
+        hook(_raise_if, (bad, make_error) + values)
+    else:
+        _raise_if(bad, make_error, *values)
+
+
+def _raise_if(bad, make_error, *values):
+    if np.any(bad):  # callers pass plain arrays (the recorder strips the tracing)
+        raise make_error(*values)
