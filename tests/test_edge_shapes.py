@@ -277,6 +277,27 @@ ROWS = [
     E("log_softmax", lambda m, x: m.log_softmax(x, -1), [()], [[(0, 3)], [(3, 0)]]),
     E("cumsum", lambda m, x: x.cumsum(0), [()], [[(0, 3)], [(3, 0)]]),
     E("cumprod", lambda m, x: x.cumprod(-1), [()], [[(0, 3)], [(3, 0)]]),
+    # -- a dim that a 0-d tensor does not have (only 0 and -1 exist) -------------------------
+    *[E(op, fn, X([()]), name="bad-dim") for op, fn in [
+        ("sum", lambda m, x: x.sum(1)),
+        ("mean", lambda m, x: x.mean(-2)),
+        ("softmax", lambda m, x: x.softmax(1)),
+        ("cumsum", lambda m, x: x.cumsum(1)),
+        ("unsqueeze", lambda m, x: x.unsqueeze(2)),
+        ("squeeze", lambda m, x: x.squeeze(1)),
+        ("transpose", lambda m, x: x.transpose(0, 1)),
+        ("flip", lambda m, x: x.flip(1)),
+        ("max", lambda m, x: x.max(1)),
+        ("argmax", lambda m, x: x.argmax(1)),
+        ("logsumexp", lambda m, x: x.logsumexp(1)),
+        ("index_select", lambda m, x: x.index_select(1, _ix(m, 0))),
+        ("gather", lambda m, x: x.gather(1, _ix(m, 0)[0])),
+    ]],
+    E("getitem", lambda m, x: x[_ix(m, 0)[0]], X([()]), name="int-tensor",
+      names=("index", "getitem")),
+    E("getitem", lambda m, x: x[:], X([()]), name="slice", names=("index", "getitem")),
+    E("tile", lambda m, x: m.tile(x, (0, 2)), [()], [[(0, 3)], [(3,)]], name="zero-times"),
+    E("flip", lambda m, x: x.flip((0, -1)), None, [[(0, 3)], [(2, 0, 3)]], name="dims"),
 ]
 
 # Every op has both variants, so nothing is excluded; where PyTorch rejects 0-d or empty
@@ -351,6 +372,22 @@ def test_matches_torch(row, kind, variant, torch_mod):
         assert g is not None, f"input {i}: no gradient; torch gives one of shape {tuple(w.shape)}"
         assert g.shape == arrays[i].shape and g.data.dtype == np.float64
         np.testing.assert_allclose(g.data, w.numpy(), rtol=1e-6, atol=1e-12)
+
+
+ACCEPTED = [(row, kind, v) for row, kind, v in VARIANTS if not isinstance(v, X)]
+
+
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0")
+@pytest.mark.parametrize(("row", "kind", "variant"), ACCEPTED,
+                         ids=[f"{r.id}-{k}" for r, k, _ in ACCEPTED])
+def test_float32_stays_float32(row, kind, variant, torch_mod):
+    """Edge cases take no float64 detour: float32 in, torch's dtypes out."""
+    arrays = [a.astype(np.float32) for a in _arrays(row, variant)]
+    out = _flat(row.fn(tg, *[tg.tensor(a) for a in arrays]))
+    ref = _flat(row.fn(torch_mod, *[torch_mod.tensor(a) for a in arrays]))
+    for o, r in zip(out, ref, strict=True):
+        assert o.data.dtype == r.numpy().dtype
+        np.testing.assert_allclose(o.data, r.numpy(), rtol=1e-5, atol=1e-6)
 
 
 @np.errstate(invalid="ignore")  # the loss of ±inf outputs (logsumexp of nothing) is NaN

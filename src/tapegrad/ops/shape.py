@@ -84,10 +84,10 @@ def view(input, *shape):
 def transpose(input, dim0, dim1):
     """Swap dimensions ``dim0`` and ``dim1``."""
     nd = input.data.ndim
-    if nd == 0:
-        return view_result(input.data, input, lambda g: (g,), "TransposeBackward")
     d0 = _check_dim(dim0, nd, "transpose")
     d1 = _check_dim(dim1, nd, "transpose")
+    if nd == 0:
+        return view_result(input.data, input, lambda g: (g,), "TransposeBackward")
     out = np.swapaxes(input.data, d0, d1)
 
     def backward(g):
