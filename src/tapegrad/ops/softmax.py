@@ -24,11 +24,12 @@ def _shifted(input, dim, dtype, op):
     x = float_data(input)
     d = _check_dim(dim, x.ndim, op)
     axis = d if x.ndim else None
-    x1 = x.reshape(x.shape or (1,))  # a 0-d input is one slice of one element
+    x1 = x if x.ndim else x.reshape(1)  # a 0-d input is one slice of one element
     m = np.max(x1, axis=d, keepdims=True, initial=-np.inf)
     # A slice of all −inf has no finite maximum; leave it unshifted (its result is NaN).
     m[~np.isfinite(m)] = 0
-    return input, (x1 - m).reshape(x.shape), axis, d
+    z = x1 - m
+    return input, z if x.ndim else z.reshape(()), axis, d
 
 
 @register("softmax")
