@@ -25,3 +25,12 @@ CASES = [
     OpCase("clone", lambda m, x: x.clone() * 2.0, [(2, 2)]),
     OpCase("_cast", lambda m, x: x.float().double() * 2.0, [(3,)], gradgrad=True),
 ]
+
+# -- 0-d and empty inputs (tests/test_edge_shapes.py checks every op; these show the shapes) --
+CASES += [
+    OpCase("sub", lambda m, x, y: x - y, [(), ()], name="0d"),
+    OpCase("mul", lambda m, x, y: x * y, [(0, 3), (3,)], name="empty-broadcast"),
+    OpCase("div", lambda m, x, y: x / y, [(), (2,)], domain=[(-2, 2), (0.5, 2)], name="0d"),
+    OpCase("pow", lambda m, x, y: x**y, [(), ()], domain=[(0.5, 2), (-1, 2)], name="0d"),
+    OpCase("neg", lambda m, x: -x, [(2, 0, 3)], name="empty"),
+]

@@ -108,3 +108,15 @@ CASES += [
     OpCase("minimum", lambda m, a, b: m.minimum(a, b), [(2, 1, 3), (4, 1)],
            inputs=_pair((2, 1, 3), (4, 1))),
 ]
+
+# -- 0-d and empty inputs (tests/test_edge_shapes.py checks every op; these show the shapes) --
+CASES += [
+    OpCase("exp", lambda m, x: m.exp(x), [(0, 3)], name="empty"),
+    OpCase("log", lambda m, x: m.log(x), [()], domain=(0.2, 3), name="0d"),
+    OpCase("sigmoid", lambda m, x: m.sigmoid(x), [(2, 0)], name="empty"),
+    OpCase("where", lambda m, x, y: m.where(x > 0, x, y), [(), ()], name="0d"),
+    OpCase("where", lambda m, x, y: m.where(x > 0, x, y), [(0, 3), ()], name="empty"),
+    OpCase("gelu", lambda m, x: _F(m).gelu(x), [()], name="0d"),
+    OpCase("softplus", lambda m, x: _F(m).softplus(x), [(0,)], name="empty"),
+    OpCase("maximum", lambda m, a, b: m.maximum(a, b), [(0, 3), (3,)], name="empty"),
+]

@@ -116,3 +116,18 @@ CASES = [
     OpCase("setitem", _setitem_scalar, [(2, 3)], name="scalar"),
     OpCase("add_", _iadd, [(2, 3), (3,)], domain=[(-2, 2), (0.5, 2)], name="operators"),
 ]
+
+# -- 0-d and empty inputs (tests/test_edge_shapes.py checks every op; these show the shapes) --
+CASES += [
+    OpCase("getitem", lambda m, x: x[None] * 2.0, [()], name="0d-none"),
+    OpCase("getitem", lambda m, x: x[()] * 2.0, [()], name="0d-tuple"),
+    OpCase("index_select", lambda m, x: x.index_select(0, _ix(m, 0, 1)[:0]), [(3, 2)],
+           name="empty-index"),
+    OpCase("gather", lambda m, x: x.gather(0, _ix(m, 0)[0]), [()], name="0d"),
+    OpCase("masked_fill", lambda m, x: x.masked_fill(x > 0, 0.5), [()], name="0d"),
+    OpCase("scatter_add", lambda m, x, s: x.scatter_add(1, _ix(m, [0], [1])[:, :0], s),
+           [(2, 3), (2, 0)], name="empty-index"),
+    OpCase("add_", lambda m, x, y: (x * 1.0).add_(y), [(), ()], name="0d"),
+    OpCase("fill_", lambda m, x, v: (x * 1.0).fill_(v) * x, [(0, 3), ()], name="empty"),
+    OpCase("setitem", lambda m, x, v: _setitem(lambda m: ...)(m, x, v) * x, [(), ()], name="0d"),
+]

@@ -108,3 +108,16 @@ CASES += [
     OpCase("linalg_norm", lambda m, x: m.linalg.norm(x, float("inf")), [(4,)], name="vector"),
     OpCase("linalg_norm", lambda m, x: m.linalg.norm(x, dim=(0, 1)), [(3, 4)], name="fro-dims"),
 ]
+
+# -- 0-d and empty inputs (tests/test_edge_shapes.py checks every op; these show the shapes) --
+CASES += [
+    OpCase("matmul", lambda m, a, b: a @ b, [(2, 0), (0, 3)], name="zero-inner"),
+    OpCase("matmul", lambda m, a, b: a @ b, [(0, 2, 3), (3, 4)], name="empty-batch"),
+    OpCase("einsum", lambda m, a, b: m.einsum(",->", a, b), [(), ()], name="0d"),
+    OpCase("inverse", lambda m, a: m.linalg.inv(a), [(0, 0)], name="empty"),
+    OpCase("det", lambda m, a: m.linalg.det(a), [(2, 0, 0)], name="empty"),
+    OpCase("solve", lambda m, a, b: m.linalg.solve(a, b), [(0, 0), (0, 2)], name="empty"),
+    OpCase("cholesky", lambda m, a: m.linalg.cholesky(a), [(0, 3, 3)], name="empty-batch"),
+    OpCase("vector_norm", lambda m, x: m.linalg.vector_norm(x), [()], name="0d"),
+    OpCase("matrix_norm", lambda m, x: m.linalg.matrix_norm(x, 1), [(0, 3)], name="empty"),
+]

@@ -113,3 +113,20 @@ CASES += [
     OpCase("norm", lambda m, x: x.norm(dim=1), [(2, 3)], name="zero-row", gradgrad=False,
            inputs=_with_zeros((2, 3), (0, 1, 2))),
 ]
+
+# -- 0-d and empty inputs (tests/test_edge_shapes.py checks every op; these show the shapes) --
+CASES += [
+    OpCase("mean", lambda m, x: x.mean(), [()], name="0d"),
+    OpCase("mean", lambda m, x: x.mean(1), [(0, 3)], name="empty"),
+    OpCase("var", lambda m, x: x.var(correction=0), [()], name="0d"),
+    OpCase("logsumexp", lambda m, x: x.logsumexp(1), [(0, 3)], name="empty"),
+    OpCase("softmax", lambda m, x: x.softmax(0), [()], name="0d"),
+    OpCase("log_softmax", lambda m, x: x.log_softmax(1), [(0, 3)], name="empty"),
+    OpCase("cumsum", lambda m, x: x.cumsum(1), [(2, 0)], name="empty"),
+    OpCase("cumprod", lambda m, x: x.cumprod(0), [()], name="0d"),
+    OpCase("max", lambda m, x: x.max(0), [(3, 0)], name="empty-dim"),
+    OpCase("max", lambda m, x: x.max(), [()], name="0d"),
+    OpCase("amin", lambda m, x: x.amin(1), [(0, 3)], name="empty"),
+    OpCase("norm", lambda m, x: x.norm(dim=1), [(0, 3)], name="empty"),
+    OpCase("prod", lambda m, x: x.prod(), [(2, 0)], name="empty-all"),
+]

@@ -63,3 +63,21 @@ CASES += [
     ),
     OpCase("pad", lambda m, x: _pad(m)(x, (1, 2), mode="circular"), [(1, 2, 3)], name="circular"),
 ]
+
+# -- 0-d and empty inputs (tests/test_edge_shapes.py checks every op; these show the shapes) --
+CASES += [
+    OpCase("reshape", lambda m, x: x.reshape(1, 1), [()], name="0d"),
+    OpCase("reshape", lambda m, x: x.reshape(3, 0), [(0, 3)], name="empty"),
+    OpCase("transpose", lambda m, x: x.transpose(0, 2), [(2, 0, 3)], name="empty"),
+    OpCase("expand", lambda m, x: x.expand(2, 3), [()], name="0d"),
+    OpCase("squeeze", lambda m, x: x.squeeze(1), [(0, 1, 3)], name="empty"),
+    OpCase("unsqueeze", lambda m, x: x.unsqueeze(0), [()], name="0d"),
+    OpCase("movedim", lambda m, x: x.movedim(0, -1), [(0, 2, 3)], name="empty"),
+    OpCase("tile", lambda m, x: m.tile(x, (2, 3)), [()], name="0d"),
+    OpCase("flip", lambda m, x: x.flip(0), [()], name="0d"),
+    OpCase("roll", lambda m, x: x.roll(1, 0), [(0, 3)], name="empty"),
+    OpCase("narrow", lambda m, x: x.narrow(1, 1, 0), [(2, 3)], name="empty"),
+    OpCase("chunk", lambda m, x: x.chunk(2, 1), [(3, 0)], name="empty"),
+    OpCase("stack", lambda m, x, y: m.stack([x, y], 1), [(0, 3), (0, 3)], name="empty"),
+    OpCase("pad", lambda m, x: _pad(m)(x, (1, 1), value=0.5), [(2, 0)], name="empty"),
+]

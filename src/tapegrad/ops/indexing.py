@@ -230,7 +230,7 @@ def index_put(input: Tensor, key: tuple, advanced: bool, values, out=None) -> Te
     if na:
         keep = np.ones(data.shape, bool)
         keep[key] = False
-        if not keep.any():  # everything was overwritten: no gradient reaches input
+        if keep.size and not keep.any():  # all overwritten: no gradient reaches input
             na = False
 
     def backward(g):
@@ -262,6 +262,10 @@ def index_select(input, dim, index):
     size = data.shape[d] if data.ndim else 1
     _check_range(idx, size, "index_select", d, data.shape)
     if data.ndim == 0:
+        if idx.size != 1:
+            raise IndexError(
+                f"index_select: the index into a 0-d tensor must hold one value, got {idx.size}"
+            )
         return take_index(input, (Ellipsis,), False, "IndexSelectBackward")
     key = (slice(None),) * d + (idx.reshape(-1),)
     return take_index(input, key, True, "IndexSelectBackward", "index_select")

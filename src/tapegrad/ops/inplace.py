@@ -113,16 +113,16 @@ def _run(self, op, others, graph_fn, fast_fn, copy_old=False):
     if _needs_graph(self, others):
         _check_graph_rules(self, op)
         old = _alias(self, copy_old)
-        _commit(self, graph_fn(old), op)
+        try:
+            result = graph_fn(old)
+        except ValueError:  # the out-of-place op's broadcast error, in in-place terms
+            raise _shape_error(self, op, others) from None
+        _commit(self, result, op)
     else:
         try:
             fast_fn(self.data)
         except ValueError:
-            shapes = " and ".join(str(list(np.shape(_data(o)))) for o in others)
-            raise RuntimeError(
-                f"{op}: cannot apply an operand of shape {shapes} in place to a tensor of "
-                f"shape {list(self.shape)} (in-place ops do not broadcast self)"
-            ) from None
+            raise _shape_error(self, op, others) from None
         except TypeError as e:  # NumPy refuses to cast the result (float into int)
             raise RuntimeError(
                 f"{op}: the result can't be cast to the tensor's dtype {self.data.dtype} "
@@ -130,6 +130,14 @@ def _run(self, op, others, graph_fn, fast_fn, copy_old=False):
             ) from None
     self._vc.bump(op)
     return self
+
+
+def _shape_error(self, op, others):
+    shapes = " and ".join(str(list(np.shape(_data(o)))) for o in others)
+    return RuntimeError(
+        f"{op}: cannot apply an operand of shape {shapes} in place to a tensor of "
+        f"shape {list(self.shape)} (in-place ops do not broadcast self)"
+    )
 
 
 def _swap(o, self, old):

@@ -34,6 +34,13 @@ def _shapes(tensors):
     return ", ".join(str(list(t.data.shape)) for t in tensors)
 
 
+def _split_dim(tensor, dim, op):
+    """``dim`` normalised; a 0-d tensor has no dimension to cut (PyTorch raises too)."""
+    if tensor.data.ndim == 0:
+        raise RuntimeError(f"{op}: expects a tensor with at least 1 dimension, got a 0-d tensor")
+    return _check_dim(dim, tensor.data.ndim, op)
+
+
 @register("cat", method=False)
 def cat(tensors, dim=0):
     """Concatenate along an existing dimension ``dim``; dtypes promote as in PyTorch.
@@ -63,10 +70,12 @@ def cat(tensors, dim=0):
         grads = []
         k = 0
         for t in tensors:
-            if id(t) not in part_ids or not t._rg:
+            if id(t) not in part_ids:  # a skipped 1-D empty tensor
+                grads.append(Tensor._wrap(np.zeros(0, t.data.dtype)) if t._rg else None)
+                continue
+            if not t._rg:
                 grads.append(None)
-                if id(t) in part_ids:
-                    k += 1
+                k += 1
                 continue
             key = (slice(None),) * d + (slice(bounds[k], bounds[k + 1]), Ellipsis)
             gi = take_index(g, key, False, "SliceBackward")
@@ -106,7 +115,7 @@ def stack(tensors, dim=0):
 def narrow(input, dim, start, length):
     """The view ``input[..., start:start+length, ...]`` along ``dim`` (start may be negative)."""
     data = input.data
-    d = _check_dim(dim, data.ndim, "narrow")
+    d = _split_dim(input, dim, "narrow")
     n = data.shape[d]
     start = int(start)
     if start < 0:
@@ -128,7 +137,7 @@ def split(tensor, split_size_or_sections, dim=0):
     d/dx: the pieces' gradients concatenated (zeros for pieces that got none).
     """
     data = tensor.data
-    d = _check_dim(dim, data.ndim, "split")
+    d = _split_dim(tensor, dim, "split")
     n = data.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
         sizes = [int(s) for s in split_size_or_sections]
@@ -170,9 +179,10 @@ def chunk(input, chunks, dim=0):
     and fewer chunks come back when n is small), as ``torch.chunk``."""
     if int(chunks) <= 0:
         raise RuntimeError(f"chunk: chunks must be positive, got {chunks}")
-    n = input.data.shape[_check_dim(dim, input.data.ndim, "chunk")]
-    size = -(-n // int(chunks)) if n else 0
-    return split(input, size if size else 1, dim) if n else split(input, [0], dim)
+    n = input.data.shape[_split_dim(input, dim, "chunk")]
+    if n == 0:  # PyTorch returns ``chunks`` empty pieces
+        return split(input, [0] * int(chunks), dim)
+    return split(input, -(-n // int(chunks)), dim)
 
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")

@@ -47,6 +47,11 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     data = float_data(x)
     dims = normalize_dims(dim, data.ndim, "linalg.vector_norm")
     p = float(ord)
+    if (p < 0 or math.isinf(p)) and any(data.shape[d] == 0 for d in dims):
+        raise IndexError(  # the min/max behind these norms has no identity (as PyTorch)
+            f"linalg.vector_norm: cannot compute the {ord} norm over an empty dim of a "
+            f"tensor of shape {list(data.shape)}"
+        )
     a = np.abs(data)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if p == 2:
@@ -54,11 +59,6 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         elif p == 1:
             out = np.sum(a, axis=dims, keepdims=keepdim)
         elif math.isinf(p):
-            if any(data.shape[d] == 0 for d in dims) or (not dims and data.size == 0):
-                raise IndexError(
-                    f"linalg.vector_norm: cannot compute the {ord} norm of an empty tensor "
-                    f"of shape {list(data.shape)}"
-                )
             out = (np.max if p > 0 else np.min)(a, axis=dims, keepdims=keepdim)
         elif p == 0:
             out = np.sum(a != 0, axis=dims, keepdims=keepdim).astype(data.dtype)
@@ -126,7 +126,17 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         raise ValueError(f"linalg.matrix_norm: unsupported ord {ord!r}")
     summed, across = (d0, d1) if abs(ord) == 1 else (d1, d0)
     sums = A.abs().sum(dim=summed, keepdim=True)
-    out = sums.amax(dim=across, keepdim=True) if ord > 0 else sums.amin(dim=across, keepdim=True)
+    if ord > 0:
+        # The largest of no (non-negative) sums is 0, as in PyTorch; amax would raise.
+        empty = A.shape[across] == 0
+        out = sums.sum(dim=across, keepdim=True) if empty else sums.amax(dim=across, keepdim=True)
+    elif A.shape[across] == 0:
+        raise IndexError(
+            f"linalg.matrix_norm: ord={ord} takes a minimum over dim {across}, which is empty "
+            f"in a tensor of shape {list(A.shape)}"
+        )
+    else:
+        out = sums.amin(dim=across, keepdim=True)
     if not keepdim:
         out = out.reshape(tuple(n for i, n in enumerate(A.shape) if i not in (d0, d1)))
     return out

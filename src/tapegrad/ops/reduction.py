@@ -57,13 +57,16 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
             "pass dtype= or convert with .float()"
         )
     dims = normalize_dims(dim, data.ndim, "mean")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.mean(data, axis=dims, keepdims=keepdim, dtype=_dtypes.to_dtype(dtype))
-    out = np.asarray(out).astype(dtype or data.dtype, copy=False)
     in_shape = data.shape
     count = 1
     for d in dims:
         count *= in_shape[d]
+    if count:
+        with np.errstate(invalid="ignore"):
+            out = np.mean(data, axis=dims, keepdims=keepdim, dtype=_dtypes.to_dtype(dtype))
+    else:  # NaN, as PyTorch, without NumPy's "Mean of empty slice" warning
+        out = np.full(np.sum(data, axis=dims, keepdims=keepdim).shape, np.nan)
+    out = np.asarray(out).astype(dtype or data.dtype, copy=False)
 
     def backward(g):
         return (_expand_back(g, in_shape, dims, keepdim) / float(max(count, 1)),)

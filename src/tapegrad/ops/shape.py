@@ -84,10 +84,10 @@ def view(input, *shape):
 def transpose(input, dim0, dim1):
     """Swap dimensions ``dim0`` and ``dim1``."""
     nd = input.data.ndim
-    if nd == 0:
-        return view_result(input.data, input, lambda g: (g,), "TransposeBackward")
     d0 = _check_dim(dim0, nd, "transpose")
     d1 = _check_dim(dim1, nd, "transpose")
+    if nd == 0:
+        return view_result(input.data, input, lambda g: (g,), "TransposeBackward")
     out = np.swapaxes(input.data, d0, d1)
 
     def backward(g):
@@ -222,6 +222,8 @@ def flatten(input, start_dim=0, end_dim=-1):
 def unflatten(input, dim, sizes):
     """Split dimension ``dim`` into ``sizes`` (one entry may be -1)."""
     shape = input.data.shape
+    if not shape:
+        raise RuntimeError("unflatten: cannot unflatten a 0-d tensor (it has no dimension)")
     d = _check_dim(dim, len(shape), "unflatten")
     sizes = shape_arg((sizes,), "unflatten")
     known = int(np.prod([n for n in sizes if n != -1]))
@@ -320,6 +322,8 @@ def roll(input, shifts, dims=None):
         one = not isinstance(shifts, (tuple, list))
         shift_t = (shifts,) if one else tuple(shifts)
         dims_t = (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
+        if input.data.ndim == 0:
+            raise IndexError("roll: a 0-d tensor has no dimension to roll along; omit dims")
         if len(shift_t) != len(dims_t):
             raise RuntimeError(
                 f"roll: shifts {list(shift_t)} and dims {list(dims_t)} need the same length"

@@ -24,10 +24,12 @@ def _shifted(input, dim, dtype, op):
     x = float_data(input)
     d = _check_dim(dim, x.ndim, op)
     axis = d if x.ndim else None
-    m = np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+    x1 = x if x.ndim else x.reshape(1)  # a 0-d input is one slice of one element
+    m = np.max(x1, axis=d, keepdims=True, initial=-np.inf)
     # A slice of all −inf has no finite maximum; leave it unshifted (its result is NaN).
     m[~np.isfinite(m)] = 0
-    return input, x - m, axis, d
+    z = x1 - m
+    return input, z if x.ndim else z.reshape(()), axis, d
 
 
 @register("softmax")
@@ -54,7 +56,8 @@ def _softmax_backward(g, out, d):
 def log_softmax(input, dim, dtype=None):
     """x − log Σ_dim e^x along ``dim``, computed stably."""
     input, z, axis, d = _shifted(input, dim, dtype, "log_softmax")
-    lse = np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
+    with np.errstate(divide="ignore"):  # log(0) = -inf for an empty slice
+        lse = np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
     out = np.subtract(z, lse, out=z)
     return make_result(
         out,

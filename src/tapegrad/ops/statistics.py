@@ -41,7 +41,9 @@ def _moments(input, dim, unbiased, keepdim, correction, op):
         count *= data.shape[d]
     denom = count - _correction(op, unbiased, correction)
     with np.errstate(invalid="ignore", divide="ignore"):
-        diff = data - np.mean(data, axis=dims, keepdims=True)
+        # (np.mean of an empty slice warns; every slice is empty then, so any mean will do)
+        mean = np.mean(data, axis=dims, keepdims=True) if count else 0.0
+        diff = np.asarray(data - mean)  # an array even for 0-d input, for the out= below
         np.multiply(diff, diff, out=diff)
         out = np.sum(diff, axis=dims, keepdims=keepdim)
         out = np.true_divide(out, max(denom, 0), out=np.asarray(out)).astype(data.dtype, copy=False)
