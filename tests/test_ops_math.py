@@ -335,3 +335,11 @@ def test_other_bad_arguments():
         tg.tensor([1, 2]).var()
     with pytest.raises(ValueError, match="either unbiased"):
         tg.ones(3).var(unbiased=True, correction=0)
+
+
+def test_sigmoid_keeps_relative_precision_in_the_tails(torch_mod):
+    x = np.array([-80.0, -40.0, -20.0, -10.0, 0.0, 10.0, 40.0], dtype=np.float32)
+    ours = tg.sigmoid(tg.tensor(x)).numpy()
+    theirs = torch_mod.sigmoid(torch_mod.tensor(x)).numpy()
+    assert ours.dtype == np.float32
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=0)

@@ -326,3 +326,15 @@ def test_conv_and_pool_results_are_channels_last_views():
     y = F.max_pool2d(F.conv2d(tg.randn(2, 3, 6, 6), tg.randn(4, 3, 3, 3), padding=1), 2)
     assert y.shape == (2, 4, 3, 3)
     assert y.data.transpose(0, 2, 3, 1).flags.c_contiguous
+
+
+def test_softplus_module_matches_torch(torch_mod):
+    x = np.linspace(-30, 30, 13)
+    ours = tg.tensor(x, dtype=tg.float64, requires_grad=True)
+    theirs = torch_mod.tensor(x, requires_grad=True)
+    a = tg.nn.Softplus(beta=2.0, threshold=5.0)(ours)
+    b = torch_mod.nn.Softplus(beta=2.0, threshold=5.0)(theirs)
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-10)
+    a.sum().backward()
+    b.sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-10)

@@ -1,5 +1,7 @@
 """Table rows: arithmetic and casts."""
 
+import numpy as np
+
 from . import OpCase
 
 CASES = [
@@ -33,4 +35,13 @@ CASES += [
     OpCase("div", lambda m, x, y: x / y, [(), (2,)], domain=[(-2, 2), (0.5, 2)], name="0d"),
     OpCase("pow", lambda m, x, y: x**y, [(), ()], domain=[(0.5, 2), (-1, 2)], name="0d"),
     OpCase("neg", lambda m, x: -x, [(2, 0, 3)], name="empty"),
+]
+
+# remainder: away from the jumps of floor(a/b) (a/b near an integer)
+CASES += [
+    OpCase("remainder", lambda m, x, y: m.remainder(x, y), [(2, 3), (3,)],
+           inputs=lambda rng: [rng.uniform(0.1, 0.9, (2, 3)) + rng.integers(-3, 3, (2, 3)),
+                               np.full(3, 1.0)]),
+    OpCase("remainder", lambda m, x: x % 0.7, [(5,)], name="scalar",
+           inputs=lambda rng: [0.7 * (rng.integers(-4, 4, 5) + rng.uniform(0.1, 0.9, 5))]),
 ]

@@ -1,7 +1,7 @@
 """``tapegrad.nn``: Module, Parameter, layers, losses, ``functional`` and ``init``."""
 
 from . import functional, init
-from .activation import GELU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .activation import GELU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv2d
 from .dropout import Dropout
@@ -17,7 +17,7 @@ __all__ = [
     "functional", "init", "Module", "Parameter",
     "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm",
     "Dropout", "Embedding", "Identity", "Flatten",
-    "ReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
+    "ReLU", "GELU", "SiLU", "Softplus", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
     "Sequential", "ModuleList", "ModuleDict",
     "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss",
 ]

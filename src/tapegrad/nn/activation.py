@@ -1,11 +1,11 @@
-"""Activation modules: ReLU, GELU, SiLU, Sigmoid, Tanh, Softmax, LogSoftmax."""
+"""Activation modules: ReLU, GELU, SiLU, Softplus, Sigmoid, Tanh, Softmax, LogSoftmax."""
 
 from __future__ import annotations
 
 from . import functional as F
 from .module import Module
 
-__all__ = ["ReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax"]
+__all__ = ["ReLU", "GELU", "SiLU", "Softplus", "Sigmoid", "Tanh", "Softmax", "LogSoftmax"]
 
 
 class ReLU(Module):
@@ -48,6 +48,21 @@ class SiLU(Module):
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
+
+
+class Softplus(Module):
+    """log(1 + e^(βx)) / β, linear above ``threshold`` (as PyTorch)."""
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, input):
+        return F.softplus(input, beta=self.beta, threshold=self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
 
 
 class Sigmoid(Module):

@@ -11,7 +11,7 @@ import numpy as np
 from ..creation import default_generator
 from ..ops import joining
 from ..ops import softmax as _softmax_ops
-from ..ops.activation import gelu, silu
+from ..ops.activation import gelu, silu, softplus
 from ..ops.elementwise import relu, sigmoid, tanh
 from ..tensor import Tensor
 from . import _conv_ops, _norm_ops, _pool_ops
@@ -28,7 +28,8 @@ from ._losses import (
 
 __all__ = [
     "linear", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "layer_norm", "batch_norm",
-    "one_hot", "pad", "relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
+    "one_hot", "pad", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh", "softmax",
+    "log_softmax",
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
     "embedding",
 ]

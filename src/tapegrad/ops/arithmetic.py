@@ -276,11 +276,35 @@ def _rfloordiv(self, other):
 Tensor.__rfloordiv__ = _rfloordiv
 
 
-@register("remainder", operators=("__mod__",), differentiable=False)
+@register("remainder", operators=("__mod__",))
 def remainder(input, other):
-    """Python-style ``input % other`` (no gradient)."""
-    _, da, _, db = _operands(input, other, "remainder")
-    return Tensor._wrap(np.asarray(np.remainder(da, db)))
+    """Python-style ``input % other`` = a − b·floor(a/b), with the sign of ``other``.
+
+    d/da = 1;  d/db = −floor(a/b) (piecewise, as PyTorch).
+    """
+    ta, da, tb, db = _operands(input, other, "remainder")
+    out = _compute(np.remainder, da, db, "remainder", ta, tb)
+    na = ta is not None and ta._rg and out.dtype.kind == "f"
+    nb = tb is not None and tb._rg and out.dtype.kind == "f"
+    ma, mb = _meta(ta, na), _meta(tb, nb)
+
+    def backward(g):
+        ga = _fit(g, ma) if na else None
+        gb = None
+        if nb:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                quotient = np.floor(np.true_divide(da, db))
+            gb = _fit(g * -quotient, mb)
+        return ga, gb
+
+    return make_result(out, (ta, tb), backward, "RemainderBackward")
+
+
+def _rmod(self, other):
+    return remainder(other, self)
+
+
+Tensor.__rmod__ = _rmod
 
 
 def _comparison(name, fn):

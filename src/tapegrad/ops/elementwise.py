@@ -93,12 +93,15 @@ def sigmoid(input):
 
 
 def sigmoid_array(x):
-    """The logistic function on an array, in x's dtype, without overflow for any x:
-    sigmoid(x) = (1 + tanh(x/2)) / 2 needs no exp."""
-    out = np.tanh(x * 0.5)
-    out *= 0.5
-    out += 0.5
-    return out
+    """The logistic function on an array, in x's dtype, accurate in relative terms for
+    every x and never overflowing: with e = exp(−|x|), σ(|x|) = 1/(1+e), σ(−|x|) = e/(1+e)."""
+    e = np.absolute(x, out=np.empty_like(x))  # out=: an array even for 0-d x
+    np.negative(e, out=e)
+    np.exp(e, out=e)  # e = exp(-|x|) in (0, 1]
+    pos = np.add(e, 1, out=np.empty_like(e))
+    np.reciprocal(pos, out=pos)  # σ(|x|)
+    np.multiply(e, pos, out=e)  # σ(−|x|)
+    return np.where(x >= 0, pos, e)
 
 
 def _sigmoid_backward(g, out):
