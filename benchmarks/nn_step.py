@@ -1,12 +1,20 @@
-"""One training step (forward + backward + hand SGD): tapegrad vs PyTorch eager vs NumPy.
+"""One training step: tapegrad vs PyTorch eager vs hand-written NumPy, BLAS on one thread.
 
-Models: an MLP 64-256-256-10 and a digits-sized CNN (1x8x8 input:
-conv(1->16, 3, pad 1)-relu-maxpool2-conv(16->32, 3, pad 1)-relu-maxpool2-flatten-linear(128->10)),
-both with batch 64 and cross entropy. Prints ms/step (median of repeats) and ratios.
+Cases, batch 64, cross entropy, step = forward + loss + backward + update:
 
-    PYTHONPATH=src python benchmarks/nn_step.py [--steps 200] [--threads N]
+* MLP 64-256-256-10 with hand SGD (``p -= lr * grad``);
+* the demo's CNN (``tapegrad.demo.make_model``: conv(1->32, 3, pad 1)-relu-maxpool2-
+  conv(32->64, 3, pad 1)-relu-maxpool2-flatten-dropout(0.25)-linear(256->10), 1x8x8 inputs)
+  with the demo's optimizer, Adam;
+* the same CNN with hand SGD, which isolates the autograd part from the optimizer.
 
-On a busy machine pass ``--threads 1``: multithreaded BLAS under contention is very noisy.
+All three contenders start from the same weights (copied from the tapegrad model) and the
+tapegrad and torch models are checked to agree in eval mode before timing. BLAS and torch
+are pinned to one thread (threadpoolctl): the machine is shared and multi-threaded BLAS
+timings on small GEMMs are erratic. Contenders are interleaved repeat by repeat; a repeat's
+figure is the median step time and the reported figure the best repeat.
+
+    PYTHONPATH=src python benchmarks/nn_step.py [--steps 200] [--repeats 7]
 """
 
 from __future__ import annotations
@@ -16,41 +24,35 @@ import os
 import sys
 import time
 
+import numpy as np
 
-def _threads_from_argv(argv):
-    for i, arg in enumerate(argv):
-        if arg == "--threads" and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--threads="):
-            return arg.split("=", 1)[1]
-    return None
-
-
-# BLAS reads its thread count when NumPy is imported, so set it before that import.
-_THREADS = _threads_from_argv(sys.argv[1:])
-if _THREADS:
-    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[_var] = _THREADS
-
-import numpy as np  # noqa: E402
-
-LR = 0.01
+LR = 1e-3
 BATCH = 64
+DROPOUT = 0.25
 
 
-def _timeit(step, steps, repeats=5):
-    for _ in range(10):
-        step()
-    times = []
-    for _ in range(repeats):
+def _median_step_ms(step, steps):
+    times = np.empty(steps)
+    for k in range(steps):
         t0 = time.perf_counter()
-        for _ in range(steps):
+        step()
+        times[k] = time.perf_counter() - t0
+    return float(np.median(times)) * 1e3
+
+
+def _bench(contenders, steps, repeats):
+    """Best-of-``repeats`` median step time (ms) per contender, interleaving contenders."""
+    for step in contenders.values():
+        for _ in range(10):
             step()
-        times.append((time.perf_counter() - t0) / steps * 1e3)
-    return min(times)  # the least disturbed repeat: robust on a shared machine
+    best = dict.fromkeys(contenders, float("inf"))
+    for _ in range(repeats):
+        for name, step in contenders.items():
+            best[name] = min(best[name], _median_step_ms(step, steps))
+    return best
 
 
-# -- tapegrad and torch share the model definition through their nn module ----------------------
+# -- models: tapegrad's and torch's share the definition through their nn module ----------------
 
 
 def mlp(nn):
@@ -58,54 +60,113 @@ def mlp(nn):
                          nn.Linear(256, 10))
 
 
-def cnn(nn):
+def demo_cnn(nn):
+    """The demo's model for tapegrad (its own ``make_model``), mirrored layer by layer in torch."""
+    import tapegrad.demo
+
+    if nn.__name__.startswith("tapegrad"):
+        return tapegrad.demo.make_model()
     return nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(128, 10),
+        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Dropout(DROPOUT), nn.Linear(64 * 2 * 2, 10),
     )
 
 
-def tapegrad_step(build, x, y):
+def _weights(tg_model):
+    """The tapegrad model's parameters as float32 arrays (copies), in definition order."""
+    return [p.detach().numpy().copy() for p in tg_model.parameters()]
+
+
+def _torch_twin(build, tg_model, x):
+    """The torch mirror of ``tg_model`` with the same weights, checked on ``x`` in eval mode."""
+    import torch
+
     import tapegrad as tg
 
-    model = build(tg.nn)
+    model = build(torch.nn)
+    with torch.no_grad():
+        for p, w in zip(model.parameters(), _weights(tg_model), strict=True):
+            p.copy_(torch.from_numpy(w))
+        model.eval(), tg_model.eval()
+        got = tg_model(tg.tensor(x)).detach().numpy()
+        want = model(torch.from_numpy(x)).numpy()
+        model.train(), tg_model.train()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    return model
+
+
+def tapegrad_step(model, x, y, optim):
+    import tapegrad as tg
+
     loss_fn = tg.nn.CrossEntropyLoss()
     xt, yt = tg.tensor(x), tg.tensor(y)
     params = list(model.parameters())
+    opt = tg.optim.Adam(params, lr=LR) if optim == "adam" else None
 
     def step():
         for p in params:
             p.grad = None
         loss = loss_fn(model(xt), yt)
         loss.backward()
-        for p in params:
-            p.data -= LR * p.grad.data
+        if opt is not None:
+            opt.step()
+        else:
+            for p in params:
+                p.data -= LR * p.grad.data
 
     return step
 
 
-def torch_step(build, x, y):
+def torch_step(model, x, y, optim):
     import torch
 
-    model = build(torch.nn)
     loss_fn = torch.nn.CrossEntropyLoss()
     xt, yt = torch.tensor(x), torch.tensor(y)
     params = list(model.parameters())
+    opt = torch.optim.Adam(params, lr=LR) if optim == "adam" else None
 
     def step():
         for p in params:
             p.grad = None
         loss = loss_fn(model(xt), yt)
         loss.backward()
-        with torch.no_grad():
-            for p in params:
-                p.sub_(LR * p.grad)
+        if opt is not None:
+            opt.step()
+        else:
+            with torch.no_grad():
+                for p in params:
+                    p.sub_(LR * p.grad)
 
     return step
 
 
 # -- hand-written NumPy -------------------------------------------------------------------------
+
+
+def _updater(params, optim):
+    """``update(grads)``: hand SGD, or Adam with PyTorch's default hyper-parameters, in place."""
+    if optim != "adam":
+        def sgd(grads):
+            for p, g in zip(params, grads, strict=True):
+                p -= LR * g
+        return sgd
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    ms = [np.zeros_like(p) for p in params]
+    vs = [np.zeros_like(p) for p in params]
+    t = [0]
+
+    def adam(grads):
+        t[0] += 1
+        step_size = LR / (1 - beta1 ** t[0])
+        bc2_sqrt = (1 - beta2 ** t[0]) ** 0.5
+        for p, g, m, v in zip(params, grads, ms, vs, strict=True):
+            m += (1 - beta1) * (g - m)
+            v *= beta2
+            v += (1 - beta2) * g * g
+            p -= step_size * m / (np.sqrt(v) / bc2_sqrt + eps)
+
+    return adam
 
 
 def _softmax_xent_grad(logits, y):
@@ -116,12 +177,10 @@ def _softmax_xent_grad(logits, y):
     return p / len(y)
 
 
-def numpy_mlp_step(x, y):
-    rng = np.random.default_rng(0)
-    sizes = [64, 256, 256, 10]
-    ws = [(rng.standard_normal((o, i)) / np.sqrt(i)).astype(np.float32)
-          for i, o in zip(sizes[:-1], sizes[1:], strict=True)]
-    bs = [np.zeros(o, np.float32) for o in sizes[1:]]
+def numpy_mlp_step(weights, x, y, optim):
+    params = [w.copy() for w in weights]  # w1, b1, w2, b2, w3, b3
+    ws, bs = params[0::2], params[1::2]
+    update = _updater(params, optim)
 
     def step():
         acts = [x]
@@ -132,13 +191,12 @@ def numpy_mlp_step(x, y):
                 h = np.maximum(h, 0)
             acts.append(h)
         g = _softmax_xent_grad(h, y)
+        grads = [None] * len(params)
         for k in range(len(ws) - 1, -1, -1):
-            gw = g.T @ acts[k]
-            gb = g.sum(axis=0)
+            grads[2 * k], grads[2 * k + 1] = g.T @ acts[k], g.sum(axis=0)
             if k:
                 g = (g @ ws[k]) * (acts[k] > 0)
-            ws[k] -= LR * gw
-            bs[k] -= LR * gb
+        update(grads)
 
     return step
 
@@ -176,39 +234,48 @@ def _unpool2(g, idx, shape):
     return out.reshape(n, c, h // 2, w // 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(shape)
 
 
-def numpy_cnn_step(x, y):
+def _conv3_forward(x, w, b):
+    """3x3, padding 1 convolution as im2col + GEMM; returns (NCHW output, columns)."""
+    n, _, h, wd = x.shape
+    cols = _im2col3(x)
+    out = (cols @ w.reshape(len(w), -1).T + b).reshape(n, h, wd, len(w)).transpose(0, 3, 1, 2)
+    return out, cols
+
+
+def _conv3_backward(g, w, cols, x_shape, need_x=True):
+    """Gradients (gx, gw, gb) of :func:`_conv3_forward` for the output gradient ``g``."""
+    gm = g.transpose(0, 2, 3, 1).reshape(-1, len(w))
+    gw = (gm.T @ cols).reshape(w.shape)
+    gx = _col2im3(gm @ w.reshape(len(w), -1), x_shape) if need_x else None
+    return gx, gw, gm.sum(0)
+
+
+def numpy_cnn_step(weights, x, y, optim):
+    """The demo CNN, forward and backward written out by hand."""
+    params = [w.copy() for w in weights]  # w1, b1, w2, b2, w3, b3
+    w1, b1, w2, b2, w3, b3 = params
+    update = _updater(params, optim)
     rng = np.random.default_rng(0)
-    w1 = (rng.standard_normal((16, 9)) / 3).astype(np.float32)
-    b1 = np.zeros(16, np.float32)
-    w2 = (rng.standard_normal((32, 144)) / 12).astype(np.float32)
-    b2 = np.zeros(32, np.float32)
-    w3 = (rng.standard_normal((10, 128)) / np.sqrt(128)).astype(np.float32)
-    b3 = np.zeros(10, np.float32)
     n = x.shape[0]
 
     def step():
-        c1 = _im2col3(x)
-        a1 = (c1 @ w1.T + b1).reshape(n, 8, 8, 16).transpose(0, 3, 1, 2)
+        a1, c1 = _conv3_forward(x, w1, b1)
         r1 = np.maximum(a1, 0)
         p1, i1 = _pool2(r1)
-        c2 = _im2col3(p1)
-        a2 = (c2 @ w2.T + b2).reshape(n, 4, 4, 32).transpose(0, 3, 1, 2)
+        a2, c2 = _conv3_forward(p1, w2, b2)
         r2 = np.maximum(a2, 0)
         p2, i2 = _pool2(r2)
-        f = p2.reshape(n, 128)
+        keep = (rng.random((n, w3.shape[1]), np.float32) >= DROPOUT) / np.float32(1 - DROPOUT)
+        f = p2.reshape(n, -1) * keep
         logits = f @ w3.T + b3
         g = _softmax_xent_grad(logits, y)
         gw3, gb3 = g.T @ f, g.sum(0)
-        gf = (g @ w3).reshape(p2.shape)
+        gf = ((g @ w3) * keep).reshape(p2.shape)
         ga2 = _unpool2(gf, i2, r2.shape) * (a2 > 0)
-        gm2 = ga2.transpose(0, 2, 3, 1).reshape(-1, 32)
-        gw2, gb2 = gm2.T @ c2, gm2.sum(0)
-        gp1 = _col2im3(gm2 @ w2, p1.shape)
+        gp1, gw2, gb2 = _conv3_backward(ga2, w2, c2, p1.shape)
         ga1 = _unpool2(gp1, i1, r1.shape) * (a1 > 0)
-        gm1 = ga1.transpose(0, 2, 3, 1).reshape(-1, 16)
-        gw1, gb1 = gm1.T @ c1, gm1.sum(0)
-        for p, gp in ((w1, gw1), (b1, gb1), (w2, gw2), (b2, gb2), (w3, gw3), (b3, gb3)):
-            p -= LR * gp
+        _, gw1, gb1 = _conv3_backward(ga1, w1, c1, x.shape, need_x=False)
+        update([gw1, gb1, gw2, gb2, gw3, gb3])
 
     return step
 
@@ -216,31 +283,41 @@ def numpy_cnn_step(x, y):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200, help="steps per timed repeat")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="threads for torch and NumPy's BLAS (default: their own choice)")
+    parser.add_argument("--repeats", type=int, default=7, help="timed repeats (best is kept)")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS and torch threads")
     args = parser.parse_args(argv)
     import torch
+    from threadpoolctl import threadpool_limits
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    import tapegrad as tg
+
+    torch.set_num_threads(args.threads)
     rng = np.random.default_rng(0)
     y = rng.integers(0, 10, BATCH)
+    x_mlp = rng.standard_normal((BATCH, 64)).astype(np.float32)
+    x_cnn = rng.random((BATCH, 1, 8, 8), np.float32)
     cases = [
-        ("MLP 64-256-256-10", mlp, rng.standard_normal((BATCH, 64)).astype(np.float32),
-         numpy_mlp_step),
-        ("CNN digits 1x8x8", cnn, rng.standard_normal((BATCH, 1, 8, 8)).astype(np.float32),
-         numpy_cnn_step),
+        ("MLP, SGD", mlp, x_mlp, numpy_mlp_step, "sgd"),
+        ("demo CNN, Adam", demo_cnn, x_cnn, numpy_cnn_step, "adam"),
+        ("demo CNN, SGD", demo_cnn, x_cnn, numpy_cnn_step, "sgd"),
     ]
-    print(f"batch {BATCH}, {args.steps} steps x 5 repeats (best), torch threads "
-          f"{torch.get_num_threads()}, cpus {os.cpu_count()}, numpy {np.__version__}, "
-          f"torch {torch.__version__}")
-    print(f"{'model':<20}{'tapegrad':>11}{'torch':>11}{'numpy':>11}{'tg/torch':>10}{'tg/numpy':>10}")
-    for name, build, x, numpy_step in cases:
-        t_tg = _timeit(tapegrad_step(build, x, y), args.steps)
-        t_torch = _timeit(torch_step(build, x, y), args.steps)
-        t_np = _timeit(numpy_step(x, y), args.steps)
-        print(f"{name:<20}{t_tg:>9.3f}ms{t_torch:>9.3f}ms{t_np:>9.3f}ms"
-              f"{t_tg / t_torch:>9.2f}x{t_tg / t_np:>9.2f}x")
+    print(f"batch {BATCH}, {args.repeats} repeats x {args.steps} steps (median step, best "
+          f"repeat), BLAS/torch threads {args.threads}, cpus {os.cpu_count()}, "
+          f"numpy {np.__version__}, torch {torch.__version__}")
+    print(f"{'model':<16}{'tapegrad':>11}{'torch':>11}{'numpy':>11}{'tg/torch':>10}{'tg/numpy':>10}")
+    with threadpool_limits(limits=args.threads):
+        for name, build, x, numpy_step, optim in cases:
+            tg.manual_seed(0)
+            model = build(tg.nn)
+            twin = _torch_twin(build, model, x)
+            contenders = {
+                "tapegrad": tapegrad_step(model, x, y, optim),
+                "torch": torch_step(twin, x, y, optim),
+                "numpy": numpy_step(_weights(model), x, y, optim),
+            }
+            t = _bench(contenders, args.steps, args.repeats)
+            print(f"{name:<16}{t['tapegrad']:>9.3f}ms{t['torch']:>9.3f}ms{t['numpy']:>9.3f}ms"
+                  f"{t['tapegrad'] / t['torch']:>9.2f}x{t['tapegrad'] / t['numpy']:>9.2f}x")
     return 0
 
 
