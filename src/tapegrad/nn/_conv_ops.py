@@ -19,6 +19,14 @@ channels, the forward GEMM ``cols @ Wᵀ`` lands straight in NHWC order (no
 transpose copy of the output), the output gradient of an NHWC result reshapes to
 (P, O) for free, and col2im adds channel runs: kh·kw strided slice adds, no
 Python loop over batch or pixels. Results are therefore non-contiguous views.
+
+Note [Convolution memory]
+The columns are (P, kh·kw·C): kh·kw times the input. They are not kept from the
+forward for the weight gradient (recomputing them costs a copy, less than the
+GEMM) and the input gradient of an ungrouped conv never materialises them (one
+GEMM per tap). Holding them made every training step grow the heap by megabytes
+and hand them back to the OS at the end of backward (glibc trims the heap top),
+so each step paid ~0.5-1 ms of page faults re-touching that memory.
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ..autograd.graph import make_result
+from ..grad_mode import STATE
+from ..tensor import Tensor
 
 
 class Geometry(NamedTuple):
@@ -130,6 +140,30 @@ def _col2im(gcols, x_shape, kernel, out_hw, geom):
     return crop_nhwc(gxp, geom.pads, x_shape)
 
 
+def _input_grad_by_taps(gm, w, x_shape, out_hw, geom):
+    """convᵀ of an ungrouped conv, one GEMM per kernel tap: x_pad[tap (i, j)] += gm @ w[:, :, i, j].
+
+    The same sum as ``gm @ W`` followed by :func:`_col2im`, without the (P, kh·kw·C)
+    intermediate (Note [Convolution memory]); each product lands as a whole NHWC block.
+    """
+    n, c = x_shape[:2]
+    gxp = np.zeros(padded_shape(x_shape, geom), gm.dtype)
+    for i in range(w.shape[2]):
+        for j in range(w.shape[3]):
+            rs, cs = window_slice(i, j, out_hw, geom)
+            gxp[:, rs, cs] += (gm @ w[:, :, i, j]).reshape(n, out_hw[0], out_hw[1], c)
+    return crop_nhwc(gxp, geom.pads, x_shape)
+
+
+def _bias_grad(g):
+    """gb = Σ_{n,h,w} g: one GEMV with a ones vector on the (P, O) matrix (NumPy's reduction
+    over the leading axis of a (P, O) array is ~10x slower); a recorded sum under create_graph."""
+    if STATE.enabled:
+        return g.sum(dim=(0, 2, 3))
+    gm = _out_grad_matrix(g.data)
+    return Tensor._wrap(np.ones(gm.shape[0], gm.dtype) @ gm)
+
+
 def conv2d(x, w, b, geom):
     """y = conv(x, w) + b for x (N, C, H, W), w (O, C/G, kh, kw), b (O,) or None."""
     n, _, h, wd = x.data.shape
@@ -148,15 +182,15 @@ def conv2d(x, w, b, geom):
     if b is not None:
         prod += b.data
     out = prod.reshape(n, out_hw[0], out_hw[1], o).transpose(0, 3, 1, 2)
+    del cols  # not kept for the weight gradient: see Note [Convolution memory]
     need_x, need_w = x._rg, w._rg
     need_b = b is not None and b._rg
     x_shape, w_shape = x.data.shape, w.data.shape
-    cached = cols if need_w else None  # the weight gradient reuses the columns
 
     def backward(g):
         gx = conv2d_input_grad(g, w, x_shape, geom) if need_x else None
-        gw = conv2d_weight_grad(x, g, w_shape, geom, cols=cached) if need_w else None
-        gb = g.sum(dim=(0, 2, 3)) if need_b else None
+        gw = conv2d_weight_grad(x, g, w_shape, geom) if need_w else None
+        gb = _bias_grad(g) if need_b else None
         return gx, gw, gb
 
     saved = tuple(t for t, need in ((w, need_x), (x, need_w)) if need)
@@ -165,12 +199,15 @@ def conv2d(x, w, b, geom):
 
 def conv2d_input_grad(g, w, x_shape, geom):
     """gx = convᵀ(g, w): the gradient of conv with respect to its input."""
-    kernel = w.data.shape[2:]
     gm = _out_grad_matrix(g.data)
-    og = gm.shape[1] // geom.groups
-    wms = _weight_matrices(w.data, geom.groups)
-    gcols = [gm[:, k * og : (k + 1) * og] @ m for k, m in enumerate(wms)]
-    out = _col2im(gcols, x_shape, kernel, g.data.shape[2:], geom)
+    out_hw = g.data.shape[2:]
+    if geom.groups == 1:
+        out = _input_grad_by_taps(gm, w.data, x_shape, out_hw, geom)
+    else:
+        og = gm.shape[1] // geom.groups
+        wms = _weight_matrices(w.data, geom.groups)
+        gcols = [gm[:, k * og : (k + 1) * og] @ m for k, m in enumerate(wms)]
+        out = _col2im(gcols, x_shape, w.data.shape[2:], out_hw, geom)
     need_g, need_w = g._rg, w._rg
     w_shape = w.data.shape
 
@@ -183,14 +220,10 @@ def conv2d_input_grad(g, w, x_shape, geom):
     return make_result(out, (g, w), backward, "ConvolutionBackwardInput", saved=saved)
 
 
-def conv2d_weight_grad(x, g, w_shape, geom, cols=None):
-    """gw = Σ g ⊗ windows(x): the gradient of conv with respect to its weight.
-
-    ``cols`` may pass the forward's im2col of ``x`` to skip recomputing it.
-    """
+def conv2d_weight_grad(x, g, w_shape, geom):
+    """gw = Σ g ⊗ windows(x): the gradient of conv with respect to its weight."""
     o, cg, kh, kw = w_shape
-    if cols is None:
-        cols = _im2col(x.data, (kh, kw), g.data.shape[2:], geom)
+    cols = _im2col(x.data, (kh, kw), g.data.shape[2:], geom)
     gm = _out_grad_matrix(g.data)
     og = o // geom.groups
     gw = np.concatenate([gm[:, k * og : (k + 1) * og].T @ c for k, c in enumerate(cols)])
