@@ -95,19 +95,39 @@ def padded_nhwc(x, pads, value=0.0):
     return out
 
 
-def _im2col(x, kernel, out_hw, geom):
-    """Per group, the (P, kh·kw·Cg) columns of ``x`` (Note [Channels-last convolution])."""
+# Columns per GEMM: a few hundred KiB, so the reused block stays small (Note [Convolution memory]).
+_BLOCK_BYTES = 1 << 18
+
+
+def _windows(x, kernel, out_hw, geom):
+    """The (N, Ho, Wo, kh, kw, C) view of every window of the padded, channels-last ``x``."""
     (kh, kw), (sh, sw), (dh, dw) = kernel, geom.stride, geom.dilation
     xh = padded_nhwc(x, geom.pads)
     win = sliding_window_view(xh, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(1, 2))
     win = win[:, ::sh, ::sw, :, ::dh, ::dw][:, : out_hw[0], : out_hw[1]]
-    win = win.transpose(0, 1, 2, 4, 5, 3)  # (N, Ho, Wo, kh, kw, C)
-    n, c, g = x.shape[0], x.shape[1], geom.groups
-    p = n * out_hw[0] * out_hw[1]
-    if g == 1:
-        return [win.reshape(p, -1)]
-    cg = c // g
-    return [win[..., k * cg : (k + 1) * cg].reshape(p, -1) for k in range(g)]
+    return win.transpose(0, 1, 2, 4, 5, 3)
+
+
+def _column_blocks(win, groups):
+    """Yield ``(rows, k, cols)``: the (len(rows), kh·kw·Cg) im2col columns of group ``k`` for
+    the output rows ``rows`` (a slice of the P = N·Ho·Wo rows), a few samples at a time.
+
+    Every block is copied into the same buffer, so a consumer must use ``cols`` before
+    asking for the next block (Note [Convolution memory]).
+    """
+    n, ho, wo, kh, kw, c = win.shape
+    cg = c // groups
+    per_sample = ho * wo * kh * kw * cg
+    step = max(1, _BLOCK_BYTES // (per_sample * win.itemsize))
+    buf = np.empty(min(step, n) * per_sample, win.dtype)
+    for start in range(0, n, step):
+        stop = min(start + step, n)
+        rows = slice(start * ho * wo, stop * ho * wo)
+        for k in range(groups):
+            part = win[start:stop, ..., k * cg : (k + 1) * cg]
+            cols = buf[: part.size].reshape(part.shape)
+            np.copyto(cols, part)
+            yield rows, k, cols.reshape(rows.stop - rows.start, -1)
 
 
 def _weight_matrices(w, groups):
@@ -173,16 +193,17 @@ def conv2d(x, w, b, geom):
         out_size(h, kh, geom.stride[0], geom.dilation[0], pt, pb),
         out_size(wd, kw, geom.stride[1], geom.dilation[1], pl, pr),
     )
-    cols = _im2col(x.data, (kh, kw), out_hw, geom)
     wms = _weight_matrices(w.data, geom.groups)
-    if geom.groups == 1:
-        prod = cols[0] @ wms[0].T
-    else:
-        prod = np.concatenate([c @ m.T for c, m in zip(cols, wms, strict=True)], axis=1)
+    og = o // geom.groups
+    prod = np.empty((n * out_hw[0] * out_hw[1], o), np.result_type(x.data, w.data))
+    for rows, k, cols in _column_blocks(_windows(x.data, (kh, kw), out_hw, geom), geom.groups):
+        if geom.groups == 1:
+            np.matmul(cols, wms[0].T, out=prod[rows])
+        else:
+            prod[rows, k * og : (k + 1) * og] = cols @ wms[k].T
     if b is not None:
         prod += b.data
     out = prod.reshape(n, out_hw[0], out_hw[1], o).transpose(0, 3, 1, 2)
-    del cols  # not kept for the weight gradient: see Note [Convolution memory]
     need_x, need_w = x._rg, w._rg
     need_b = b is not None and b._rg
     x_shape, w_shape = x.data.shape, w.data.shape
@@ -223,10 +244,12 @@ def conv2d_input_grad(g, w, x_shape, geom):
 def conv2d_weight_grad(x, g, w_shape, geom):
     """gw = Σ g ⊗ windows(x): the gradient of conv with respect to its weight."""
     o, cg, kh, kw = w_shape
-    cols = _im2col(x.data, (kh, kw), g.data.shape[2:], geom)
     gm = _out_grad_matrix(g.data)
     og = o // geom.groups
-    gw = np.concatenate([gm[:, k * og : (k + 1) * og].T @ c for k, c in enumerate(cols)])
+    gw = np.zeros((o, kh * kw * cg), gm.dtype)
+    for rows, k, cols in _column_blocks(_windows(x.data, (kh, kw), g.data.shape[2:], geom),
+                                        geom.groups):
+        gw[k * og : (k + 1) * og] += gm[rows, k * og : (k + 1) * og].T @ cols
     out = np.ascontiguousarray(gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2))
     need_x, need_g = x._rg, g._rg
     x_shape = x.data.shape
