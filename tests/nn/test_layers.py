@@ -31,6 +31,18 @@ def test_conv2d_matches_torch(case, torch_mod):
     compare_module(ours, theirs, torch_mod, rng.standard_normal((2, c) + hw))
 
 
+@pytest.mark.parametrize("case", CONV_CASES, ids=[str(c) for c in CONV_CASES])
+def test_conv2d_in_one_sample_column_blocks_matches_torch(case, torch_mod, monkeypatch):
+    """Note [Convolution memory]: columns built block by block (here one sample each)."""
+    from tapegrad.nn import _conv_ops
+
+    monkeypatch.setattr(_conv_ops, "_BLOCK_BYTES", 1)
+    c, o, k, s, p, d, g, bias, hw = case
+    ours = tg.nn.Conv2d(c, o, k, s, p, d, g, bias).double()
+    theirs = torch_mod.nn.Conv2d(c, o, k, s, p, d, g, bias).double()
+    compare_module(ours, theirs, torch_mod, rng.standard_normal((3, c) + hw))
+
+
 def test_conv2d_float32_and_unbatched(torch_mod):
     ours, theirs = tg.nn.Conv2d(2, 3, 3, padding=1), torch_mod.nn.Conv2d(2, 3, 3, padding=1)
     x = rng.standard_normal((2, 5, 5)).astype(np.float32)
