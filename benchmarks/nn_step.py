@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import time
 
@@ -40,16 +41,24 @@ def _median_step_ms(step, steps):
     return float(np.median(times)) * 1e3
 
 
+def _minor_faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def _bench(contenders, steps, repeats):
-    """Best-of-``repeats`` median step time (ms) per contender, interleaving contenders."""
+    """Per contender: best-of-``repeats`` median step time (ms) and minor page faults per step,
+    interleaving contenders repeat by repeat."""
     for step in contenders.values():
         for _ in range(10):
             step()
     best = dict.fromkeys(contenders, float("inf"))
+    faults = dict.fromkeys(contenders, 0)
     for _ in range(repeats):
         for name, step in contenders.items():
+            before = _minor_faults()
             best[name] = min(best[name], _median_step_ms(step, steps))
-    return best
+            faults[name] += _minor_faults() - before
+    return {name: (best[name], faults[name] / (steps * repeats)) for name in contenders}
 
 
 # -- models: tapegrad's and torch's share the definition through their nn module ----------------
@@ -201,53 +210,56 @@ def numpy_mlp_step(weights, x, y, optim):
     return step
 
 
-def _im2col3(x):
-    """(N, C, H, W) -> (N*H*W, C*9) for a 3x3 kernel with padding 1."""
-    n, c, h, w = x.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-    win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))
-    return win.transpose(0, 2, 3, 1, 4, 5).reshape(n * h * w, c * 9)
+# The hand-written CNN works channels-last (NHWC) throughout, with the layouts and algorithms a
+# careful NumPy programmer would pick (the same ones tapegrad uses), so that the tapegrad/NumPy
+# ratio measures framework overhead rather than a naive NCHW implementation.
 
 
-def _col2im3(cols, shape):
-    n, c, h, w = shape
-    g = cols.reshape(n, h, w, c, 3, 3)
-    out = np.zeros((n, c, h + 2, w + 2), cols.dtype)
+def _conv3_forward(xh, w, b):
+    """3x3, padding 1 convolution of NHWC ``xh`` as im2col + GEMM; returns (NHWC out, columns)."""
+    n, h, wd, c = xh.shape
+    xp = np.zeros((n, h + 2, wd + 2, c), xh.dtype)
+    xp[:, 1:-1, 1:-1] = xh
+    win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(1, 2))  # (N,H,W,C,3,3)
+    cols = win.transpose(0, 1, 2, 4, 5, 3).reshape(n * h * wd, 9 * c)
+    wm = w.transpose(0, 2, 3, 1).reshape(len(w), -1)
+    return (cols @ wm.T + b).reshape(n, h, wd, len(w)), cols
+
+
+def _conv3_backward(gh, w, cols, need_x=True):
+    """(gx, gw, gb) of :func:`_conv3_forward` for the NHWC output gradient ``gh``."""
+    n, h, wd, o = gh.shape
+    c = w.shape[1]
+    gm = gh.reshape(-1, o)
+    gw = (gm.T @ cols).reshape(o, 3, 3, c).transpose(0, 3, 1, 2)
+    gb = np.ones(len(gm), gm.dtype) @ gm
+    if not need_x:
+        return None, gw, gb
+    gxp = np.zeros((n, h + 2, wd + 2, c), gh.dtype)
     for i in range(3):
         for j in range(3):
-            out[:, :, i:i + h, j:j + w] += g[:, :, :, :, i, j].transpose(0, 3, 1, 2)
-    return out[:, :, 1:-1, 1:-1]
+            gxp[:, i:i + h, j:j + wd] += (gm @ w[:, :, i, j]).reshape(n, h, wd, c)
+    return gxp[:, 1:-1, 1:-1], gw, gb
 
 
-def _pool2(x):
-    n, c, h, w = x.shape
-    v = x.reshape(n, c, h // 2, 2, w // 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(
-        n, c, h // 2, w // 2, 4)
-    idx = v.argmax(axis=-1)
-    return np.take_along_axis(v, idx[..., None], -1)[..., 0], idx
+def _pool2(xh):
+    """2x2 max pooling of NHWC ``xh``; returns (out, one-hot mask of each window's first max)."""
+    n, h, w, c = xh.shape
+    v = xh.reshape(n, h // 2, 2, w // 2, 2, c)
+    taps = [v[:, :, i, :, j] for i in range(2) for j in range(2)]
+    best = np.maximum(np.maximum(taps[0], taps[1]), np.maximum(taps[2], taps[3]))
+    mask = v == best[:, :, None, :, None]
+    first = [mask[:, :, i, :, j] for i in range(2) for j in range(2)]
+    seen = first[0].copy()
+    for t in first[1:]:
+        np.greater(t, seen, out=t)
+        seen |= t
+    return best, mask
 
 
-def _unpool2(g, idx, shape):
-    n, c, h, w = shape
-    out = np.zeros((n, c, h // 2, w // 2, 4), g.dtype)
-    np.put_along_axis(out, idx[..., None], g[..., None], -1)
-    return out.reshape(n, c, h // 2, w // 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(shape)
-
-
-def _conv3_forward(x, w, b):
-    """3x3, padding 1 convolution as im2col + GEMM; returns (NCHW output, columns)."""
-    n, _, h, wd = x.shape
-    cols = _im2col3(x)
-    out = (cols @ w.reshape(len(w), -1).T + b).reshape(n, h, wd, len(w)).transpose(0, 3, 1, 2)
-    return out, cols
-
-
-def _conv3_backward(g, w, cols, x_shape, need_x=True):
-    """Gradients (gx, gw, gb) of :func:`_conv3_forward` for the output gradient ``g``."""
-    gm = g.transpose(0, 2, 3, 1).reshape(-1, len(w))
-    gw = (gm.T @ cols).reshape(w.shape)
-    gx = _col2im3(gm @ w.reshape(len(w), -1), x_shape) if need_x else None
-    return gx, gw, gm.sum(0)
+def _unpool2(gh, mask):
+    n, ho, _, wo, _, c = mask.shape
+    return (gh[:, :, None, :, None] * mask).reshape(n, 2 * ho, 2 * wo, c)
 
 
 def numpy_cnn_step(weights, x, y, optim):
@@ -257,24 +269,23 @@ def numpy_cnn_step(weights, x, y, optim):
     update = _updater(params, optim)
     rng = np.random.default_rng(0)
     n = x.shape[0]
+    xh = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
 
     def step():
-        a1, c1 = _conv3_forward(x, w1, b1)
-        r1 = np.maximum(a1, 0)
-        p1, i1 = _pool2(r1)
+        a1, c1 = _conv3_forward(xh, w1, b1)
+        p1, m1 = _pool2(np.maximum(a1, 0))
         a2, c2 = _conv3_forward(p1, w2, b2)
-        r2 = np.maximum(a2, 0)
-        p2, i2 = _pool2(r2)
+        p2, m2 = _pool2(np.maximum(a2, 0))
         keep = (rng.random((n, w3.shape[1]), np.float32) >= DROPOUT) / np.float32(1 - DROPOUT)
-        f = p2.reshape(n, -1) * keep
+        f = p2.transpose(0, 3, 1, 2).reshape(n, -1) * keep  # flattened in (C, H, W) order
         logits = f @ w3.T + b3
         g = _softmax_xent_grad(logits, y)
         gw3, gb3 = g.T @ f, g.sum(0)
-        gf = ((g @ w3) * keep).reshape(p2.shape)
-        ga2 = _unpool2(gf, i2, r2.shape) * (a2 > 0)
-        gp1, gw2, gb2 = _conv3_backward(ga2, w2, c2, p1.shape)
-        ga1 = _unpool2(gp1, i1, r1.shape) * (a1 > 0)
-        _, gw1, gb1 = _conv3_backward(ga1, w1, c1, x.shape, need_x=False)
+        gp2 = ((g @ w3) * keep).reshape(n, *p2.shape[3:], *p2.shape[1:3]).transpose(0, 2, 3, 1)
+        ga2 = _unpool2(gp2, m2) * (a2 > 0)
+        gp1, gw2, gb2 = _conv3_backward(ga2, w2, c2)
+        ga1 = _unpool2(gp1, m1) * (a1 > 0)
+        _, gw1, gb1 = _conv3_backward(ga1, w1, c1, need_x=False)
         update([gw1, gb1, gw2, gb2, gw3, gb3])
 
     return step
@@ -304,7 +315,8 @@ def main(argv=None):
     print(f"batch {BATCH}, {args.repeats} repeats x {args.steps} steps (median step, best "
           f"repeat), BLAS/torch threads {args.threads}, cpus {os.cpu_count()}, "
           f"numpy {np.__version__}, torch {torch.__version__}")
-    print(f"{'model':<16}{'tapegrad':>11}{'torch':>11}{'numpy':>11}{'tg/torch':>10}{'tg/numpy':>10}")
+    print(f"{'model':<16}{'tapegrad':>11}{'torch':>11}{'numpy':>11}{'tg/torch':>10}{'tg/numpy':>10}"
+          f"{'tg faults':>11}")
     with threadpool_limits(limits=args.threads):
         for name, build, x, numpy_step, optim in cases:
             tg.manual_seed(0)
@@ -315,9 +327,12 @@ def main(argv=None):
                 "torch": torch_step(twin, x, y, optim),
                 "numpy": numpy_step(_weights(model), x, y, optim),
             }
-            t = _bench(contenders, args.steps, args.repeats)
-            print(f"{name:<16}{t['tapegrad']:>9.3f}ms{t['torch']:>9.3f}ms{t['numpy']:>9.3f}ms"
-                  f"{t['tapegrad'] / t['torch']:>9.2f}x{t['tapegrad'] / t['numpy']:>9.2f}x")
+            r = _bench(contenders, args.steps, args.repeats)
+            (t_tg, faults), (t_torch, _), (t_np, _) = r["tapegrad"], r["torch"], r["numpy"]
+            print(f"{name:<16}{t_tg:>9.3f}ms{t_torch:>9.3f}ms{t_np:>9.3f}ms"
+                  f"{t_tg / t_torch:>9.2f}x{t_tg / t_np:>9.2f}x{faults:>11.1f}")
+    print("tg faults: minor page faults per tapegrad step (Note [Convolution memory]); a few "
+          "hundred means glibc is returning the step's memory to the OS after every step.")
     return 0
 
 
