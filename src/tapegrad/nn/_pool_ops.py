@@ -186,9 +186,10 @@ def _gather_tiled(x, mask):
     for t, m in zip(_tap_views(_tiled(x.data, (kh, kw), (ho, wo))), _tap_views(mask),
                     strict=True):
         np.copyto(out, t, where=m)
+    x_shape = x.data.shape
 
     def backward(g):
-        return (_scatter_tiled(g, mask, x.data.shape),)
+        return (_scatter_tiled(g, mask, x_shape),)
 
     return make_result(out.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DGatherBackward")
 
