@@ -171,9 +171,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         out = out.squeeze(0)
     if not return_indices:
         return out
-    if added:
-        idx = idx[0]
-    return out, Tensor._wrap(_flat_indices(idx, kernel, x.shape[2:], geom))
+    flat = _flat_indices(idx, kernel, x.shape[2:], geom)
+    return out, Tensor._wrap(flat[0] if added else flat)
 
 
 def _flat_indices(idx, kernel, size, geom):
