@@ -1,56 +1,67 @@
-"""One training step (forward + backward + hand SGD): tapegrad vs PyTorch eager vs NumPy.
+"""One training step: tapegrad vs PyTorch eager vs hand-written NumPy, BLAS on one thread.
 
-Models: an MLP 64-256-256-10 and a digits-sized CNN (1x8x8 input:
-conv(1->16, 3, pad 1)-relu-maxpool2-conv(16->32, 3, pad 1)-relu-maxpool2-flatten-linear(128->10)),
-both with batch 64 and cross entropy. Prints ms/step (median of repeats) and ratios.
+Cases, batch 64, cross entropy, step = forward + loss + backward + update:
 
-    PYTHONPATH=src python benchmarks/nn_step.py [--steps 200] [--threads N]
+* MLP 64-256-256-10 with hand SGD (``p -= lr * grad``);
+* the demo's CNN (``tapegrad.demo.make_model``: conv(1->32, 3, pad 1)-relu-maxpool2-
+  conv(32->64, 3, pad 1)-relu-maxpool2-flatten-dropout(0.25)-linear(256->10), 1x8x8 inputs)
+  with the demo's optimizer, Adam;
+* the same CNN with hand SGD, which isolates the autograd part from the optimizer.
 
-On a busy machine pass ``--threads 1``: multithreaded BLAS under contention is very noisy.
+All three contenders start from the same weights (copied from the tapegrad model) and the
+tapegrad and torch models are checked to agree in eval mode before timing. BLAS and torch
+are pinned to one thread (threadpoolctl): the machine is shared and multi-threaded BLAS
+timings on small GEMMs are erratic. Contenders are interleaved repeat by repeat; a repeat's
+figure is the median step time and the reported figure the best repeat.
+
+    PYTHONPATH=src python benchmarks/nn_step.py [--steps 200] [--repeats 7]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import time
 
+import numpy as np
 
-def _threads_from_argv(argv):
-    for i, arg in enumerate(argv):
-        if arg == "--threads" and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--threads="):
-            return arg.split("=", 1)[1]
-    return None
-
-
-# BLAS reads its thread count when NumPy is imported, so set it before that import.
-_THREADS = _threads_from_argv(sys.argv[1:])
-if _THREADS:
-    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[_var] = _THREADS
-
-import numpy as np  # noqa: E402
-
-LR = 0.01
+LR = 1e-3
 BATCH = 64
+DROPOUT = 0.25
 
 
-def _timeit(step, steps, repeats=5):
-    for _ in range(10):
-        step()
-    times = []
-    for _ in range(repeats):
+def _median_step_ms(step, steps):
+    times = np.empty(steps)
+    for k in range(steps):
         t0 = time.perf_counter()
-        for _ in range(steps):
+        step()
+        times[k] = time.perf_counter() - t0
+    return float(np.median(times)) * 1e3
+
+
+def _minor_faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def _bench(contenders, steps, repeats):
+    """Per contender: best-of-``repeats`` median step time (ms) and minor page faults per step,
+    interleaving contenders repeat by repeat."""
+    for step in contenders.values():
+        for _ in range(10):
             step()
-        times.append((time.perf_counter() - t0) / steps * 1e3)
-    return min(times)  # the least disturbed repeat: robust on a shared machine
+    best = dict.fromkeys(contenders, float("inf"))
+    faults = dict.fromkeys(contenders, 0)
+    for _ in range(repeats):
+        for name, step in contenders.items():
+            before = _minor_faults()
+            best[name] = min(best[name], _median_step_ms(step, steps))
+            faults[name] += _minor_faults() - before
+    return {name: (best[name], faults[name] / (steps * repeats)) for name in contenders}
 
 
-# -- tapegrad and torch share the model definition through their nn module ----------------------
+# -- models: tapegrad's and torch's share the definition through their nn module ----------------
 
 
 def mlp(nn):
@@ -58,54 +69,113 @@ def mlp(nn):
                          nn.Linear(256, 10))
 
 
-def cnn(nn):
+def demo_cnn(nn):
+    """The demo's model for tapegrad (its own ``make_model``), mirrored layer by layer in torch."""
+    import tapegrad.demo
+
+    if nn.__name__.startswith("tapegrad"):
+        return tapegrad.demo.make_model()
     return nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(128, 10),
+        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Dropout(DROPOUT), nn.Linear(64 * 2 * 2, 10),
     )
 
 
-def tapegrad_step(build, x, y):
+def _weights(tg_model):
+    """The tapegrad model's parameters as float32 arrays (copies), in definition order."""
+    return [p.detach().numpy().copy() for p in tg_model.parameters()]
+
+
+def _torch_twin(build, tg_model, x):
+    """The torch mirror of ``tg_model`` with the same weights, checked on ``x`` in eval mode."""
+    import torch
+
     import tapegrad as tg
 
-    model = build(tg.nn)
+    model = build(torch.nn)
+    with torch.no_grad():
+        for p, w in zip(model.parameters(), _weights(tg_model), strict=True):
+            p.copy_(torch.from_numpy(w))
+        model.eval(), tg_model.eval()
+        got = tg_model(tg.tensor(x)).detach().numpy()
+        want = model(torch.from_numpy(x)).numpy()
+        model.train(), tg_model.train()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    return model
+
+
+def tapegrad_step(model, x, y, optim):
+    import tapegrad as tg
+
     loss_fn = tg.nn.CrossEntropyLoss()
     xt, yt = tg.tensor(x), tg.tensor(y)
     params = list(model.parameters())
+    opt = tg.optim.Adam(params, lr=LR) if optim == "adam" else None
 
     def step():
         for p in params:
             p.grad = None
         loss = loss_fn(model(xt), yt)
         loss.backward()
-        for p in params:
-            p.data -= LR * p.grad.data
+        if opt is not None:
+            opt.step()
+        else:
+            for p in params:
+                p.data -= LR * p.grad.data
 
     return step
 
 
-def torch_step(build, x, y):
+def torch_step(model, x, y, optim):
     import torch
 
-    model = build(torch.nn)
     loss_fn = torch.nn.CrossEntropyLoss()
     xt, yt = torch.tensor(x), torch.tensor(y)
     params = list(model.parameters())
+    opt = torch.optim.Adam(params, lr=LR) if optim == "adam" else None
 
     def step():
         for p in params:
             p.grad = None
         loss = loss_fn(model(xt), yt)
         loss.backward()
-        with torch.no_grad():
-            for p in params:
-                p.sub_(LR * p.grad)
+        if opt is not None:
+            opt.step()
+        else:
+            with torch.no_grad():
+                for p in params:
+                    p.sub_(LR * p.grad)
 
     return step
 
 
 # -- hand-written NumPy -------------------------------------------------------------------------
+
+
+def _updater(params, optim):
+    """``update(grads)``: hand SGD, or Adam with PyTorch's default hyper-parameters, in place."""
+    if optim != "adam":
+        def sgd(grads):
+            for p, g in zip(params, grads, strict=True):
+                p -= LR * g
+        return sgd
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    ms = [np.zeros_like(p) for p in params]
+    vs = [np.zeros_like(p) for p in params]
+    t = [0]
+
+    def adam(grads):
+        t[0] += 1
+        step_size = LR / (1 - beta1 ** t[0])
+        bc2_sqrt = (1 - beta2 ** t[0]) ** 0.5
+        for p, g, m, v in zip(params, grads, ms, vs, strict=True):
+            m += (1 - beta1) * (g - m)
+            v *= beta2
+            v += (1 - beta2) * g * g
+            p -= step_size * m / (np.sqrt(v) / bc2_sqrt + eps)
+
+    return adam
 
 
 def _softmax_xent_grad(logits, y):
@@ -116,12 +186,10 @@ def _softmax_xent_grad(logits, y):
     return p / len(y)
 
 
-def numpy_mlp_step(x, y):
-    rng = np.random.default_rng(0)
-    sizes = [64, 256, 256, 10]
-    ws = [(rng.standard_normal((o, i)) / np.sqrt(i)).astype(np.float32)
-          for i, o in zip(sizes[:-1], sizes[1:], strict=True)]
-    bs = [np.zeros(o, np.float32) for o in sizes[1:]]
+def numpy_mlp_step(weights, x, y, optim):
+    params = [w.copy() for w in weights]  # w1, b1, w2, b2, w3, b3
+    ws, bs = params[0::2], params[1::2]
+    update = _updater(params, optim)
 
     def step():
         acts = [x]
@@ -132,83 +200,93 @@ def numpy_mlp_step(x, y):
                 h = np.maximum(h, 0)
             acts.append(h)
         g = _softmax_xent_grad(h, y)
+        grads = [None] * len(params)
         for k in range(len(ws) - 1, -1, -1):
-            gw = g.T @ acts[k]
-            gb = g.sum(axis=0)
+            grads[2 * k], grads[2 * k + 1] = g.T @ acts[k], g.sum(axis=0)
             if k:
                 g = (g @ ws[k]) * (acts[k] > 0)
-            ws[k] -= LR * gw
-            bs[k] -= LR * gb
+        update(grads)
 
     return step
 
 
-def _im2col3(x):
-    """(N, C, H, W) -> (N*H*W, C*9) for a 3x3 kernel with padding 1."""
-    n, c, h, w = x.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-    win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))
-    return win.transpose(0, 2, 3, 1, 4, 5).reshape(n * h * w, c * 9)
+# The hand-written CNN works channels-last (NHWC) throughout, with the layouts and algorithms a
+# careful NumPy programmer would pick (the same ones tapegrad uses), so that the tapegrad/NumPy
+# ratio measures framework overhead rather than a naive NCHW implementation.
 
 
-def _col2im3(cols, shape):
-    n, c, h, w = shape
-    g = cols.reshape(n, h, w, c, 3, 3)
-    out = np.zeros((n, c, h + 2, w + 2), cols.dtype)
+def _conv3_forward(xh, w, b):
+    """3x3, padding 1 convolution of NHWC ``xh`` as im2col + GEMM; returns (NHWC out, columns)."""
+    n, h, wd, c = xh.shape
+    xp = np.zeros((n, h + 2, wd + 2, c), xh.dtype)
+    xp[:, 1:-1, 1:-1] = xh
+    win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(1, 2))  # (N,H,W,C,3,3)
+    cols = win.transpose(0, 1, 2, 4, 5, 3).reshape(n * h * wd, 9 * c)
+    wm = w.transpose(0, 2, 3, 1).reshape(len(w), -1)
+    return (cols @ wm.T + b).reshape(n, h, wd, len(w)), cols
+
+
+def _conv3_backward(gh, w, cols, need_x=True):
+    """(gx, gw, gb) of :func:`_conv3_forward` for the NHWC output gradient ``gh``."""
+    n, h, wd, o = gh.shape
+    c = w.shape[1]
+    gm = gh.reshape(-1, o)
+    gw = (gm.T @ cols).reshape(o, 3, 3, c).transpose(0, 3, 1, 2)
+    gb = np.ones(len(gm), gm.dtype) @ gm
+    if not need_x:
+        return None, gw, gb
+    gxp = np.zeros((n, h + 2, wd + 2, c), gh.dtype)
     for i in range(3):
         for j in range(3):
-            out[:, :, i:i + h, j:j + w] += g[:, :, :, :, i, j].transpose(0, 3, 1, 2)
-    return out[:, :, 1:-1, 1:-1]
+            gxp[:, i:i + h, j:j + wd] += (gm @ w[:, :, i, j]).reshape(n, h, wd, c)
+    return gxp[:, 1:-1, 1:-1], gw, gb
 
 
-def _pool2(x):
-    n, c, h, w = x.shape
-    v = x.reshape(n, c, h // 2, 2, w // 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(
-        n, c, h // 2, w // 2, 4)
-    idx = v.argmax(axis=-1)
-    return np.take_along_axis(v, idx[..., None], -1)[..., 0], idx
+def _pool2(xh):
+    """2x2 max pooling of NHWC ``xh``; returns (out, one-hot mask of each window's first max)."""
+    n, h, w, c = xh.shape
+    v = xh.reshape(n, h // 2, 2, w // 2, 2, c)
+    taps = [v[:, :, i, :, j] for i in range(2) for j in range(2)]
+    best = np.maximum(np.maximum(taps[0], taps[1]), np.maximum(taps[2], taps[3]))
+    mask = v == best[:, :, None, :, None]
+    first = [mask[:, :, i, :, j] for i in range(2) for j in range(2)]
+    seen = first[0].copy()
+    for t in first[1:]:
+        np.greater(t, seen, out=t)
+        seen |= t
+    return best, mask
 
 
-def _unpool2(g, idx, shape):
-    n, c, h, w = shape
-    out = np.zeros((n, c, h // 2, w // 2, 4), g.dtype)
-    np.put_along_axis(out, idx[..., None], g[..., None], -1)
-    return out.reshape(n, c, h // 2, w // 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(shape)
+def _unpool2(gh, mask):
+    n, ho, _, wo, _, c = mask.shape
+    return (gh[:, :, None, :, None] * mask).reshape(n, 2 * ho, 2 * wo, c)
 
 
-def numpy_cnn_step(x, y):
+def numpy_cnn_step(weights, x, y, optim):
+    """The demo CNN, forward and backward written out by hand."""
+    params = [w.copy() for w in weights]  # w1, b1, w2, b2, w3, b3
+    w1, b1, w2, b2, w3, b3 = params
+    update = _updater(params, optim)
     rng = np.random.default_rng(0)
-    w1 = (rng.standard_normal((16, 9)) / 3).astype(np.float32)
-    b1 = np.zeros(16, np.float32)
-    w2 = (rng.standard_normal((32, 144)) / 12).astype(np.float32)
-    b2 = np.zeros(32, np.float32)
-    w3 = (rng.standard_normal((10, 128)) / np.sqrt(128)).astype(np.float32)
-    b3 = np.zeros(10, np.float32)
     n = x.shape[0]
+    xh = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
 
     def step():
-        c1 = _im2col3(x)
-        a1 = (c1 @ w1.T + b1).reshape(n, 8, 8, 16).transpose(0, 3, 1, 2)
-        r1 = np.maximum(a1, 0)
-        p1, i1 = _pool2(r1)
-        c2 = _im2col3(p1)
-        a2 = (c2 @ w2.T + b2).reshape(n, 4, 4, 32).transpose(0, 3, 1, 2)
-        r2 = np.maximum(a2, 0)
-        p2, i2 = _pool2(r2)
-        f = p2.reshape(n, 128)
+        a1, c1 = _conv3_forward(xh, w1, b1)
+        p1, m1 = _pool2(np.maximum(a1, 0))
+        a2, c2 = _conv3_forward(p1, w2, b2)
+        p2, m2 = _pool2(np.maximum(a2, 0))
+        keep = (rng.random((n, w3.shape[1]), np.float32) >= DROPOUT) / np.float32(1 - DROPOUT)
+        f = p2.transpose(0, 3, 1, 2).reshape(n, -1) * keep  # flattened in (C, H, W) order
         logits = f @ w3.T + b3
         g = _softmax_xent_grad(logits, y)
         gw3, gb3 = g.T @ f, g.sum(0)
-        gf = (g @ w3).reshape(p2.shape)
-        ga2 = _unpool2(gf, i2, r2.shape) * (a2 > 0)
-        gm2 = ga2.transpose(0, 2, 3, 1).reshape(-1, 32)
-        gw2, gb2 = gm2.T @ c2, gm2.sum(0)
-        gp1 = _col2im3(gm2 @ w2, p1.shape)
-        ga1 = _unpool2(gp1, i1, r1.shape) * (a1 > 0)
-        gm1 = ga1.transpose(0, 2, 3, 1).reshape(-1, 16)
-        gw1, gb1 = gm1.T @ c1, gm1.sum(0)
-        for p, gp in ((w1, gw1), (b1, gb1), (w2, gw2), (b2, gb2), (w3, gw3), (b3, gb3)):
-            p -= LR * gp
+        gp2 = ((g @ w3) * keep).reshape(n, *p2.shape[3:], *p2.shape[1:3]).transpose(0, 2, 3, 1)
+        ga2 = _unpool2(gp2, m2) * (a2 > 0)
+        gp1, gw2, gb2 = _conv3_backward(ga2, w2, c2)
+        ga1 = _unpool2(gp1, m1) * (a1 > 0)
+        _, gw1, gb1 = _conv3_backward(ga1, w1, c1, need_x=False)
+        update([gw1, gb1, gw2, gb2, gw3, gb3])
 
     return step
 
@@ -216,31 +294,45 @@ def numpy_cnn_step(x, y):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200, help="steps per timed repeat")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="threads for torch and NumPy's BLAS (default: their own choice)")
+    parser.add_argument("--repeats", type=int, default=7, help="timed repeats (best is kept)")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS and torch threads")
     args = parser.parse_args(argv)
     import torch
+    from threadpoolctl import threadpool_limits
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    import tapegrad as tg
+
+    torch.set_num_threads(args.threads)
     rng = np.random.default_rng(0)
     y = rng.integers(0, 10, BATCH)
+    x_mlp = rng.standard_normal((BATCH, 64)).astype(np.float32)
+    x_cnn = rng.random((BATCH, 1, 8, 8), np.float32)
     cases = [
-        ("MLP 64-256-256-10", mlp, rng.standard_normal((BATCH, 64)).astype(np.float32),
-         numpy_mlp_step),
-        ("CNN digits 1x8x8", cnn, rng.standard_normal((BATCH, 1, 8, 8)).astype(np.float32),
-         numpy_cnn_step),
+        ("MLP, SGD", mlp, x_mlp, numpy_mlp_step, "sgd"),
+        ("demo CNN, Adam", demo_cnn, x_cnn, numpy_cnn_step, "adam"),
+        ("demo CNN, SGD", demo_cnn, x_cnn, numpy_cnn_step, "sgd"),
     ]
-    print(f"batch {BATCH}, {args.steps} steps x 5 repeats (best), torch threads "
-          f"{torch.get_num_threads()}, cpus {os.cpu_count()}, numpy {np.__version__}, "
-          f"torch {torch.__version__}")
-    print(f"{'model':<20}{'tapegrad':>11}{'torch':>11}{'numpy':>11}{'tg/torch':>10}{'tg/numpy':>10}")
-    for name, build, x, numpy_step in cases:
-        t_tg = _timeit(tapegrad_step(build, x, y), args.steps)
-        t_torch = _timeit(torch_step(build, x, y), args.steps)
-        t_np = _timeit(numpy_step(x, y), args.steps)
-        print(f"{name:<20}{t_tg:>9.3f}ms{t_torch:>9.3f}ms{t_np:>9.3f}ms"
-              f"{t_tg / t_torch:>9.2f}x{t_tg / t_np:>9.2f}x")
+    print(f"batch {BATCH}, {args.repeats} repeats x {args.steps} steps (median step, best "
+          f"repeat), BLAS/torch threads {args.threads}, cpus {os.cpu_count()}, "
+          f"numpy {np.__version__}, torch {torch.__version__}")
+    print(f"{'model':<16}{'tapegrad':>11}{'torch':>11}{'numpy':>11}{'tg/torch':>10}{'tg/numpy':>10}"
+          f"{'tg faults':>11}")
+    with threadpool_limits(limits=args.threads):
+        for name, build, x, numpy_step, optim in cases:
+            tg.manual_seed(0)
+            model = build(tg.nn)
+            twin = _torch_twin(build, model, x)
+            contenders = {
+                "tapegrad": tapegrad_step(model, x, y, optim),
+                "torch": torch_step(twin, x, y, optim),
+                "numpy": numpy_step(_weights(model), x, y, optim),
+            }
+            r = _bench(contenders, args.steps, args.repeats)
+            (t_tg, faults), (t_torch, _), (t_np, _) = r["tapegrad"], r["torch"], r["numpy"]
+            print(f"{name:<16}{t_tg:>9.3f}ms{t_torch:>9.3f}ms{t_np:>9.3f}ms"
+                  f"{t_tg / t_torch:>9.2f}x{t_tg / t_np:>9.2f}x{faults:>11.1f}")
+    print("tg faults: minor page faults per tapegrad step (Note [Convolution memory]); a few "
+          "hundred means glibc is returning the step's memory to the OS after every step.")
     return 0
 
 

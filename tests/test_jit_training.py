@@ -247,3 +247,29 @@ def test_demo_cnn_step_replays():
     cached, *_ = train_both(make_model, lambda m: tg.optim.Adam(m.parameters(), lr=1e-2),
                             data, verify_every=1)
     assert cached.cache_info() == (2, 3, 1024, 1)
+
+
+def test_step_stored_beside_its_state_still_replays():
+    """The state walk reaches the cached function itself (trainer.step); its own hit and
+    miss counters must not become guards, or no two recordings would ever agree."""
+
+    class Trainer:
+        def __init__(self):
+            tg.manual_seed(0)
+            self.model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+            self.opt = tg.optim.SGD(self.model.parameters(), lr=0.1)
+            self.loss_fn = nn.CrossEntropyLoss()
+            self.step = tg.jit.cache(self._step)
+
+        def _step(self, x, y):
+            self.opt.zero_grad()
+            loss = self.loss_fn(self.model(x), y)
+            loss.backward()
+            self.opt.step()
+            return loss
+
+    trainer = Trainer()
+    x, y = tg.randn(6, 4), tg.randint(0, 3, (6,))
+    for _ in range(8):
+        trainer.step(x, y)
+    assert trainer.step.cache_info().hits > 0

@@ -31,6 +31,18 @@ def test_conv2d_matches_torch(case, torch_mod):
     compare_module(ours, theirs, torch_mod, rng.standard_normal((2, c) + hw))
 
 
+@pytest.mark.parametrize("case", CONV_CASES, ids=[str(c) for c in CONV_CASES])
+def test_conv2d_in_one_sample_column_blocks_matches_torch(case, torch_mod, monkeypatch):
+    """Note [Convolution memory]: columns built block by block (here one sample each)."""
+    from tapegrad.nn import _conv_ops
+
+    monkeypatch.setattr(_conv_ops, "_BLOCK_BYTES", 1)
+    c, o, k, s, p, d, g, bias, hw = case
+    ours = tg.nn.Conv2d(c, o, k, s, p, d, g, bias).double()
+    theirs = torch_mod.nn.Conv2d(c, o, k, s, p, d, g, bias).double()
+    compare_module(ours, theirs, torch_mod, rng.standard_normal((3, c) + hw))
+
+
 def test_conv2d_float32_and_unbatched(torch_mod):
     ours, theirs = tg.nn.Conv2d(2, 3, 3, padding=1), torch_mod.nn.Conv2d(2, 3, 3, padding=1)
     x = rng.standard_normal((2, 5, 5)).astype(np.float32)
@@ -91,18 +103,40 @@ def test_max_pool2d_ties_go_to_first_max(torch_mod):
     compare_module(tg.nn.MaxPool2d(3, 1), torch_mod.nn.MaxPool2d(3, 1), torch_mod, x)
 
 
-def test_max_pool2d_return_indices(torch_mod):
-    x = rng.standard_normal((2, 2, 7, 7))
-    out, idx = F.max_pool2d(tg.tensor(x), 3, 2, 1, return_indices=True)
-    ref, ridx = torch_mod.nn.functional.max_pool2d(torch_mod.tensor(x), 3, 2, 1,
+@pytest.mark.parametrize("args", [(3, 2, 1), (2,), (3,)], ids=["overlapping", "tiled", "tiled-3"])
+def test_max_pool2d_return_indices(torch_mod, args):
+    x = np.round(rng.standard_normal((2, 2, 7, 7)))  # ties: the first maximum's index
+    out, idx = F.max_pool2d(tg.tensor(x), *args, return_indices=True)
+    ref, ridx = torch_mod.nn.functional.max_pool2d(torch_mod.tensor(x), *args,
                                                    return_indices=True)
     np.testing.assert_array_equal(idx.data, ridx.numpy())
     np.testing.assert_allclose(out.data, ref.numpy())
+    out, idx = F.max_pool2d(tg.tensor(x[0]), *args, return_indices=True)  # unbatched
+    np.testing.assert_array_equal(idx.data, ridx.numpy()[0])
+
+
+@pytest.mark.parametrize("kernel", [2, 3])
+def test_max_pool2d_tiled_windows_match_torch(kernel, torch_mod):
+    """Note [Tiled max pooling]: stride == kernel, leftover rows/cols, many ties."""
+    x = np.maximum(np.round(rng.standard_normal((2, 3, 7, 8))), 0)  # relu-like: tied zeros
+    pool = tg.nn.MaxPool2d(kernel).double()
+    compare_module(pool, torch_mod.nn.MaxPool2d(kernel), torch_mod, x)
+
+
+def test_max_pool2d_tiled_backward_keeps_infinite_grads_on_the_maxima(torch_mod):
+    x = rng.standard_normal((1, 2, 4, 4))
+    g = np.ones((1, 2, 2, 2))
+    g[0, 0, 0, 0], g[0, 1, 1, 1] = np.inf, -np.inf
+    xt = tg.tensor(x, requires_grad=True)
+    xr = torch_mod.tensor(x, requires_grad=True)
+    F.max_pool2d(xt, 2).backward(tg.tensor(g))
+    torch_mod.nn.functional.max_pool2d(xr, 2).backward(torch_mod.tensor(g))
+    np.testing.assert_array_equal(xt.grad.data, xr.grad.numpy())
 
 
 def test_max_pool2d_gradcheck():
     x = tg.tensor(rng.permutation(50).reshape(1, 2, 5, 5) / 10.0, requires_grad=True)
-    for args in ((2,), (3, 2, 1), (2, 1, 0, 2)):
+    for args in ((2,), (3,), (3, 2, 1), (2, 1, 0, 2)):
         assert gradcheck(lambda x, a=args: F.max_pool2d(x, *a), (x,), atol=1e-6, rtol=1e-5)
         assert gradgradcheck(lambda x, a=args: F.max_pool2d(x, *a), (x,), atol=1e-6, rtol=1e-5)
 

@@ -48,6 +48,10 @@ class _Entry:
 class CachedFunction:
     """The callable returned by :func:`cache` (see there)."""
 
+    # The state walk (jit/state.py) does not enter cached functions: their hit and miss
+    # counters change on every call and are no part of any step's state.
+    _tg_jit_opaque = True
+
     def __init__(self, fn, maxsize=1024, verify_every=None, modules=()):
         if maxsize is not None and maxsize < 1:
             raise ValueError(f"cache: maxsize must be at least 1 or None, got {maxsize}")

@@ -89,8 +89,8 @@ def walk(roots, skip_ids=()):
     count = 0
     while queue and count < MAX_OBJECTS:
         label, obj = queue.pop(0)
-        if id(obj) in seen or isinstance(obj, _SKIP):
-            continue
+        if id(obj) in seen or isinstance(obj, _SKIP) or getattr(obj, "_tg_jit_opaque", False):
+            continue  # opaque: a cached function's own bookkeeping is not the step's state
         seen.add(id(obj))
         count += 1
         for loc, value in _children(obj, label):

@@ -1,4 +1,4 @@
-"""Fused 2-D convolution: im2col on ``sliding_window_view`` plus one GEMM per group.
+"""Fused 2-D convolution: im2col on a strided window view plus GEMMs.
 
 Three primitives close under differentiation, so gradients of any order exist:
 
@@ -19,6 +19,17 @@ channels, the forward GEMM ``cols @ Wᵀ`` lands straight in NHWC order (no
 transpose copy of the output), the output gradient of an NHWC result reshapes to
 (P, O) for free, and col2im adds channel runs: kh·kw strided slice adds, no
 Python loop over batch or pixels. Results are therefore non-contiguous views.
+
+Note [Convolution memory]
+The im2col columns are (P, kh·kw·C): kh·kw times the input. They are built a few
+samples at a time into one reused block of ~256 KiB (:func:`_column_blocks`), each
+block multiplied as it is built; none is kept: the weight gradient rebuilds them
+(a copy, cheap next to the GEMM), and the input gradient of an ungrouped conv never
+needs them (one GEMM per kernel tap, each added straight into the padded input
+gradient). Whole-batch columns cost megabytes per step, freshly allocated and
+freed: once glibc hands such memory back to the OS, every step pays page faults to
+touch it again (measured ~0.3 ms per materialisation of the demo's second conv's
+columns).
 """
 
 from __future__ import annotations
@@ -26,9 +37,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
+from .. import _trace
 from ..autograd.graph import make_result
+from ..grad_mode import STATE
+from ..tensor import Tensor
 
 
 class Geometry(NamedTuple):
@@ -74,12 +88,16 @@ def nhwc(x):
 
 
 def new_like(proto, shape, value=0, dtype=None):
-    """A new C-ordered array of ``shape`` filled with ``value`` (``proto``'s dtype by default).
+    """A new C-ordered array of ``shape`` filled with ``value`` (left uninitialised when
+    ``value`` is None), in ``proto``'s dtype by default.
 
-    Made with ``np.full_like(proto, ...)`` rather than ``np.full``: an array that later
-    receives ``proto``-derived values through a view (``out[:, i:j] = x``) must be
-    created by a call tapegrad.jit sees, or the recording cannot follow those writes.
+    Made with ``np.full_like(proto, ...)`` / ``np.empty_like`` rather than ``np.full`` /
+    ``np.empty``: an array that later receives ``proto``-derived values through a view
+    (``out[:, i:j] = x``) or ``out=`` must be created by a call tapegrad.jit sees, or the
+    recording cannot follow those writes.
     """
+    if value is None:
+        return np.empty_like(proto, dtype=dtype, shape=shape, order="C")
     return np.full_like(proto, value, dtype=dtype, shape=shape, order="C")
 
 
@@ -95,19 +113,50 @@ def padded_nhwc(x, pads, value=0.0):
     return out
 
 
-def _im2col(x, kernel, out_hw, geom):
-    """Per group, the (P, kh·kw·Cg) columns of ``x`` (Note [Channels-last convolution])."""
+_BLOCK_BYTES = 1 << 18  # im2col columns per GEMM (Note [Convolution memory])
+
+
+def _windows(x, kernel, out_hw, geom):
+    """The read-only (N, Ho, Wo, kh, kw, C) view of every window of the padded, channels-last
+    ``x``: window (r, c) tap (i, j) is padded pixel (r·sh + i·dh, c·sw + j·dw).
+
+    Built with ``as_strided`` (in bounds: ``out_size`` keeps the last tap inside the padding);
+    ``sliding_window_view`` plus slicing gives the same view at several times the Python cost.
+    """
     (kh, kw), (sh, sw), (dh, dw) = kernel, geom.stride, geom.dilation
     xh = padded_nhwc(x, geom.pads)
-    win = sliding_window_view(xh, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(1, 2))
-    win = win[:, ::sh, ::sw, :, ::dh, ::dw][:, : out_hw[0], : out_hw[1]]
-    win = win.transpose(0, 1, 2, 4, 5, 3)  # (N, Ho, Wo, kh, kw, C)
-    n, c, g = x.shape[0], x.shape[1], geom.groups
-    p = n * out_hw[0] * out_hw[1]
-    if g == 1:
-        return [win.reshape(p, -1)]
-    cg = c // g
-    return [win[..., k * cg : (k + 1) * cg].reshape(p, -1) for k in range(g)]
+    if _trace.recording():
+        # as_strided makes a plain view tapegrad.jit cannot follow; sliding_window_view
+        # is a NumPy function it records.
+        win = sliding_window_view(xh, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(1, 2))
+        win = win[:, ::sh, ::sw, :, ::dh, ::dw][:, : out_hw[0], : out_hw[1]]
+        return win.transpose(0, 1, 2, 4, 5, 3)
+    sn, sr, sc, sch = xh.strides
+    shape = (xh.shape[0], out_hw[0], out_hw[1], kh, kw, xh.shape[3])
+    strides = (sn, sr * sh, sc * sw, sr * dh, sc * dw, sch)
+    return as_strided(xh, shape, strides, writeable=False)
+
+
+def _column_blocks(win, groups):
+    """Yield ``(rows, k, cols)``: the (len(rows), kh·kw·Cg) im2col columns of group ``k`` for
+    the output rows ``rows`` (a slice of the P = N·Ho·Wo rows), a few samples at a time.
+
+    Every block is copied into the same buffer, so a consumer must use ``cols`` before
+    asking for the next block (Note [Convolution memory]).
+    """
+    n, ho, wo, kh, kw, c = win.shape
+    cg = c // groups
+    per_sample = ho * wo * kh * kw * cg
+    step = max(1, _BLOCK_BYTES // (per_sample * win.itemsize))
+    buf = new_like(win, (min(step, n) * per_sample,), None)
+    for start in range(0, n, step):
+        stop = min(start + step, n)
+        rows = slice(start * ho * wo, stop * ho * wo)
+        for k in range(groups):
+            part = win[start:stop, ..., k * cg : (k + 1) * cg]
+            cols = buf[: part.size].reshape(part.shape)
+            np.copyto(cols, part)
+            yield rows, k, cols.reshape(rows.stop - rows.start, -1)
 
 
 def _weight_matrices(w, groups):
@@ -124,7 +173,7 @@ def _out_grad_matrix(g):
 
 
 def _col2im(gcols, x_shape, kernel, out_hw, geom):
-    """Adjoint of :func:`_im2col`: per-group (P, kh·kw·Cg) columns summed into (N, C, H, W)."""
+    """Adjoint of im2col: per-group (P, kh·kw·Cg) columns summed into (N, C, H, W)."""
     n, c = x_shape[:2]
     kh, kw = kernel
     ho, wo = out_hw
@@ -140,6 +189,34 @@ def _col2im(gcols, x_shape, kernel, out_hw, geom):
     return crop_nhwc(gxp, geom.pads, x_shape)
 
 
+def _input_grad_by_taps(gm, w, x_shape, out_hw, geom):
+    """convᵀ of an ungrouped conv, one GEMM per kernel tap: x_pad[tap (i, j)] += gm @ w[:, :, i, j].
+
+    The same sum as ``gm @ W`` followed by :func:`_col2im`, without the (P, kh·kw·C)
+    intermediate (Note [Convolution memory]); each product lands as a whole NHWC block.
+    """
+    n, c = x_shape[:2]
+    gxp = new_like(gm, padded_shape(x_shape, geom))
+    taps = w.transpose(2, 3, 0, 1).copy()  # (kh, kw, O, C)
+    prod = new_like(gm, (gm.shape[0], c), None)  # reused by every tap
+    block = prod.reshape(n, out_hw[0], out_hw[1], c)
+    for i in range(w.shape[2]):
+        for j in range(w.shape[3]):
+            rs, cs = window_slice(i, j, out_hw, geom)
+            np.matmul(gm, taps[i, j], out=prod)
+            gxp[:, rs, cs] += block
+    return crop_nhwc(gxp, geom.pads, x_shape)
+
+
+def _bias_grad(g):
+    """gb = Σ_{n,h,w} g: one GEMV with a ones vector on the (P, O) matrix (NumPy's reduction
+    over the leading axis of a (P, O) array is ~10x slower); a recorded sum under create_graph."""
+    if STATE.enabled:
+        return g.sum(dim=(0, 2, 3))
+    gm = _out_grad_matrix(g.data)
+    return Tensor._wrap(np.ones(gm.shape[0], gm.dtype) @ gm)
+
+
 def conv2d(x, w, b, geom):
     """y = conv(x, w) + b for x (N, C, H, W), w (O, C/G, kh, kw), b (O,) or None."""
     n, _, h, wd = x.data.shape
@@ -149,24 +226,26 @@ def conv2d(x, w, b, geom):
         out_size(h, kh, geom.stride[0], geom.dilation[0], pt, pb),
         out_size(wd, kw, geom.stride[1], geom.dilation[1], pl, pr),
     )
-    cols = _im2col(x.data, (kh, kw), out_hw, geom)
     wms = _weight_matrices(w.data, geom.groups)
-    if geom.groups == 1:
-        prod = cols[0] @ wms[0].T
-    else:
-        prod = np.concatenate([c @ m.T for c, m in zip(cols, wms, strict=True)], axis=1)
+    og = o // geom.groups
+    prod = new_like(x.data, (n * out_hw[0] * out_hw[1], o), None, np.result_type(x.data, w.data))
+    win = _windows(x.data, (kh, kw), out_hw, geom)
+    for rows, k, cols in _column_blocks(win, geom.groups):
+        if geom.groups == 1:
+            np.matmul(cols, wms[0].T, out=prod[rows])
+        else:
+            prod[rows, k * og : (k + 1) * og] = cols @ wms[k].T
     if b is not None:
         prod += b.data
     out = prod.reshape(n, out_hw[0], out_hw[1], o).transpose(0, 3, 1, 2)
     need_x, need_w = x._rg, w._rg
     need_b = b is not None and b._rg
     x_shape, w_shape = x.data.shape, w.data.shape
-    cached = cols if need_w else None  # the weight gradient reuses the columns
 
     def backward(g):
         gx = conv2d_input_grad(g, w, x_shape, geom) if need_x else None
-        gw = conv2d_weight_grad(x, g, w_shape, geom, cols=cached) if need_w else None
-        gb = g.sum(dim=(0, 2, 3)) if need_b else None
+        gw = conv2d_weight_grad(x, g, w_shape, geom) if need_w else None
+        gb = _bias_grad(g) if need_b else None
         return gx, gw, gb
 
     saved = tuple(t for t, need in ((w, need_x), (x, need_w)) if need)
@@ -175,12 +254,15 @@ def conv2d(x, w, b, geom):
 
 def conv2d_input_grad(g, w, x_shape, geom):
     """gx = convᵀ(g, w): the gradient of conv with respect to its input."""
-    kernel = w.data.shape[2:]
     gm = _out_grad_matrix(g.data)
-    og = gm.shape[1] // geom.groups
-    wms = _weight_matrices(w.data, geom.groups)
-    gcols = [gm[:, k * og : (k + 1) * og] @ m for k, m in enumerate(wms)]
-    out = _col2im(gcols, x_shape, kernel, g.data.shape[2:], geom)
+    out_hw = g.data.shape[2:]
+    if geom.groups == 1:
+        out = _input_grad_by_taps(gm, w.data, x_shape, out_hw, geom)
+    else:
+        og = gm.shape[1] // geom.groups
+        wms = _weight_matrices(w.data, geom.groups)
+        gcols = [gm[:, k * og : (k + 1) * og] @ m for k, m in enumerate(wms)]
+        out = _col2im(gcols, x_shape, w.data.shape[2:], out_hw, geom)
     need_g, need_w = g._rg, w._rg
     w_shape = w.data.shape
 
@@ -193,20 +275,17 @@ def conv2d_input_grad(g, w, x_shape, geom):
     return make_result(out, (g, w), backward, "ConvolutionBackwardInput", saved=saved)
 
 
-def conv2d_weight_grad(x, g, w_shape, geom, cols=None):
-    """gw = Σ g ⊗ windows(x): the gradient of conv with respect to its weight.
-
-    ``cols`` may pass the forward's im2col of ``x`` to skip recomputing it.
-    """
+def conv2d_weight_grad(x, g, w_shape, geom):
+    """gw = Σ g ⊗ windows(x): the gradient of conv with respect to its weight."""
     o, cg, kh, kw = w_shape
-    if cols is None:
-        cols = _im2col(x.data, (kh, kw), g.data.shape[2:], geom)
     gm = _out_grad_matrix(g.data)
     og = o // geom.groups
-    gw = np.concatenate([gm[:, k * og : (k + 1) * og].T @ c for k, c in enumerate(cols)])
-    out = gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2)
+    gw = new_like(gm, (o, kh * kw * cg))
+    win = _windows(x.data, (kh, kw), g.data.shape[2:], geom)
+    for rows, k, cols in _column_blocks(win, geom.groups):
+        gw[k * og : (k + 1) * og] += gm[rows, k * og : (k + 1) * og].T @ cols
     # .copy(), not np.ascontiguousarray: a method call tapegrad.jit's tracing array sees
-    out = out if out.flags.c_contiguous else out.copy()
+    out = gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2).copy()
     need_x, need_g = x._rg, g._rg
     x_shape = x.data.shape
 

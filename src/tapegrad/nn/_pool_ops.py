@@ -11,6 +11,14 @@ g / divisor back into every tap, and the adjoint's adjoint is the pooling again.
 All loops run over the kh·kw kernel taps only, each a strided slice of the padded
 input in channels-last order (Note [Channels-last convolution] in _conv_ops.py):
 results are channels-last views, so a following convolution reads them for free.
+
+Note [Tiled max pooling]
+When windows tile the input (stride == kernel, no padding or dilation: the usual
+``MaxPool2d(2)``), the NHWC input reshapes for free to (N, Ho, kh, Wo, kw, C) and
+every input cell lies in exactly one window. Max pooling then keeps a one-hot
+boolean ``mask`` of that shape (the first maximum of each window) instead of tap
+indices: the gradient is one broadcast multiply ``g · mask`` (no scatter, no
+zero-filled buffer), and its adjoint selects the masked taps back.
 """
 
 from __future__ import annotations
@@ -29,8 +37,13 @@ def _taps(kernel, out_hw, geom):
             for i in range(kernel[0]) for j in range(kernel[1])]
 
 
-def max_pool2d(x, kernel, out_hw, geom):
-    """Max over each window; returns ``(out, idx)`` with ``idx`` the tap index kw·i + j."""
+def max_pool2d(x, kernel, out_hw, geom, return_indices=False):
+    """Max over each window: ``(out, idx)``, ``idx`` the (N, C, Ho, Wo) tap index kw·i + j
+    of each window's maximum when ``return_indices``, else None."""
+    if _tiles(kernel, geom):
+        result = _max_pool_tiled(x, kernel, out_hw, return_indices)
+        if result is not None:
+            return result
     xh = padded_nhwc(x.data, geom.pads, -np.inf)
     taps = _taps(kernel, out_hw, geom)
     dtype = np.uint8 if len(taps) < 256 else np.intp
@@ -53,8 +66,8 @@ def max_pool2d(x, kernel, out_hw, geom):
     def backward(g):
         return (_scatter(g, idx, x_shape, kernel, geom),)
 
-    out = best.transpose(0, 3, 1, 2)
-    return make_result(out, (x,), backward, "MaxPool2DWithIndicesBackward"), idx
+    out = make_result(best.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DWithIndicesBackward")
+    return out, idx if return_indices else None
 
 
 def _argmax_windows(xh, kernel, out_hw, geom):
@@ -95,6 +108,97 @@ def _scatter(g, idx, x_shape, kernel, geom):
 
     out = crop_nhwc(gxp, geom.pads, x_shape)
     return make_result(out, (g,), backward, "MaxPool2DBackwardBackward")
+
+
+def _tiles(kernel, geom):
+    """Whether the windows tile the input (Note [Tiled max pooling])."""
+    no_pad = not any(geom.pads[0] + geom.pads[1])
+    return no_pad and tuple(geom.stride) == tuple(kernel) and tuple(geom.dilation) == (1, 1)
+
+
+def _tiled(a, kernel, out_hw):
+    """(N, C, H, W) array as its (N, Ho, kh, Wo, kw, C) windows: a view, rows/cols past the
+    last whole window dropped."""
+    (kh, kw), (ho, wo) = kernel, out_hw
+    n, c = a.shape[:2]
+    return nhwc(a)[:, : ho * kh, : wo * kw].reshape(n, ho, kh, wo, kw, c)
+
+
+def _tap_views(a6):
+    """The (N, Ho, Wo, C) views of a tiled array, one per kernel tap in row-major order."""
+    return [a6[:, :, i, :, j] for i in range(a6.shape[2]) for j in range(a6.shape[4])]
+
+
+def _max_pool_tiled(x, kernel, out_hw, return_indices):
+    """Max pooling of tiling windows, or None when a window holds NaN (the general path
+    decides which NaN wins)."""
+    v = _tiled(x.data, kernel, out_hw)
+    taps = _tap_views(v)
+    best = taps[0].copy()
+    for t in taps[1:]:
+        np.maximum(best, t, out=best)
+    mask = v == best[:, :, None, :, None]
+    if _trace.recording():  # no Python branch on values: a NaN tap also marks its window
+        np.logical_or(mask, np.isnan(v), out=mask)
+    elif np.isnan(best).any():
+        return None
+    first = _tap_views(mask)
+    seen = first[0].copy()
+    for t in first[1:]:
+        np.greater(t, seen, out=t)  # t and not seen: ties keep the first maximum
+        np.logical_or(seen, t, out=seen)
+    x_shape = x.data.shape
+
+    def backward(g):
+        return (_scatter_tiled(g, mask, x_shape),)
+
+    out = make_result(best.transpose(0, 3, 1, 2), (x,), backward,
+                      "MaxPool2DWithIndicesBackward")
+    return out, _mask_indices(mask) if return_indices else None
+
+
+def _mask_indices(mask):
+    """(N, C, Ho, Wo) tap index of each window's True entry."""
+    taps = _tap_views(mask)
+    idx = new_like(taps[0], taps[0].shape, dtype=np.uint8 if len(taps) < 256 else np.intp)
+    for k, t in enumerate(taps):
+        np.copyto(idx, k, where=t)
+    return idx.transpose(0, 3, 1, 2)
+
+
+def _scatter_tiled(g, mask, x_shape):
+    """Adjoint of :func:`_gather_tiled`: g placed at each window's masked tap, 0 elsewhere."""
+    n, c, h, w = x_shape
+    gh = nhwc(g.data)[:, :, None, :, None]
+    if not _trace.recording() and np.isfinite(gh).all():
+        g6 = np.multiply(gh, mask)
+    else:  # inf · 0 would leave NaN off the maxima (and a recording may not branch on g)
+        g6 = np.where(mask, gh, np.zeros((), gh.dtype))
+    _, ho, kh, wo, kw, _ = mask.shape
+    gx = g6.reshape(n, ho * kh, wo * kw, c)
+    if (ho * kh, wo * kw) != (h, w):  # cells past the last window get no gradient
+        gx = new_like(g6, (n, h, w, c))
+        gx[:, : ho * kh, : wo * kw] = g6.reshape(n, ho * kh, wo * kw, c)
+
+    def backward(v):
+        return (_gather_tiled(v, mask),)
+
+    return make_result(gx.transpose(0, 3, 1, 2), (g,), backward, "MaxPool2DBackwardBackward")
+
+
+def _gather_tiled(x, mask):
+    """Each window's value at its masked tap (max pooling with the positions fixed)."""
+    _, ho, kh, wo, kw, _ = mask.shape
+    out = new_like(x.data, mask[:, :, 0, :, 0].shape)
+    for t, m in zip(_tap_views(_tiled(x.data, (kh, kw), (ho, wo))), _tap_views(mask),
+                    strict=True):
+        np.copyto(out, t, where=m)
+    x_shape = x.data.shape
+
+    def backward(g):
+        return (_scatter_tiled(g, mask, x_shape),)
+
+    return make_result(out.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DGatherBackward")
 
 
 def avg_pool2d(x, kernel, out_hw, geom, divisor):

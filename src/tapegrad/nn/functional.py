@@ -167,12 +167,13 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     x, added = _batched(_tensor(input, "max_pool2d"), "max_pool2d")
     kernel, out_hw, geom = _pool_setup("max_pool2d", x, kernel_size, stride, padding, dilation,
                                        ceil_mode)
-    out, idx = _pool_ops.max_pool2d(x, kernel, out_hw, geom)
+    out, idx = _pool_ops.max_pool2d(x, kernel, out_hw, geom, return_indices)
     if added:
-        out, idx = out.squeeze(0), idx[0]
+        out = out.squeeze(0)
     if not return_indices:
         return out
-    return out, Tensor._wrap(_flat_indices(idx, kernel, x.shape[2:], geom))
+    flat = _flat_indices(idx, kernel, x.shape[2:], geom)
+    return out, Tensor._wrap(flat[0] if added else flat)
 
 
 def _flat_indices(idx, kernel, size, geom):
