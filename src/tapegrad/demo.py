@@ -129,7 +129,8 @@ def train(epochs: int = 30, seed: int = 0, out_dir: str = "demo_output", batch_s
     _plot(history, curves)
     graph = out / "train_step_graph.dot"
     xb, yb = next(iter(loader))
-    graph.write_text(tg.viz.to_dot(loss_fn(model(xb), yb)))
+    step_loss = loss_fn(model(xb), yb)
+    graph.write_text(tg.viz.to_dot(step_loss, params=dict(model.named_parameters())))
     print(f"wrote {curves} and {graph}")
     summary = {"test_accuracy": test_acc, "epochs": epochs, "seed": seed,
                "train_seconds": round(seconds, 2), "history": history}
