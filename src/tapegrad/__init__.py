@@ -96,7 +96,7 @@ from .ops.indexing import (
     scatter_add,
     take_along_dim,
 )
-from .ops.joining import cat, chunk, narrow, split, stack
+from .ops.joining import cat, chunk, narrow, pad, split, stack
 from .ops.shape import flatten, flip, movedim, roll, tile, unflatten
 
 concat = concatenate = cat
