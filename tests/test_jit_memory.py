@@ -12,7 +12,14 @@ import pytest
 import tapegrad as tg
 from tapegrad.jit import memplan
 
-from .test_jit_training import OPTIMIZERS, assert_same_state, batches, make_cnn, make_mlp, train_both
+from .test_jit_training import (
+    OPTIMIZERS,
+    assert_same_state,
+    batches,
+    make_cnn,
+    make_mlp,
+    train_both,
+)
 
 SIZES = pytest.mark.parametrize("buffers", [False, True], ids=["default", "buffers"])
 
