@@ -210,3 +210,24 @@ def test_cnn_batchnorm_dropout_training_20_steps(request, buffers):
     cached, model, eager = train_both(make_cnn, OPTIMIZERS["sgd_momentum"], data, verify_every=1)
     assert cached.cache_info() == (17, 3, 1024, 1)
     assert_same_state(model, eager)
+
+
+def test_augmented_assignment_to_a_slice_skips_the_self_copy():
+    x = tg.randn(4, 3)
+
+    def f(x):
+        with tg.no_grad():
+            y = x * 1.0
+            y.data[1:3] += 2.0  # a view, added to in place, then written onto itself
+            y.data[[0, 3]] += 5.0  # advanced indexing: a copy, so the write stays
+            y.data[np.array([1])] *= 3.0  # an index array: stays too
+        return y
+
+    c, outs = replayed(f, x)
+    text = c.explain(x)
+    assert "[slice(1, 3, None)] = " not in text and text.count("] = ") == 2
+    expected = x.data.copy()
+    expected[1:3] += 2.0
+    expected[[0, 3]] += 5.0
+    expected[1] *= 3.0
+    np.testing.assert_allclose(outs[-1].data, expected, rtol=1e-6)

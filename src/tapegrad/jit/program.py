@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .memplan import plan_memory
+from .memplan import drop_self_writes, plan_memory
 from .recorder import Ref
 from .state import _IsTensor
 
@@ -144,6 +144,7 @@ class Program:
 
     def _generate(self, rec, arg_slots, guards, assignments, outputs, name):
         keep, live_out = self._live_ops(rec, assignments, outputs)
+        keep = drop_self_writes(rec, keep)
         used = set(live_out)
         for op in keep:
             used.update(_refs((op.args, op.kwargs, op.result), []))
