@@ -4,8 +4,10 @@ The replay is one generated Python function (shown by ``explain()``): it reads
 the state arrays from their locations and checks the guards (returning ``MISS``
 before any side effect when one fails), then runs the recorded NumPy calls in
 order on plain arrays, with no Tensor, Node or tracing object, deleting each
-intermediate after its last use, then stores the arrays that the eager call
-assigned (``p.grad = ...``) and returns the outputs.
+intermediate after its last use and reusing the memory of dead ones (Note
+[Replay memory] in memplan.py), then stores the arrays that the eager call
+assigned (``p.grad = ...``) and returns the outputs. NumPy functions appear under
+readable names (``np_add``, ``np_add_reduce``); other constants as ``_k0, _k1...``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import math
 
 import numpy as np
 
+from .memplan import drop_self_writes, plan_memory
 from .recorder import Ref
 from .state import _IsTensor
 
@@ -71,14 +74,17 @@ class Program:
     """
 
     def __init__(self, rec, arg_slots, guards, assignments, outputs, new_objects, name):
-        self.consts = []  # values bound to names _k0, _k1, ... (in first-use order)
-        self._const_names = {}
+        self.consts = []  # values bound to names (in first-use order)
+        self._const_names = {}  # id(value) -> its name in the generated code
+        self._names = []  # per constant: its name
         self._new = new_objects
         self.n_ops = 0
+        self.buffers = []  # (shape, dtype) of each program buffer (Note [Replay memory])
         self.source = self._generate(rec, arg_slots, guards, assignments, outputs, name)
-        namespace = {"MISS": MISS, "_asarray": np.asarray, "_Tensor": _tensor_type()}
-        for i, v in enumerate(self.consts):
-            namespace[f"_k{i}"] = v
+        namespace = {"MISS": MISS, "_asarray": np.asarray, "_Tensor": _tensor_type(),
+                     "_pool": [], "_alloc": self._alloc}
+        for n, v in zip(self._names, self.consts, strict=True):
+            namespace[n] = v
         exec(compile(self.source, f"<tapegrad.jit {name}>", "exec"), namespace)  # noqa: S102
         self.run = namespace["replay"]
 
@@ -88,10 +94,21 @@ class Program:
         key = id(v)
         name = self._const_names.get(key)
         if name is None:
-            name = f"_k{len(self.consts)}"
+            name = _numpy_name(v)
+            if name in self._names:  # a bound method is a new object at each access
+                k = self._names.index(name)
+                if self.consts[k] == v:
+                    return name  # (not keyed by id(v): v may die and its id be reused)
+                name = None
+            if name is None:
+                name = f"_k{len(self.consts)}"
             self.consts.append(v)
+            self._names.append(name)
             self._const_names[key] = name
         return name
+
+    def _alloc(self):
+        return tuple(np.empty(shape, dtype) for shape, dtype in self.buffers)
 
     def _expr(self, x) -> str:
         t = type(x)
@@ -127,6 +144,7 @@ class Program:
 
     def _generate(self, rec, arg_slots, guards, assignments, outputs, name):
         keep, live_out = self._live_ops(rec, assignments, outputs)
+        keep = drop_self_writes(rec, keep)
         used = set(live_out)
         for op in keep:
             used.update(_refs((op.args, op.kwargs, op.result), []))
@@ -158,14 +176,25 @@ class Program:
             for i in _refs((op.args, op.kwargs, op.result), []):
                 last[i] = n
         protected = set(live_out)
+        plan = plan_memory(rec, keep, protected)
+        self.buffers = plan.buffers
+        bufs = "".join(f"_b{k}, " for k in range(len(plan.buffers)))
+        if bufs:
+            body.append(f"{bufs}= _pool.pop() if _pool else _alloc()")
         for n, op in enumerate(keep):
-            body.extend(self._op_lines(op))
+            if n in plan.alias:
+                src = plan.alias[n]
+                body.append(f"s{op.result.i} = s{src}  # no copy: s{src} is dead")
+            else:
+                body.extend(self._op_lines(op, plan.out.get(n)))
             dead = sorted(i for i, m in last.items() if m == n and i not in protected)
             if dead:
                 body.append("del " + ", ".join(f"s{i}" for i in dead))
         for loc, (kind, payload) in assignments:
             value = f"s{payload}" if kind == "slot" else self._expr_object(payload)
             body.append(f"{self._location(loc)} = {value}")
+        if bufs:
+            body.append(f"_pool.append(({bufs}))")
         body.append("return (" + "".join(f"s{i}, " for i in outputs) + ")")
         self.n_ops = len(keep)
         return "\n".join(lines + ["    " + b for b in body]) + "\n"
@@ -198,9 +227,11 @@ class Program:
         keep.reverse()
         return keep, live_out
 
-    def _op_lines(self, op):
+    def _op_lines(self, op, out=None):
         args = list(op.args)
         kw = "".join(f", {k}={self._expr(v)}" for k, v in op.kwargs.items())
+        if out is not None:
+            kw += f", out={out}"
         if op.kind == "method":
             target = self._expr(args[0])
             if op.fn == "__setitem__":
@@ -259,6 +290,20 @@ class Program:
             except Exception:  # noqa: BLE001 - incomparable tuples
                 return False
         return False
+
+
+def _numpy_name(v):
+    """``np_<name>`` for a NumPy function or ufunc (or ufunc method), else None."""
+    if isinstance(v, np.ufunc):
+        return f"np_{v.__name__}"
+    owner = getattr(v, "__self__", None)
+    if isinstance(owner, np.ufunc):
+        return f"np_{owner.__name__}_{v.__name__}"
+    module = getattr(v, "__module__", None) or ""
+    if callable(v) and module.split(".")[0] == "numpy" and not isinstance(v, type):
+        name = getattr(v, "__name__", "")
+        return f"np_{name}" if name.isidentifier() else None
+    return None
 
 
 def _tensor_type():

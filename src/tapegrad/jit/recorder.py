@@ -196,7 +196,7 @@ class Recorder:
         if kind == "call" and targs and isinstance(targs[0], Ref):
             if fn in _WRITING_FUNCTIONS or getattr(fn, "__name__", "") == "at":
                 writes.append(targs[0].i)
-        return self._finish(kind, fn, targs, tkw, result, writes, args)
+        return self._finish(kind, fn, targs, tkw, result, writes, (args, kwargs))
 
     def log_method(self, name, self_arr, args, kwargs, result, base):
         """Log ``self_arr.name(*args, **kwargs)``."""

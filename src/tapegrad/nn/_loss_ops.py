@@ -32,7 +32,7 @@ def soft_cross_entropy(x, coef, dim, reduce, offset=None):
     per = -terms.sum(axis=dim)
     if reduce:
         per = per.sum() if offset is None else per.sum() + offset
-    out = np.asarray(per, dtype=xd.dtype)
+    out = np.asanyarray(per, dtype=xd.dtype)
     prob = e / s
     asum = coef.sum(axis=dim, keepdims=True)
 

@@ -15,7 +15,7 @@ def const(array) -> Tensor:
     Backward rules multiply such constants into ``g``; wrapping them here avoids the
     defensive copy that ``Tensor(array)`` makes.
     """
-    return Tensor._wrap(np.asarray(array))
+    return Tensor._wrap(np.asanyarray(array))
 
 
 def kept_shape(shape: tuple, dims: tuple) -> tuple:

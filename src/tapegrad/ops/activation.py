@@ -40,7 +40,7 @@ def _erf_array(x):
         except ImportError:
             impl = np.vectorize(math.erf, otypes=[np.float64])
         _erf_impl = impl
-    return np.asarray(_erf_impl(x), dtype=x.dtype)
+    return np.asanyarray(_erf_impl(x), dtype=x.dtype)
 
 
 @register("erf")

@@ -311,7 +311,7 @@ def _comparison(name, fn):
     def compare(input, other):
         _, da, _, db = _operands(input, other, name)
         try:
-            return Tensor._wrap(np.asarray(fn(da, db)))
+            return Tensor._wrap(np.asanyarray(fn(da, db)))
         except ValueError:
             raise broadcast_error(name, np.shape(da), np.shape(db)) from None
 
@@ -333,7 +333,7 @@ ge = register("ge", operators=("__ge__",), differentiable=False)(
 def _logical(name, fn):
     def logical(input, other):
         _, da, _, db = _operands(input, other, name)
-        return Tensor._wrap(np.asarray(fn(da, db)))
+        return Tensor._wrap(np.asanyarray(fn(da, db)))
 
     logical.__name__ = name
     return logical
@@ -342,7 +342,7 @@ def _logical(name, fn):
 Tensor.__and__ = _logical("and", np.bitwise_and)
 Tensor.__or__ = _logical("or", np.bitwise_or)
 Tensor.__xor__ = _logical("xor", np.bitwise_xor)
-Tensor.__invert__ = lambda self: Tensor._wrap(np.asarray(np.invert(self.data)))
+Tensor.__invert__ = lambda self: Tensor._wrap(np.asanyarray(np.invert(self.data)))
 
 
 # -- dtype change and copy --------------------------------------------------------------

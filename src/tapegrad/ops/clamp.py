@@ -48,7 +48,7 @@ def clamp(input, min=None, max=None):
     except ValueError:
         shapes = [np.shape(d) for d in (xd, lo, hi) if d is not None]
         raise broadcast_error("clamp", *shapes) from None
-    out = np.asarray(out)
+    out = np.asanyarray(out)
     if out is xd:  # bounds of a wider dtype never leave the input itself as the result
         out = xd.copy()
     if out.dtype.kind == "f":
@@ -98,7 +98,7 @@ def _binary_extremum(name, fn, wins, node):
             out = fn(a.data, b.data)
         except ValueError:
             raise broadcast_error(name, a.shape, b.shape) from None
-        out = _dtypes.fix_float_result(np.asarray(out), a.data.dtype, b.data.dtype)
+        out = _dtypes.fix_float_result(np.asanyarray(out), a.data.dtype, b.data.dtype)
         na, nb = a._rg, b._rg
 
         def backward(g):

@@ -149,7 +149,7 @@ def einsum(equation, *operands):
     spec = _parse(equation, [t.data.shape for t in ts])
     datas = [t.data for t in ts]
     optimize = len(ts) > 2 and not spec.broadcasts
-    out = np.asarray(np.einsum(spec.equation(), *datas, optimize=optimize))
+    out = np.asanyarray(np.einsum(spec.equation(), *datas, optimize=optimize))
     if out.dtype.kind == "f":
         out = _dtypes.fix_float_result(out, *(d.dtype for d in datas))
 

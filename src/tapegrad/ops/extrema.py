@@ -11,6 +11,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import _trace
 from ..autograd.graph import make_result
 from ..tensor import Tensor, _check_dim
 from ._mathutil import const, unreduce
@@ -31,7 +32,7 @@ def _tied_extreme(input, dims, keepdim, fn, op, node):
     for d in dims:
         if data.shape[d] == 0:
             raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
-    out = np.asarray(fn(data, axis=dims, keepdims=keepdim))
+    out = np.asanyarray(fn(data, axis=dims, keepdims=keepdim))
     shape = data.shape
 
     def backward(g, out):
@@ -39,7 +40,8 @@ def _tied_extreme(input, dims, keepdim, fn, op, node):
         x = input.data
         kept = unreduce(out, shape, dims, keepdim).data
         mask = x == kept
-        if np.isnan(kept).any():
+        # (Recorded steps always add the NaN term: a replay cannot branch on values.)
+        if _trace.recording() or np.isnan(kept).any():
             mask |= np.isnan(x) & np.isnan(kept)
         count = np.sum(mask, axis=dims, keepdims=True)
         weights = (mask / count).astype(g.data.dtype, copy=False)
@@ -138,14 +140,14 @@ def _arg_extreme(input, dim, keepdim, fn, op):
             raise IndexError(
                 f"{op}(): Expected reduction dim to be specified for input.numel() == 0."
             )
-        idx = np.asarray(fn(data), dtype=np.int64)
+        idx = np.asanyarray(fn(data), dtype=np.int64)
         return Tensor._wrap(idx.reshape((1,) * data.ndim) if keepdim else idx)
     d = _check_dim(dim, data.ndim, op)
     if data.ndim == 0:
         return Tensor._wrap(np.zeros((), np.int64))
     if data.shape[d] == 0:
         raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
-    return Tensor._wrap(np.asarray(fn(data, axis=d, keepdims=keepdim), dtype=np.int64))
+    return Tensor._wrap(np.asanyarray(fn(data, axis=d, keepdims=keepdim), dtype=np.int64))
 
 
 @register("argmax", differentiable=False)

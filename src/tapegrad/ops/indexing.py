@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _trace
 from ..autograd.graph import make_result
 from ..tensor import Tensor, _check_dim
 from ._registry import register
@@ -228,10 +229,14 @@ def index_put(input: Tensor, key: tuple, advanced: bool, values, out=None) -> Te
     nv = tv is not None and tv._rg
     keep = None
     if na:
-        keep = np.ones(data.shape, bool)
+        # A recorded step with array keys makes ``keep`` from the input, so that each
+        # replay computes it from its own key, and keeps a zero gradient even when
+        # every element is overwritten (a value test; tapegrad._trace).
+        traced = advanced and _trace.recording()
+        keep = np.ones_like(input.data, bool) if traced else np.ones(data.shape, bool)
         keep[key] = False
-        if keep.size and not keep.any():  # all overwritten: no gradient reaches input
-            na = False
+        if keep.size and not traced and not keep.any():
+            na = False  # all overwritten: no gradient reaches input
 
     def backward(g):
         gi = g * keep if na else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _trace
 from ..autograd.graph import make_result, make_results
 from ..tensor import Tensor, _check_dim
 from ._registry import register
@@ -243,7 +244,10 @@ def _constant_pad(input, widths, pad, value):
         raise RuntimeError(
             f"pad: padding {pad} crops a tensor of shape {list(data.shape)} below size 0"
         )
-    out = np.full(out_shape, value, dtype=data.dtype)
+    if _trace.recording():  # made from data, so that the copy below is recorded
+        out = np.full_like(data, value, shape=out_shape, order="C")
+    else:
+        out = np.full(out_shape, value, dtype=data.dtype)
     dst = tuple(
         slice(max(lo, 0), max(lo, 0) + n + min(lo, 0) + min(hi, 0))
         for n, (lo, hi) in zip(data.shape, widths, strict=True)

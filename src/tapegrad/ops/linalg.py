@@ -42,7 +42,7 @@ def matmul(input, other):
             f"matmul: batch dimensions of shapes {list(ad.shape)} and {list(bd.shape)} "
             "cannot be broadcast"
         ) from None
-    out = _dtypes.fix_float_result(np.asarray(out), ad.dtype, bd.dtype)
+    out = _dtypes.fix_float_result(np.asanyarray(out), ad.dtype, bd.dtype)
     na, nb = a._rg, b._rg
 
     def backward(g):
@@ -85,7 +85,7 @@ def outer(input, vec2):
         raise RuntimeError(
             f"outer: expected two 1-D tensors, got shapes {list(a.shape)} and {list(b.shape)}"
         )
-    out = _dtypes.fix_float_result(np.asarray(np.outer(a.data, b.data)), a.dtype, b.dtype)
+    out = _dtypes.fix_float_result(np.asanyarray(np.outer(a.data, b.data)), a.dtype, b.dtype)
     na, nb = a._rg, b._rg
 
     def backward(g):

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from .. import _trace
 from ..autograd.graph import make_result
 from ..tensor import Tensor, _check_dim
 from ._mathutil import const, unreduce
@@ -64,7 +65,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
             out = np.sum(a != 0, axis=dims, keepdims=keepdim).astype(data.dtype)
         else:
             out = np.sum(a**p, axis=dims, keepdims=keepdim) ** (1.0 / p)
-    out = np.asarray(out, dtype=data.dtype)
+    out = np.asanyarray(out, dtype=data.dtype)
     shape = data.shape
 
     def backward(g, out):
@@ -82,7 +83,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         origin = n.data == 0
         safe_n = where(origin, 1.0, n)
         scale = gk / (safe_n if p == 2 else safe_n ** (p - 1))
-        if origin.any():
+        if _trace.recording() or origin.any():  # (a replay cannot branch on values)
             scale = scale * const(~origin)
         if p == 2:
             return (scale * x,)

@@ -66,7 +66,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
             out = np.mean(data, axis=dims, keepdims=keepdim, dtype=_dtypes.to_dtype(dtype))
     else:  # NaN, as PyTorch, without NumPy's "Mean of empty slice" warning
         out = np.full(np.sum(data, axis=dims, keepdims=keepdim).shape, np.nan)
-    out = np.asarray(out).astype(dtype or data.dtype, copy=False)
+    out = np.asanyarray(out).astype(dtype or data.dtype, copy=False)
 
     def backward(g):
         return (_expand_back(g, in_shape, dims, keepdim) / float(max(count, 1)),)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _trace
 from ..autograd.graph import make_result
 from ..grad_mode import STATE
 from ..tensor import _check_dim
@@ -101,7 +101,8 @@ def cumprod(input, dim, *, dtype=None):
 
 def _cumprod_backward(g, x, out, d):
     zero = x.data == 0
-    if not zero.any():
+    # A recorded step takes the zero-safe rule, right for any values (no value branch).
+    if not _trace.recording() and not zero.any():
         return _reverse_cumsum(g * out, d) / x
     if STATE.enabled:
         return _cumprod_backward_differentiable(g, x, d)
@@ -144,14 +145,14 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
         data = data.astype(_dtypes.to_dtype(dtype), copy=False)
     elif data.dtype.kind in "biu":
         data = data.astype(_dtypes.int64)
-    out = np.asarray(np.prod(data, axis=dims, keepdims=keepdim))
+    out = np.asanyarray(np.prod(data, axis=dims, keepdims=keepdim))
     shape = input.data.shape
     src = input.data.dtype
 
     def backward(g, out):
         x = input if src == g.data.dtype else input._cast(g.dtype)
         gk = unreduce(g, shape, dims, keepdim)
-        if not (x.data == 0).any():
+        if not _trace.recording() and not (x.data == 0).any():  # as in _cumprod_backward
             gx = gk * unreduce(out, shape, dims, keepdim) / x
         else:
             gx = gk * _prod_of_others(x, dims)

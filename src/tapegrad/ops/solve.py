@@ -85,7 +85,7 @@ def det(A):
     differentiable again there.
     """
     A, data = _square(A, "linalg.det")
-    out = np.asarray(np.linalg.det(data))
+    out = np.asanyarray(np.linalg.det(data))
 
     def backward(g, out):
         try:
@@ -118,8 +118,9 @@ def slogdet(A):
     def backward(g):
         return (_batch_scalar(g) * inv(A).mT,)
 
-    logabsdet = make_result(np.asarray(logabs), (A,), backward, "LinalgSlogdetBackward", saved=(A,))
-    return SlogdetResult(Tensor._wrap(np.asarray(sign)), logabsdet)
+    logabsdet = make_result(np.asanyarray(logabs), (A,), backward, "LinalgSlogdetBackward",
+                            saved=(A,))
+    return SlogdetResult(Tensor._wrap(np.asanyarray(sign)), logabsdet)
 
 
 def _check_rhs(A, B, op):

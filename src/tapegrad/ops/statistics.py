@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _trace
 from ..autograd.graph import make_result
 from ._mathutil import const, kept_shape, unreduce
 from ._registry import register
@@ -43,11 +44,12 @@ def _moments(input, dim, unbiased, keepdim, correction, op):
     with np.errstate(invalid="ignore", divide="ignore"):
         # (np.mean of an empty slice warns; every slice is empty then, so any mean will do)
         mean = np.mean(data, axis=dims, keepdims=True) if count else 0.0
-        diff = np.asarray(data - mean)  # an array even for 0-d input, for the out= below
+        diff = np.asanyarray(data - mean)  # an array even for 0-d input, for the out= below
         np.multiply(diff, diff, out=diff)
         out = np.sum(diff, axis=dims, keepdims=keepdim)
-        out = np.true_divide(out, max(denom, 0), out=np.asarray(out)).astype(data.dtype, copy=False)
-    return np.asarray(out), dims, denom
+        out = np.true_divide(out, max(denom, 0), out=np.asanyarray(out))
+        out = out.astype(data.dtype, copy=False)
+    return np.asanyarray(out), dims, denom
 
 
 def _var_input_grad(gv, input, dims, denom, keepdim):
@@ -83,7 +85,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     def backward(g, out):
         zero = out.data == 0
         gv = g / (where(zero, 1.0, out) * 2.0)
-        if zero.any():
+        if _trace.recording() or zero.any():  # (a replay cannot branch on values)
             gv = gv * const(~zero)
         return (_var_input_grad(gv, input, dims, denom, keepdim),)
 
@@ -104,7 +106,7 @@ def logsumexp(input, dim, keepdim=False):
         m = np.max(x, axis=dims, keepdims=True)
         m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
     with np.errstate(divide="ignore"):
-        out = np.log(np.asarray(np.sum(np.exp(x - m), axis=dims, keepdims=True)))
+        out = np.log(np.asanyarray(np.sum(np.exp(x - m), axis=dims, keepdims=True)))
     out += m
     if not keepdim:
         out = out.reshape(tuple(n for i, n in enumerate(x.shape) if i not in dims))
