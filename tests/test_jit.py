@@ -302,3 +302,20 @@ def test_exception_while_recording_leaves_plain_state():
     with pytest.raises(ValueError, match="boom"):
         tg.jit.cache(f)(tg.ones(3))
     assert type(w.data) is np.ndarray
+
+
+def test_argument_layout_is_part_of_the_signature():
+    """A transposed argument (same shape and dtype, other strides) records again."""
+
+    @tg.jit.cache
+    def scale_first_row(x):
+        with tg.no_grad():
+            x.reshape(-1)[:3] *= 2.0  # writes through a view of the argument
+        return x.sum()
+
+    for _ in range(4):
+        scale_first_row(tg.ones(3, 3))
+    t = tg.ones(3, 3).T  # same shape and dtype, other strides
+    scale_first_row(t)
+    info = scale_first_row.cache_info()
+    assert info.currsize == 2

@@ -1,7 +1,9 @@
 """The signature of a call: what must match for a recorded program to be replayed.
 
 A call's key holds, for each argument (walked through tuples, lists and dicts):
-a tensor's shape, dtype, device and requires_grad; an array's shape and dtype;
+a tensor's shape, strides, dtype, device and requires_grad; an array's shape, strides
+and dtype (strides: a recorded view of a contiguous argument would be a copy of a
+transposed one, so a layout change must record again);
 any other value itself (it must be hashable: objects hash by identity, so another
 model object gives another key). Grad mode and inference mode are part of the
 key. Tensors and arrays are returned in order as the call's *leaves*, whose
@@ -31,10 +33,10 @@ def _part(x, leaves):
     if t is Tensor or isinstance(x, Tensor):
         leaves.append(x)
         d = x.data
-        return ("T", d.shape, d.dtype.str, type(d), x._rg)
+        return ("T", d.shape, d.strides, d.dtype.str, type(d), x._rg)
     if isinstance(x, np.ndarray):
         leaves.append(x)
-        return ("A", x.shape, x.dtype.str)
+        return ("A", x.shape, x.strides, x.dtype.str)
     if t is tuple or t is list:
         return (t, tuple(_part(v, leaves) for v in x))
     if t is dict:
