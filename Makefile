@@ -24,7 +24,9 @@ bench: $(STAMP)
 	$(PY) -m tapegrad bench
 
 lint: $(STAMP)
-	$(PY) -m pip install -q ruff && $(PY) -m ruff check src tests benchmarks
+	$(PY) -m pip install -q ruff
+	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m ruff format --check src tests benchmarks
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info

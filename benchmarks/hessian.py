@@ -63,8 +63,10 @@ def main(argv=None):
         return torch.autograd.functional.hessian(f_t, x_t, vectorize=True)
 
     t_t, H_t = best_of(torch_hessian, args.repeat)
-    print(f"torch    hessian(vectorize=True):  {t_t * 1e3:8.2f} ms  "
-          f"({torch.get_num_threads()} threads)")
+    print(
+        f"torch    hessian(vectorize=True):  {t_t * 1e3:8.2f} ms  "
+        f"({torch.get_num_threads()} threads)"
+    )
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     t_t1, _ = best_of(torch_hessian, args.repeat)

@@ -133,20 +133,31 @@ def mlp_nn(n_steps):
 
     def tg_model():
         tg.manual_seed(0)
-        return nn.Sequential(nn.Linear(SIZES[0], SIZES[1]), nn.ReLU(),
-                             nn.Linear(SIZES[1], SIZES[2]))
+        return nn.Sequential(
+            nn.Linear(SIZES[0], SIZES[1]), nn.ReLU(), nn.Linear(SIZES[1], SIZES[2])
+        )
 
     def tg_step(model):
-        return nn_step(model, tg.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
-                       nn.CrossEntropyLoss())
+        return nn_step(
+            model, tg.optim.SGD(model.parameters(), lr=0.01, momentum=0.9), nn.CrossEntropyLoss()
+        )
 
     def torch_model(ref):
-        return torch_twin(ref, [torch.nn.Linear(SIZES[0], SIZES[1]), torch.nn.ReLU(),
-                                torch.nn.Linear(SIZES[1], SIZES[2])])
+        return torch_twin(
+            ref,
+            [
+                torch.nn.Linear(SIZES[0], SIZES[1]),
+                torch.nn.ReLU(),
+                torch.nn.Linear(SIZES[1], SIZES[2]),
+            ],
+        )
 
     def torch_step(model):
-        return nn_step(model, torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
-                       torch.nn.CrossEntropyLoss())
+        return nn_step(
+            model,
+            torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
+            torch.nn.CrossEntropyLoss(),
+        )
 
     return xs, ys, tg_model, tg_step, torch_model, torch_step
 
@@ -165,13 +176,25 @@ def digits_cnn(n_steps, batch=64):
 
     def torch_model(ref):
         t = torch.nn
-        return torch_twin(ref, [t.Conv2d(1, 32, 3, padding=1), t.ReLU(), t.MaxPool2d(2),
-                                t.Conv2d(32, 64, 3, padding=1), t.ReLU(), t.MaxPool2d(2),
-                                t.Flatten(), t.Dropout(0.25), t.Linear(64 * 2 * 2, 10)])
+        return torch_twin(
+            ref,
+            [
+                t.Conv2d(1, 32, 3, padding=1),
+                t.ReLU(),
+                t.MaxPool2d(2),
+                t.Conv2d(32, 64, 3, padding=1),
+                t.ReLU(),
+                t.MaxPool2d(2),
+                t.Flatten(),
+                t.Dropout(0.25),
+                t.Linear(64 * 2 * 2, 10),
+            ],
+        )
 
     def torch_step(model):
-        return nn_step(model, torch.optim.Adam(model.parameters(), lr=1e-2),
-                       torch.nn.CrossEntropyLoss())
+        return nn_step(
+            model, torch.optim.Adam(model.parameters(), lr=1e-2), torch.nn.CrossEntropyLoss()
+        )
 
     return xs, ys, tg_model, tg_step, torch_model, torch_step
 
@@ -182,14 +205,18 @@ def compare_nn(workload, n_steps, repeats):
     batches = [(tg.tensor(x), tg.tensor(y)) for x, y in zip(xs, ys, strict=True)]
     eager_model, cached_model = tg_model(), tg_model()
     cached = tg.jit.cache(tg_step(cached_model))
-    results = {"tapegrad eager": time_steps(tg_step(eager_model), batches, repeats),
-               "tapegrad cached": time_steps(cached, batches, repeats)}
+    results = {
+        "tapegrad eager": time_steps(tg_step(eager_model), batches, repeats),
+        "tapegrad cached": time_steps(cached, batches, repeats),
+    }
     assert cached.cache_info().hits > 0, "the cache never replayed"
     if torch is not None:
-        t_batches = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in zip(xs, ys,
-                                                                               strict=True)]
-        results["torch eager"] = time_steps(torch_step(torch_model(eager_model)), t_batches,
-                                            repeats)
+        t_batches = [
+            (torch.from_numpy(x), torch.from_numpy(y)) for x, y in zip(xs, ys, strict=True)
+        ]
+        results["torch eager"] = time_steps(
+            torch_step(torch_model(eager_model)), t_batches, repeats
+        )
     return results, cached.cache_info()
 
 
@@ -216,12 +243,17 @@ def main(argv=None):
     with threadpool_limits(limits=1, user_api="blas"):
         out = {"mlp": run_mlp(args.steps, args.repeats)}
         results, info = compare_nn(mlp_nn, args.steps, args.repeats)
-        report(f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, tg.nn + tg.optim.SGD "
-               "momentum, CrossEntropyLoss", results, info)
+        report(
+            f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, tg.nn + tg.optim.SGD "
+            "momentum, CrossEntropyLoss",
+            results,
+            info,
+        )
         out["mlp_nn"] = results
         results, info = compare_nn(digits_cnn, args.cnn_steps, args.repeats)
-        report("digits CNN (demo model), batch 64, CrossEntropyLoss, Adam, train mode",
-               results, info)
+        report(
+            "digits CNN (demo model), batch 64, CrossEntropyLoss, Adam, train mode", results, info
+        )
         out["cnn"] = results
     return out
 
@@ -233,17 +265,23 @@ def run_mlp(n_steps, repeats):
     eager, eager_params = tapegrad_step(arrays)
     cached_fn, cached_params = tapegrad_step(arrays)
     cached = tg.jit.cache(cached_fn)
-    results = {"tapegrad eager": time_steps(eager, tg_batches, repeats),
-               "tapegrad cached": time_steps(cached, tg_batches, repeats)}
+    results = {
+        "tapegrad eager": time_steps(eager, tg_batches, repeats),
+        "tapegrad cached": time_steps(cached, tg_batches, repeats),
+    }
     for p, q in zip(eager_params, cached_params, strict=True):  # same steps, same results
         np.testing.assert_allclose(p.data, q.data, rtol=1e-4, atol=1e-5)
     if torch is not None:
         t_step, _ = torch_step(arrays)
-        t_batches = [(torch.from_numpy(x), torch.from_numpy(y))
-                     for x, y in zip(xs, ys, strict=True)]
+        t_batches = [
+            (torch.from_numpy(x), torch.from_numpy(y)) for x, y in zip(xs, ys, strict=True)
+        ]
         results["torch eager"] = time_steps(t_step, t_batches, repeats)
-    report(f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, hand-written SGD momentum, MSE",
-           results, cached.cache_info())
+    report(
+        f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, hand-written SGD momentum, MSE",
+        results,
+        cached.cache_info(),
+    )
     return results
 
 

@@ -65,8 +65,9 @@ def _bench(contenders, steps, repeats):
 
 
 def mlp(nn):
-    return nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
-                         nn.Linear(256, 10))
+    return nn.Sequential(
+        nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10)
+    )
 
 
 def demo_cnn(nn):
@@ -76,9 +77,15 @@ def demo_cnn(nn):
     if nn.__name__.startswith("tapegrad"):
         return tapegrad.demo.make_model()
     return nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Dropout(DROPOUT), nn.Linear(64 * 2 * 2, 10),
+        nn.Conv2d(1, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Dropout(DROPOUT),
+        nn.Linear(64 * 2 * 2, 10),
     )
 
 
@@ -156,9 +163,11 @@ def torch_step(model, x, y, optim):
 def _updater(params, optim):
     """``update(grads)``: hand SGD, or Adam with PyTorch's default hyper-parameters, in place."""
     if optim != "adam":
+
         def sgd(grads):
             for p, g in zip(params, grads, strict=True):
                 p -= LR * g
+
         return sgd
     beta1, beta2, eps = 0.9, 0.999, 1e-8
     ms = [np.zeros_like(p) for p in params]
@@ -238,7 +247,7 @@ def _conv3_backward(gh, w, cols, need_x=True):
     gxp = np.zeros((n, h + 2, wd + 2, c), gh.dtype)
     for i in range(3):
         for j in range(3):
-            gxp[:, i:i + h, j:j + wd] += (gm @ w[:, :, i, j]).reshape(n, h, wd, c)
+            gxp[:, i : i + h, j : j + wd] += (gm @ w[:, :, i, j]).reshape(n, h, wd, c)
     return gxp[:, 1:-1, 1:-1], gw, gb
 
 
@@ -312,11 +321,15 @@ def main(argv=None):
         ("demo CNN, Adam", demo_cnn, x_cnn, numpy_cnn_step, "adam"),
         ("demo CNN, SGD", demo_cnn, x_cnn, numpy_cnn_step, "sgd"),
     ]
-    print(f"batch {BATCH}, {args.repeats} repeats x {args.steps} steps (median step, best "
-          f"repeat), BLAS/torch threads {args.threads}, cpus {os.cpu_count()}, "
-          f"numpy {np.__version__}, torch {torch.__version__}")
-    print(f"{'model':<16}{'tapegrad':>11}{'torch':>11}{'numpy':>11}{'tg/torch':>10}{'tg/numpy':>10}"
-          f"{'tg faults':>11}")
+    print(
+        f"batch {BATCH}, {args.repeats} repeats x {args.steps} steps (median step, best "
+        f"repeat), BLAS/torch threads {args.threads}, cpus {os.cpu_count()}, "
+        f"numpy {np.__version__}, torch {torch.__version__}"
+    )
+    print(
+        f"{'model':<16}{'tapegrad':>11}{'torch':>11}{'numpy':>11}{'tg/torch':>10}{'tg/numpy':>10}"
+        f"{'tg faults':>11}"
+    )
     with threadpool_limits(limits=args.threads):
         for name, build, x, numpy_step, optim in cases:
             tg.manual_seed(0)
@@ -329,10 +342,14 @@ def main(argv=None):
             }
             r = _bench(contenders, args.steps, args.repeats)
             (t_tg, faults), (t_torch, _), (t_np, _) = r["tapegrad"], r["torch"], r["numpy"]
-            print(f"{name:<16}{t_tg:>9.3f}ms{t_torch:>9.3f}ms{t_np:>9.3f}ms"
-                  f"{t_tg / t_torch:>9.2f}x{t_tg / t_np:>9.2f}x{faults:>11.1f}")
-    print("tg faults: minor page faults per tapegrad step (Note [Convolution memory]); a few "
-          "hundred means glibc is returning the step's memory to the OS after every step.")
+            print(
+                f"{name:<16}{t_tg:>9.3f}ms{t_torch:>9.3f}ms{t_np:>9.3f}ms"
+                f"{t_tg / t_torch:>9.2f}x{t_tg / t_np:>9.2f}x{faults:>11.1f}"
+            )
+    print(
+        "tg faults: minor page faults per tapegrad step (Note [Convolution memory]); a few "
+        "hundred means glibc is returning the step's memory to the OS after every step."
+    )
     return 0
 
 

@@ -95,8 +95,10 @@ def main() -> None:
     for name, seconds in r.items():
         print(f"  {name:18s} {seconds / N_OPS * 1e6:7.2f} us/op")
     if "torch fwd+bwd" in r:
-        print(f"  ratio tapegrad/torch fwd+bwd: {r['tapegrad fwd+bwd'] / r['torch fwd+bwd']:.2f}x "
-              "(target <= 1.5x)")
+        print(
+            f"  ratio tapegrad/torch fwd+bwd: {r['tapegrad fwd+bwd'] / r['torch fwd+bwd']:.2f}x "
+            "(target <= 1.5x)"
+        )
         print(f"  ratio tapegrad/torch fwd:     {r['tapegrad fwd'] / r['torch fwd']:.2f}x")
 
 

@@ -50,8 +50,9 @@ def _arrays(shapes, seed, ties=False):
 @pytest.mark.parametrize("op", sorted(OPS))
 @SETTINGS
 @given(
-    shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=0,
-                                         max_side=3),
+    shapes=mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=0, max_dims=3, min_side=0, max_side=3
+    ),
     seed=st.integers(0, 2**16),
     ties=st.booleans(),
 )
@@ -62,8 +63,9 @@ def test_broadcasting_binary_ops_match_torch(op, shapes, seed, ties):
 
 @SETTINGS
 @given(
-    shapes=mutually_broadcastable_shapes(signature=np.matmul.signature, max_dims=2, min_side=1,
-                                         max_side=3),
+    shapes=mutually_broadcastable_shapes(
+        signature=np.matmul.signature, max_dims=2, min_side=1, max_side=3
+    ),
     seed=st.integers(0, 2**16),
 )
 def test_matmul_broadcasting_matches_torch(shapes, seed):

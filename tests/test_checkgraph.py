@@ -33,11 +33,11 @@ class RightSquare(WrongSquare):
 
 def ten_ops(x, square=WrongSquare):
     w = tg.tensor(W, dtype=x.dtype)
-    h = (x @ w).tanh()                     # 1 matmul, 2 tanh
-    h = h * x.sigmoid() + 0.5              # 3 sigmoid, 4 mul, 5 add
-    h = square.apply(h)                    # 6 the custom Function
+    h = (x @ w).tanh()  # 1 matmul, 2 tanh
+    h = h * x.sigmoid() + 0.5  # 3 sigmoid, 4 mul, 5 add
+    h = square.apply(h)  # 6 the custom Function
     h = h.exp().reshape(3, 2).transpose(0, 1)  # 7 exp, 8 reshape, 9 transpose
-    return h.sum(dim=0).mean()             # 10 sum, 11 mean
+    return h.sum(dim=0).mean()  # 10 sum, 11 mean
 
 
 def _x():
@@ -70,8 +70,7 @@ def test_check_graph_direct():
 def test_correct_graph_passes_every_node_float32_too():
     with tg.autograd.checkable():
         y = ten_ops(_x(), square=RightSquare)
-        y32 = ten_ops(tg.tensor(RNG.uniform(-1, 1, (2, 3)), requires_grad=True),
-                      square=RightSquare)
+        y32 = ten_ops(tg.tensor(RNG.uniform(-1, 1, (2, 3)), requires_grad=True), square=RightSquare)
     assert tg.autograd.check_graph(y) is None
     assert tg.autograd.check_graph(y32) is None
     assert tg.autograd.gradcheck(lambda x: ten_ops(x, RightSquare), (_x(),), localize=True)

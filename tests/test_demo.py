@@ -14,8 +14,12 @@ def test_demo_one_epoch_end_to_end(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "held-out accuracy" in out and "reloaded" in out
     assert summary["test_accuracy"] > 0.5  # one epoch already learns a lot
-    for name in ("digits_cnn.tapegrad", "training_curves.png", "train_step_graph.dot",
-                 "summary.json"):
+    for name in (
+        "digits_cnn.tapegrad",
+        "training_curves.png",
+        "train_step_graph.dot",
+        "summary.json",
+    ):
         assert (tmp_path / name).stat().st_size > 0, name
     assert (tmp_path / "train_step_graph.dot").read_text().lstrip().startswith("digraph")
     assert (tmp_path / "training_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

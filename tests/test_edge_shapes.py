@@ -87,13 +87,33 @@ SQ = [[(0, 0)], [(2, 0, 0)], [(0, 3, 3)]]  # empty square matrices (and an empty
 
 ROWS = [
     # -- elementwise -----------------------------------------------------------------------
-    *[E(op, (lambda f: lambda m, x: getattr(m, f)(x))(op), [()], U) for op in (
-        "exp", "tanh", "sigmoid", "relu", "abs", "sign", "expm1", "sin", "cos", "tan",
-        "floor", "ceil", "round", "erf")],
-    *[E(op, (lambda f: lambda m, x: getattr(m, f)(x))(op), [()], U, domain=POS)
-      for op in ("log", "sqrt", "rsqrt", "log1p")],
-    *[E(op, (lambda f: lambda m, x: getattr(_F(m), f)(x))(op), [()], U)
-      for op in ("gelu", "silu", "softplus")],
+    *[
+        E(op, (lambda f: lambda m, x: getattr(m, f)(x))(op), [()], U)
+        for op in (
+            "exp",
+            "tanh",
+            "sigmoid",
+            "relu",
+            "abs",
+            "sign",
+            "expm1",
+            "sin",
+            "cos",
+            "tan",
+            "floor",
+            "ceil",
+            "round",
+            "erf",
+        )
+    ],
+    *[
+        E(op, (lambda f: lambda m, x: getattr(m, f)(x))(op), [()], U, domain=POS)
+        for op in ("log", "sqrt", "rsqrt", "log1p")
+    ],
+    *[
+        E(op, (lambda f: lambda m, x: getattr(_F(m), f)(x))(op), [()], U)
+        for op in ("gelu", "silu", "softplus")
+    ],
     E("where", lambda m, x, y: m.where(x > 0, x, y), [(), ()], B),
     E("clamp", lambda m, x: x.clamp(-0.5, 0.5), [()], U),
     E("clamp", lambda m, x, lo: m.clamp(x, min=lo), [(), ()], B, name="tensor"),
@@ -109,8 +129,10 @@ ROWS = [
     E("pow", lambda m, x: x**2, [()], U, name="scalar"),
     E("floor_divide", lambda m, x, y: m.floor_divide(x, y), [(), ()], B, domain=DIV),
     E("remainder", lambda m, x, y: m.remainder(x, y), [(), ()], B, domain=DIV),
-    *[E(op, (lambda f: lambda m, x, y: getattr(m, f)(x, y))(op), [(), ()], B)
-      for op in ("eq", "ne", "lt", "le", "gt", "ge")],
+    *[
+        E(op, (lambda f: lambda m, x, y: getattr(m, f)(x, y))(op), [(), ()], B)
+        for op in ("eq", "ne", "lt", "le", "gt", "ge")
+    ],
     E("_cast", lambda m, x: x.float(), [()], U),
     E("clone", lambda m, x: x.clone(), [()], U),
     # -- shape -----------------------------------------------------------------------------
@@ -147,12 +169,27 @@ ROWS = [
     E("split", lambda m, x: x.split([0, 2, 0], -1), None, [[(0, 2)]], name="zero-sizes"),
     E("chunk", lambda m, x: x.chunk(2, -1), X([()]), [[(3, 0)], [(0,)]]),
     E("pad", lambda m, x: m.nn.functional.pad(x, (1, 2), value=0.5), X([()]), [[(0, 3)], [(2, 0)]]),
-    E("pad", lambda m, x: m.nn.functional.pad(x, (1, 1), mode="reflect"), None, [X([(1, 0)])],
-      name="reflect"),
-    E("pad", lambda m, x: m.nn.functional.pad(x, (1, 1), mode="circular"), None, [X([(1, 1, 0)])],
-      name="circular"),
-    E("pad", lambda m, x: m.nn.functional.pad(x, (1, 1), mode="replicate"), None, [[(0, 1, 2)]],
-      name="replicate"),
+    E(
+        "pad",
+        lambda m, x: m.nn.functional.pad(x, (1, 1), mode="reflect"),
+        None,
+        [X([(1, 0)])],
+        name="reflect",
+    ),
+    E(
+        "pad",
+        lambda m, x: m.nn.functional.pad(x, (1, 1), mode="circular"),
+        None,
+        [X([(1, 1, 0)])],
+        name="circular",
+    ),
+    E(
+        "pad",
+        lambda m, x: m.nn.functional.pad(x, (1, 1), mode="replicate"),
+        None,
+        [[(0, 1, 2)]],
+        name="replicate",
+    ),
     # -- indexing --------------------------------------------------------------------------
     E("getitem", lambda m, x: x[()], [()], U, name="empty-tuple"),
     E("getitem", lambda m, x: x[...], [()], U, name="ellipsis"),
@@ -161,38 +198,83 @@ ROWS = [
     E("getitem", lambda m, x: x[x > 0], [()], U, name="mask"),
     E("getitem", lambda m, x: x[m.tensor(True)], [()], U, name="true"),
     E("getitem", lambda m, x: x[m.tensor(False)], [()], U, name="false"),
-    E("getitem", lambda m, x: x[0], X([()]), [X([(0, 3)]), [(2, 0)]], name="int",
-      names=("index", "getitem")),
+    E(
+        "getitem",
+        lambda m, x: x[0],
+        X([()]),
+        [X([(0, 3)]), [(2, 0)]],
+        name="int",
+        names=("index", "getitem"),
+    ),
     E("getitem", lambda m, x: x[..., 1:1], None, [[(3,)], [(0, 2)]], name="empty-slice"),
-    E("getitem", lambda m, x: x[_noix(m)], X([()]), [[(3, 2)], [(0, 3)]], name="empty-index",
-      names=("index", "getitem")),
-    E("getitem", lambda m, x: x[:, _noix(m, 2, 0)], None, [[(3, 2)], [(0, 3)]],
-      name="empty-index-2d"),
-    E("getitem", lambda m, x: x[_ix(m, 0)], None, [X([(0, 3)])], name="out-of-range",
-      names=("index", "getitem")),
+    E(
+        "getitem",
+        lambda m, x: x[_noix(m)],
+        X([()]),
+        [[(3, 2)], [(0, 3)]],
+        name="empty-index",
+        names=("index", "getitem"),
+    ),
+    E(
+        "getitem",
+        lambda m, x: x[:, _noix(m, 2, 0)],
+        None,
+        [[(3, 2)], [(0, 3)]],
+        name="empty-index-2d",
+    ),
+    E(
+        "getitem",
+        lambda m, x: x[_ix(m, 0)],
+        None,
+        [X([(0, 3)])],
+        name="out-of-range",
+        names=("index", "getitem"),
+    ),
     E("index_select", lambda m, x: x.index_select(0, _noix(m)), X([()]), [[(3, 2)], [(0, 3)]]),
     E("index_select", lambda m, x: x.index_select(-1, _ix(m, 0)), [()], name="0d"),
-    E("index_select", lambda m, x: x.index_select(0, _ix(m, 0, 0)), X([()]), [X([(0, 3)])],
-      name="repeat", names=("index_select", "index")),
-    E("gather", lambda m, x: x.gather(0, _noix(m, *x.shape[:-1], 0)), None,
-      [[(2, 3)], [(0, 3)]]),
+    E(
+        "index_select",
+        lambda m, x: x.index_select(0, _ix(m, 0, 0)),
+        X([()]),
+        [X([(0, 3)])],
+        name="repeat",
+        names=("index_select", "index"),
+    ),
+    E("gather", lambda m, x: x.gather(0, _noix(m, *x.shape[:-1], 0)), None, [[(2, 3)], [(0, 3)]]),
     E("gather", lambda m, x: x.gather(0, _ix(m, 0)[0]), [()], name="0d"),
     E("take_along_dim", lambda m, x: m.take_along_dim(x, _noix(m)), [()], [[(2, 3)], [(0, 3)]]),
-    E("take_along_dim", lambda m, x: m.take_along_dim(x, _noix(m, 2, 0), 1), None,
-      [[(2, 3)], [(2, 0)]], name="dim"),
-    E("scatter", lambda m, x, s: x.scatter(0, _noix(m, 0, 3), s), None,
-      [[(2, 3), (0, 3)], [(0, 3), (0, 3)]]),
+    E(
+        "take_along_dim",
+        lambda m, x: m.take_along_dim(x, _noix(m, 2, 0), 1),
+        None,
+        [[(2, 3)], [(2, 0)]],
+        name="dim",
+    ),
+    E(
+        "scatter",
+        lambda m, x, s: x.scatter(0, _noix(m, 0, 3), s),
+        None,
+        [[(2, 3), (0, 3)], [(0, 3), (0, 3)]],
+    ),
     E("scatter", lambda m, x, s: x.scatter(0, _ix(m, 0)[0], s), [(), ()], name="0d"),
-    E("scatter_add", lambda m, x, s: x.scatter_add(-1, _noix(m, 2, 0), s), None,
-      [[(2, 3), (2, 0)], [(2, 0), (2, 0)]]),
+    E(
+        "scatter_add",
+        lambda m, x, s: x.scatter_add(-1, _noix(m, 2, 0), s),
+        None,
+        [[(2, 3), (2, 0)], [(2, 0), (2, 0)]],
+    ),
     E("scatter_add", lambda m, x, s: x.scatter_add(0, _ix(m, 0)[0], s), [(), ()], name="0d"),
     E("masked_fill", lambda m, x: x.masked_fill(x > 0, -1.0), [()], U),
-    E("masked_fill", lambda m, x, v: x.masked_fill(x > 0, v), [(), ()], [[(0, 3), ()]],
-      name="tensor-value"),
+    E(
+        "masked_fill",
+        lambda m, x, v: x.masked_fill(x > 0, v),
+        [(), ()],
+        [[(0, 3), ()]],
+        name="tensor-value",
+    ),
     # -- in-place (on non-leaves) ----------------------------------------------------------
     E("add_", lambda m, x, y: (x * 1.0).add_(y, alpha=2.0), [(), ()], B[:1] + [X(B[1])]),
-    E("add_", lambda m, x, y: (x * 1.0).add_(y), X([(), (0,)]), [X([(3,), (0,)])],
-      name="grows"),
+    E("add_", lambda m, x, y: (x * 1.0).add_(y), X([(), (0,)]), [X([(3,), (0,)])], name="grows"),
     E("sub_", lambda m, x, y: (x * 1.0).sub_(y), [(), ()], B[:1] + [X(B[1])]),
     E("mul_", lambda m, x, y: (x * 1.0).mul_(y), [(), ()], B[:1] + [X(B[1])]),
     E("div_", lambda m, x, y: (x * 1.0).div_(y), [(), ()], B[:1] + [X(B[1])], domain=DIV),
@@ -202,18 +284,36 @@ ROWS = [
     E("clamp_", lambda m, x: (x * 1.0).clamp_(-0.5, 0.5), [()], U),
     E("setitem", _set(lambda m, x: ...), [(), ()], [[(0, 3), (3,)], [(0,), ()]]),
     E("setitem", _set(lambda m, x: ()), [(), ()], [[(0, 3), ()]], name="empty-tuple"),
-    E("setitem", _set(lambda m, x: x > 5), [(), ()], [[(0, 3), ()], [(2, 3), (0,)]],
-      name="mask"),
-    E("setitem", _set(lambda m, x: _noix(m)), None, [[(3, 2), (0, 2)], [(0,), (0,)]],
-      name="empty-index"),
-    E("setitem", _set(lambda m, x: (slice(None), 1)), X([(), ()]), [[(0, 3), (0,)]],
-      name="column", names=("index", "setitem")),
+    E("setitem", _set(lambda m, x: x > 5), [(), ()], [[(0, 3), ()], [(2, 3), (0,)]], name="mask"),
+    E(
+        "setitem",
+        _set(lambda m, x: _noix(m)),
+        None,
+        [[(3, 2), (0, 2)], [(0,), (0,)]],
+        name="empty-index",
+    ),
+    E(
+        "setitem",
+        _set(lambda m, x: (slice(None), 1)),
+        X([(), ()]),
+        [[(0, 3), (0,)]],
+        name="column",
+        names=("index", "setitem"),
+    ),
     # -- linear algebra --------------------------------------------------------------------
-    E("matmul", lambda m, a, b: a @ b, X([(), ()]),
-      [[(0, 3), (3, 2)], [(2, 0), (0, 3)], [(0,), (0,)], [(2, 0, 3), (3,)], [(0,), (0, 2)]]),
+    E(
+        "matmul",
+        lambda m, a, b: a @ b,
+        X([(), ()]),
+        [[(0, 3), (3, 2)], [(2, 0), (0, 3)], [(0,), (0,)], [(2, 0, 3), (3,)], [(0,), (0, 2)]],
+    ),
     E("outer", lambda m, a, b: m.outer(a, b), X([(), ()]), [[(0,), (3,)], [(2,), (0,)]]),
-    E("einsum", lambda m, a, b: m.einsum("ij,jk->ik", a, b), None,
-      [[(2, 0), (0, 3)], [(0, 3), (3, 2)]]),
+    E(
+        "einsum",
+        lambda m, a, b: m.einsum("ij,jk->ik", a, b),
+        None,
+        [[(2, 0), (0, 3)], [(0, 3), (3, 2)]],
+    ),
     E("einsum", lambda m, a, b: m.einsum(",->", a, b), [(), ()], name="0d"),
     E("einsum", lambda m, a, b: m.einsum("i,->i", a, b), None, [[(0,), ()]], name="0d-empty"),
     E("einsum", lambda m, a: m.einsum("...->", a), [()], U, name="ellipsis-sum"),
@@ -221,25 +321,63 @@ ROWS = [
     E("inverse", lambda m, a: m.linalg.inv(a), X([()]), SQ, names=("inv", "inverse")),
     E("det", lambda m, a: m.linalg.det(a), X([()]), SQ),
     E("slogdet", lambda m, a: m.linalg.slogdet(a), X([()]), SQ),
-    E("solve", lambda m, a, b: m.linalg.solve(a, b), X([(), ()]),
-      [[(0, 0), (0,)], [(0, 0), (0, 2)], [(2, 2), (2, 0)], [(0, 2, 2), (2,)]]),
-    E("solve_triangular", lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True),
-      X([(), ()]), [[(0, 0), (0, 2)], [(2, 2), (2, 0)], [(0, 2, 2), (2, 1)]]),
+    E(
+        "solve",
+        lambda m, a, b: m.linalg.solve(a, b),
+        X([(), ()]),
+        [[(0, 0), (0,)], [(0, 0), (0, 2)], [(2, 2), (2, 0)], [(0, 2, 2), (2,)]],
+    ),
+    E(
+        "solve_triangular",
+        lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True),
+        X([(), ()]),
+        [[(0, 0), (0, 2)], [(2, 2), (2, 0)], [(0, 2, 2), (2, 1)]],
+    ),
     E("cholesky", lambda m, a: m.linalg.cholesky(a), X([()]), SQ),
     E("vector_norm", lambda m, x: m.linalg.vector_norm(x), [()], U),
-    E("vector_norm", lambda m, x: m.linalg.vector_norm(x, 1, dim=-1), [()], [[(0, 3)], [(3, 0)]],
-      name="p1-dim"),
-    E("vector_norm", lambda m, x: m.linalg.vector_norm(x, float("inf")), [()], [X([(0, 3)])],
-      name="inf"),
-    E("vector_norm", lambda m, x: m.linalg.vector_norm(x, float("inf"), -1), [()],
-      [[(0, 3)], X([(3, 0)])], name="inf-dim"),
+    E(
+        "vector_norm",
+        lambda m, x: m.linalg.vector_norm(x, 1, dim=-1),
+        [()],
+        [[(0, 3)], [(3, 0)]],
+        name="p1-dim",
+    ),
+    E(
+        "vector_norm",
+        lambda m, x: m.linalg.vector_norm(x, float("inf")),
+        [()],
+        [X([(0, 3)])],
+        name="inf",
+    ),
+    E(
+        "vector_norm",
+        lambda m, x: m.linalg.vector_norm(x, float("inf"), -1),
+        [()],
+        [[(0, 3)], X([(3, 0)])],
+        name="inf-dim",
+    ),
     E("matrix_norm", lambda m, x: m.linalg.matrix_norm(x), X([()]), [[(0, 3)], [(2, 0, 0)]]),
-    E("matrix_norm", lambda m, x: m.linalg.matrix_norm(x, 1), X([()]), [[(0, 3)], [(2, 0)]],
-      name="1"),
-    E("matrix_norm", lambda m, x: m.linalg.matrix_norm(x, -1), X([()]), [[(0, 3)], X([(2, 0)])],
-      name="-1"),
-    E("vector_norm", lambda m, x: m.linalg.vector_norm(x, -1, dim=0), [()], [[(3, 0)], X([(0, 3)])],
-      name="-1"),
+    E(
+        "matrix_norm",
+        lambda m, x: m.linalg.matrix_norm(x, 1),
+        X([()]),
+        [[(0, 3)], [(2, 0)]],
+        name="1",
+    ),
+    E(
+        "matrix_norm",
+        lambda m, x: m.linalg.matrix_norm(x, -1),
+        X([()]),
+        [[(0, 3)], X([(2, 0)])],
+        name="-1",
+    ),
+    E(
+        "vector_norm",
+        lambda m, x: m.linalg.vector_norm(x, -1, dim=0),
+        [()],
+        [[(3, 0)], X([(0, 3)])],
+        name="-1",
+    ),
     E("norm", lambda m, x: x.norm(), [()], U),
     E("norm", lambda m, x: x.norm(p=1, dim=0), [()], [[(0, 3)], [(3, 0)]], name="p1"),
     E("linalg_norm", lambda m, x: m.linalg.norm(x), [()], U),
@@ -255,21 +393,25 @@ ROWS = [
     E("max", lambda m, x: x.max(), [()], [X([(0,)]), X([(0, 3)])]),
     E("max", lambda m, x: x.max(0), [()], [X([(0, 3)]), [(3, 0)]], name="dim"),
     E("min", lambda m, x: x.min(), [()], [X([(2, 0)])]),
-    E("min", lambda m, x: m.min(x, -1, keepdim=True), [()], [[(0, 3)], X([(3, 0)])],
-      name="dim"),
+    E("min", lambda m, x: m.min(x, -1, keepdim=True), [()], [[(0, 3)], X([(3, 0)])], name="dim"),
     E("amax", lambda m, x: x.amax(), [()], [X([(0, 3)])]),
     E("amax", lambda m, x: x.amax(-1), [()], [[(0, 3)], X([(3, 0)])], name="dim"),
     E("amin", lambda m, x: m.amin(x, (0, 1)), X([()]), [X([(0, 3)])], name="dims"),
     E("amin", lambda m, x: x.amin(0, keepdim=True), [()], [[(3, 0)], X([(0, 3)])], name="dim"),
     E("argmax", lambda m, x: x.argmax(), [()], [X([(0,)])]),
-    E("argmax", lambda m, x: x.argmax(0, keepdim=True), [()], [[(3, 0)], X([(0, 3)])],
-      name="dim"),
+    E("argmax", lambda m, x: x.argmax(0, keepdim=True), [()], [[(3, 0)], X([(0, 3)])], name="dim"),
     E("argmin", lambda m, x: x.argmin(-1), [()], [[(0, 3)], X([(3, 0)])]),
     E("var", lambda m, x: x.var(), [()], U, nan0d=True),
     E("var", lambda m, x: x.var(0, correction=0), [()], [[(0, 3)], [(3, 0)]], name="dim"),
     E("std", lambda m, x: x.std(), [()], U, nan0d=True),
-    E("std", lambda m, x: x.std(-1, keepdim=True), [()], [[(0, 3)], [(3, 0)]], name="dim",
-      nan0d=True),
+    E(
+        "std",
+        lambda m, x: x.std(-1, keepdim=True),
+        [()],
+        [[(0, 3)], [(3, 0)]],
+        name="dim",
+        nan0d=True,
+    ),
     E("std", lambda m, x: x.std(0, correction=0), [()], name="correction0"),
     E("logsumexp", lambda m, x: x.logsumexp(0), [()], [[(0, 3)], [(3, 0)]]),
     E("logsumexp", lambda m, x: m.logsumexp(x, (0, 1)), X([()]), [[(0, 3)]], name="dims"),
@@ -278,23 +420,31 @@ ROWS = [
     E("cumsum", lambda m, x: x.cumsum(0), [()], [[(0, 3)], [(3, 0)]]),
     E("cumprod", lambda m, x: x.cumprod(-1), [()], [[(0, 3)], [(3, 0)]]),
     # -- a dim that a 0-d tensor does not have (only 0 and -1 exist) -------------------------
-    *[E(op, fn, X([()]), name="bad-dim") for op, fn in [
-        ("sum", lambda m, x: x.sum(1)),
-        ("mean", lambda m, x: x.mean(-2)),
-        ("softmax", lambda m, x: x.softmax(1)),
-        ("cumsum", lambda m, x: x.cumsum(1)),
-        ("unsqueeze", lambda m, x: x.unsqueeze(2)),
-        ("squeeze", lambda m, x: x.squeeze(1)),
-        ("transpose", lambda m, x: x.transpose(0, 1)),
-        ("flip", lambda m, x: x.flip(1)),
-        ("max", lambda m, x: x.max(1)),
-        ("argmax", lambda m, x: x.argmax(1)),
-        ("logsumexp", lambda m, x: x.logsumexp(1)),
-        ("index_select", lambda m, x: x.index_select(1, _ix(m, 0))),
-        ("gather", lambda m, x: x.gather(1, _ix(m, 0)[0])),
-    ]],
-    E("getitem", lambda m, x: x[_ix(m, 0)[0]], X([()]), name="int-tensor",
-      names=("index", "getitem")),
+    *[
+        E(op, fn, X([()]), name="bad-dim")
+        for op, fn in [
+            ("sum", lambda m, x: x.sum(1)),
+            ("mean", lambda m, x: x.mean(-2)),
+            ("softmax", lambda m, x: x.softmax(1)),
+            ("cumsum", lambda m, x: x.cumsum(1)),
+            ("unsqueeze", lambda m, x: x.unsqueeze(2)),
+            ("squeeze", lambda m, x: x.squeeze(1)),
+            ("transpose", lambda m, x: x.transpose(0, 1)),
+            ("flip", lambda m, x: x.flip(1)),
+            ("max", lambda m, x: x.max(1)),
+            ("argmax", lambda m, x: x.argmax(1)),
+            ("logsumexp", lambda m, x: x.logsumexp(1)),
+            ("index_select", lambda m, x: x.index_select(1, _ix(m, 0))),
+            ("gather", lambda m, x: x.gather(1, _ix(m, 0)[0])),
+        ]
+    ],
+    E(
+        "getitem",
+        lambda m, x: x[_ix(m, 0)[0]],
+        X([()]),
+        name="int-tensor",
+        names=("index", "getitem"),
+    ),
     E("getitem", lambda m, x: x[:], X([()]), name="slice", names=("index", "getitem")),
     E("tile", lambda m, x: m.tile(x, (0, 2)), [()], [[(0, 3)], [(3,)]], name="zero-times"),
     E("flip", lambda m, x: x.flip((0, -1)), None, [[(0, 3)], [(2, 0, 3)]], name="dims"),
@@ -332,8 +482,7 @@ def _check_clear_error(row, arrays):
         row.fn(tg, *xs)
     frame = traceback.extract_tb(info.value.__traceback__)[-1]
     assert frame.filename.startswith(_TAPEGRAD_DIR), (
-        f"{row.id}: raised from outside tapegrad ({frame.filename}:{frame.lineno}): "
-        f"{info.value!r}"
+        f"{row.id}: raised from outside tapegrad ({frame.filename}:{frame.lineno}): {info.value!r}"
     )
     names = row.names or (row.op,)
     msg = str(info.value)
@@ -378,8 +527,9 @@ ACCEPTED = [(row, kind, v) for row, kind, v in VARIANTS if not isinstance(v, X)]
 
 
 @pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0")
-@pytest.mark.parametrize(("row", "kind", "variant"), ACCEPTED,
-                         ids=[f"{r.id}-{k}" for r, k, _ in ACCEPTED])
+@pytest.mark.parametrize(
+    ("row", "kind", "variant"), ACCEPTED, ids=[f"{r.id}-{k}" for r, k, _ in ACCEPTED]
+)
 def test_float32_stays_float32(row, kind, variant, torch_mod):
     """Edge cases take no float64 detour: float32 in, torch's dtypes out."""
     arrays = [a.astype(np.float32) for a in _arrays(row, variant)]
@@ -409,14 +559,16 @@ def _compare_values(out, ref, torch_mod):
 
 
 CHECKED = [
-    (row, kind, v) for row, kind, v in VARIANTS
+    (row, kind, v)
+    for row, kind, v in VARIANTS
     if OPS[row.op].differentiable and not isinstance(v, X) and not (row.nan0d and kind == "0d")
 ]
 
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered")  # Σ w·(−inf) of logsumexp
-@pytest.mark.parametrize(("row", "kind", "variant"), CHECKED,
-                         ids=[f"{r.id}-{k}" for r, k, _ in CHECKED])
+@pytest.mark.parametrize(
+    ("row", "kind", "variant"), CHECKED, ids=[f"{r.id}-{k}" for r, k, _ in CHECKED]
+)
 def test_gradcheck(row, kind, variant):
     xs = [tg.tensor(a, requires_grad=True) for a in _arrays(row, variant, seed=2)]
     assert tg.autograd.gradcheck(lambda *a: row.fn(tg, *a), xs)
@@ -434,7 +586,8 @@ def test_every_op_has_0d_and_empty_rows():
     has_empty = {row.op for row in ROWS if row.empty}
     missing = sorted(
         f"{op} ({'0-d' if op not in has_0d else 'empty'})"
-        for op in OPS if op not in EXCLUDED and not (op in has_0d and op in has_empty)
+        for op in OPS
+        if op not in EXCLUDED and not (op in has_0d and op in has_empty)
     )
     assert not missing, f"ops without 0-d/empty rows in test_edge_shapes: {missing}"
     assert not set(EXCLUDED) - set(OPS)

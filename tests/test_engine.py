@@ -181,8 +181,10 @@ def test_grad_mode_is_per_thread():
             results[name] = (x * 2.0).requires_grad
             barrier.wait()
 
-    threads = [threading.Thread(target=worker, args=("on", True)),
-               threading.Thread(target=worker, args=("off", False))]
+    threads = [
+        threading.Thread(target=worker, args=("on", True)),
+        threading.Thread(target=worker, args=("off", False)),
+    ]
     for t in threads:
         t.start()
     for t in threads:

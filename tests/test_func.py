@@ -78,8 +78,10 @@ def test_perturbation_confusion(torch_mod):
         c = m.tensor(1.0, dtype=m.float64)
         return m.func.grad(lambda x: x * m.func.grad(lambda y: x * y * y)(c))
 
-    assert_close(make(tg)(tg.tensor(2.0, dtype=tg.float64)),
-                 make(torch_mod)(torch_mod.tensor(2.0, dtype=torch_mod.float64)))
+    assert_close(
+        make(tg)(tg.tensor(2.0, dtype=tg.float64)),
+        make(torch_mod)(torch_mod.tensor(2.0, dtype=torch_mod.float64)),
+    )
 
 
 @pytest.mark.parametrize("argnums", [0, (0, 1)])
@@ -87,7 +89,8 @@ def test_jacrev_jacfwd(torch_mod, argnums):
     for ours_t, theirs_t in (("jacrev", "jacrev"), ("jacfwd", "jacfwd")):
         ours = getattr(tg.func, ours_t)(vec(tg), argnums=argnums)(*_args(tg))
         theirs = getattr(torch_mod.func, theirs_t)(vec(torch_mod), argnums=argnums)(
-            *_args(torch_mod))
+            *_args(torch_mod)
+        )
         assert_close(ours, theirs)
 
 
@@ -100,8 +103,10 @@ def test_jacrev_tuple_outputs(torch_mod):
     def two(m):
         return lambda x: (x.exp(), (x * x).sum())
 
-    assert_close(tg.func.jacrev(two(tg))(tg.tensor(X)),
-                 torch_mod.func.jacrev(two(torch_mod))(torch_mod.tensor(X)))
+    assert_close(
+        tg.func.jacrev(two(tg))(tg.tensor(X)),
+        torch_mod.func.jacrev(two(torch_mod))(torch_mod.tensor(X)),
+    )
 
 
 def test_hessian(torch_mod):

@@ -72,11 +72,18 @@ CASES = [
 @pytest.mark.parametrize("name,make,arrays", CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("vectorize", [False, True])
 def test_jacobian_matches_torch(torch_mod, name, make, arrays, vectorize):
-    ours = F.jacobian(make(tg), _inputs(tg, *arrays) if len(arrays) > 1 else
-                      tg.tensor(arrays[0], dtype=tg.float64), vectorize=vectorize)
+    ours = F.jacobian(
+        make(tg),
+        _inputs(tg, *arrays) if len(arrays) > 1 else tg.tensor(arrays[0], dtype=tg.float64),
+        vectorize=vectorize,
+    )
     theirs = torch_mod.autograd.functional.jacobian(
-        make(torch_mod), _inputs(torch_mod, *arrays) if len(arrays) > 1 else
-        torch_mod.tensor(arrays[0], dtype=torch_mod.float64), vectorize=vectorize)
+        make(torch_mod),
+        _inputs(torch_mod, *arrays)
+        if len(arrays) > 1
+        else torch_mod.tensor(arrays[0], dtype=torch_mod.float64),
+        vectorize=vectorize,
+    )
     assert_close(ours, theirs)
 
 
@@ -92,7 +99,8 @@ def test_jacobian_tuple_nesting(torch_mod):
 def test_hessian_matches_torch(torch_mod, vectorize):
     ours = F.hessian(scalar2(tg), _inputs(tg, X3, Y3), vectorize=vectorize)
     theirs = torch_mod.autograd.functional.hessian(
-        scalar2(torch_mod), _inputs(torch_mod, X3, Y3), vectorize=vectorize)
+        scalar2(torch_mod), _inputs(torch_mod, X3, Y3), vectorize=vectorize
+    )
     assert_close(ours, theirs)
 
 
@@ -164,7 +172,8 @@ def test_vjp_jvp_hvp_vhp_match_torch(torch_mod):
     ]:
         ours = getattr(F, fn_name)(make(tg), _inputs(tg, X3, Y3), _inputs(tg, *v))
         theirs = getattr(torch_mod.autograd.functional, fn_name)(
-            make(torch_mod), _inputs(torch_mod, X3, Y3), _inputs(torch_mod, *v))
+            make(torch_mod), _inputs(torch_mod, X3, Y3), _inputs(torch_mod, *v)
+        )
         assert_close(ours, theirs)
 
 
@@ -172,11 +181,16 @@ def test_single_tensor_forms_match_torch(torch_mod):
     x = RNG.standard_normal(3)
     v = RNG.standard_normal(4)
     w = RNG.standard_normal(3)
-    for fn_name, make, vec in [("vjp", tanh_net, v), ("jvp", tanh_net, w),
-                               ("hvp", square_sum, w), ("vhp", square_sum, w)]:
+    for fn_name, make, vec in [
+        ("vjp", tanh_net, v),
+        ("jvp", tanh_net, w),
+        ("hvp", square_sum, w),
+        ("vhp", square_sum, w),
+    ]:
         ours = getattr(F, fn_name)(make(tg), tg.tensor(x), tg.tensor(vec))
         theirs = getattr(torch_mod.autograd.functional, fn_name)(
-            make(torch_mod), torch_mod.tensor(x), torch_mod.tensor(vec))
+            make(torch_mod), torch_mod.tensor(x), torch_mod.tensor(vec)
+        )
         assert_close(ours, theirs)
 
 
@@ -201,8 +215,9 @@ def test_strict_and_unused_inputs(torch_mod):
         F.jacobian(f, (tg.ones(2), tg.ones(3)), strategy="forward-mode")
     with pytest.raises(RuntimeError, match="does not require gradients"):
         F.jacobian(lambda x: tg.ones(2), tg.ones(2), strict=True)
-    np.testing.assert_array_equal(F.jacobian(lambda x: tg.ones(2), tg.ones(2)).numpy(),
-                                  np.zeros((2, 2)))
+    np.testing.assert_array_equal(
+        F.jacobian(lambda x: tg.ones(2), tg.ones(2)).numpy(), np.zeros((2, 2))
+    )
 
 
 def test_hessian_requires_single_element():
@@ -220,8 +235,9 @@ def test_create_graph_gives_differentiable_jacobian(torch_mod):
     tx = torch_mod.tensor(x.detach().numpy(), requires_grad=True)
     for vectorize in (False, True):
         J = F.jacobian(make(tg), x, create_graph=True, vectorize=vectorize)
-        tJ = torch_mod.autograd.functional.jacobian(make(torch_mod), tx, create_graph=True,
-                                                    vectorize=vectorize)
+        tJ = torch_mod.autograd.functional.jacobian(
+            make(torch_mod), tx, create_graph=True, vectorize=vectorize
+        )
         assert J.requires_grad
         (g,) = tg.autograd.grad((J * J).sum(), x)
         (tg_,) = torch_mod.autograd.grad((tJ * tJ).sum(), tx)

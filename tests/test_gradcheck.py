@@ -34,7 +34,9 @@ def test_failure_names_input_element_and_values():
     msg = str(info.value)
     assert "input 1" in msg and "element (1,)" in msg
     assert "analytic" in msg and "numeric" in msg
-    assert gradcheck(lambda a, b: _wrong_square(b).sum() * a, (c, x), raise_exception=False) is False
+    assert (
+        gradcheck(lambda a, b: _wrong_square(b).sum() * a, (c, x), raise_exception=False) is False
+    )
 
 
 def test_wrt_checks_captured_tensors_and_restores_them():
@@ -51,7 +53,9 @@ def test_wrt_checks_captured_tensors_and_restores_them():
 def test_gradgradcheck_catches_a_rule_that_is_not_differentiable():
     def detached_square(x):
         # backward built from raw arrays: first order right, second order lost
-        return make_result(x.data**2, (x,), lambda g: (g * tg.tensor(2 * x.data),), "DetachedBackward")
+        return make_result(
+            x.data**2, (x,), lambda g: (g * tg.tensor(2 * x.data),), "DetachedBackward"
+        )
 
     x = tg.tensor([0.5, 1.5], dtype=tg.float64, requires_grad=True)
     assert gradcheck(detached_square, (x,))

@@ -56,7 +56,8 @@ def test_elementwise_chain_runs_in_place_and_matches():
     text = c.explain(x)
     assert text.count(", out=s") == 4  # one fresh array, written in place four times
     np.testing.assert_array_equal(
-        outs[-1].data, 1 / (1 + np.exp(-(np.tanh(np.exp(x.data) * 2 + 1) - 0.5))))
+        outs[-1].data, 1 / (1 + np.exp(-(np.tanh(np.exp(x.data) * 2 + 1) - 0.5)))
+    )
 
 
 def test_arguments_and_state_are_never_overwritten():

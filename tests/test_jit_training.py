@@ -60,9 +60,13 @@ def make_step(model, opt):
 
 def batches(n, x_shape, n_classes, seed=1):
     rng = np.random.default_rng(seed)
-    return [(tg.tensor(rng.standard_normal(x_shape).astype(np.float32)),
-             tg.tensor(rng.integers(0, n_classes, x_shape[0])))
-            for _ in range(n)]
+    return [
+        (
+            tg.tensor(rng.standard_normal(x_shape).astype(np.float32)),
+            tg.tensor(rng.integers(0, n_classes, x_shape[0])),
+        )
+        for _ in range(n)
+    ]
 
 
 def assert_same_state(cached, eager):
@@ -74,8 +78,9 @@ def assert_same_state(cached, eager):
 
 def train_both(make, make_opt, data, verify_every, seed=7):
     cached_model, eager_model = twins(make)
-    cached = tg.jit.cache(make_step(cached_model, make_opt(cached_model)),
-                          verify_every=verify_every)
+    cached = tg.jit.cache(
+        make_step(cached_model, make_opt(cached_model)), verify_every=verify_every
+    )
     eager = make_step(eager_model, make_opt(eager_model))
     tg.manual_seed(seed)
     eager_losses = [eager(x, y).item() for x, y in data]
@@ -244,8 +249,9 @@ def test_demo_cnn_step_replays():
     from tapegrad.demo import make_model  # noqa: PLC0415
 
     data = batches(5, (4, 1, 8, 8), 10)
-    cached, *_ = train_both(make_model, lambda m: tg.optim.Adam(m.parameters(), lr=1e-2),
-                            data, verify_every=1)
+    cached, *_ = train_both(
+        make_model, lambda m: tg.optim.Adam(m.parameters(), lr=1e-2), data, verify_every=1
+    )
     assert cached.cache_info() == (2, 3, 1024, 1)
 
 

@@ -16,8 +16,11 @@ def _tensors(arrays, contiguous=True):
     for a in arrays:
         if not contiguous and a.ndim >= 2:
             a = np.ascontiguousarray(a.T).T  # same values, Fortran-ordered memory
-        out.append(tg.tensor(a, dtype=tg.float64, requires_grad=True) if contiguous else
-                   tg.from_numpy(a).requires_grad_())
+        out.append(
+            tg.tensor(a, dtype=tg.float64, requires_grad=True)
+            if contiguous
+            else tg.from_numpy(a).requires_grad_()
+        )
     return out
 
 
@@ -28,20 +31,18 @@ def _run(case, m, xs):
 @pytest.mark.parametrize("case", ALL_CASES, ids=IDS)
 def test_gradcheck(case):
     xs = _tensors(case.make_inputs())
-    assert tg.autograd.gradcheck(
-        lambda *a: _run(case, tg, a), xs, atol=case.atol, rtol=case.rtol
-    )
+    assert tg.autograd.gradcheck(lambda *a: _run(case, tg, a), xs, atol=case.atol, rtol=case.rtol)
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=IDS)
 def test_gradcheck_noncontiguous(case):
     xs = _tensors(case.make_inputs(seed=1), contiguous=False)
-    assert tg.autograd.gradcheck(
-        lambda *a: _run(case, tg, a), xs, atol=case.atol, rtol=case.rtol
-    )
+    assert tg.autograd.gradcheck(lambda *a: _run(case, tg, a), xs, atol=case.atol, rtol=case.rtol)
 
 
-@pytest.mark.parametrize("case", [c for c in ALL_CASES if c.gradgrad], ids=[c.id for c in ALL_CASES if c.gradgrad])
+@pytest.mark.parametrize(
+    "case", [c for c in ALL_CASES if c.gradgrad], ids=[c.id for c in ALL_CASES if c.gradgrad]
+)
 def test_gradgradcheck(case):
     xs = _tensors(case.make_inputs())
     assert tg.autograd.gradgradcheck(
@@ -49,7 +50,9 @@ def test_gradgradcheck(case):
     )
 
 
-@pytest.mark.parametrize("case", [c for c in ALL_CASES if c.torch], ids=[c.id for c in ALL_CASES if c.torch])
+@pytest.mark.parametrize(
+    "case", [c for c in ALL_CASES if c.torch], ids=[c.id for c in ALL_CASES if c.torch]
+)
 def test_matches_torch(case, torch_mod):
     arrays = case.make_inputs(seed=2)
     ours = _tensors(arrays)

@@ -47,8 +47,11 @@ KINKS = [0.0, -0.0, 1.0, -1.0, 0.5]
         ("round", lambda x: x.round(), lambda x: x.round()),
         ("norm-2", lambda x: (x * 0).norm(), lambda x: (x * 0).norm()),
         ("norm-3", lambda x: (x * 0).norm(p=3), lambda x: (x * 0).norm(p=3)),
-        ("vector_norm-1.5", lambda x: tg.linalg.vector_norm(x * 0, 1.5),
-         lambda x: __import__("torch").linalg.vector_norm(x * 0, 1.5)),
+        (
+            "vector_norm-1.5",
+            lambda x: tg.linalg.vector_norm(x * 0, 1.5),
+            lambda x: __import__("torch").linalg.vector_norm(x * 0, 1.5),
+        ),
         ("std-constant", lambda x: (x * 0).std(), lambda x: (x * 0).std()),
         ("max-ties", lambda x: x.max(), lambda x: x.max()),
         ("amax-ties", lambda x: x.reshape(1, 5).amax(1), lambda x: x.reshape(1, 5).amax(1)),
@@ -62,8 +65,7 @@ def test_kink_gradients_match_torch(name, ours, theirs):
 
 def test_clamp_tensor_bounds_at_the_bounds():
     x, lo, hi = [0.0, 1.0, 2.0, 3.0], [1.0, 1.0, 1.0, 4.0], [2.0, 2.0, 2.0, 3.5]
-    _grads_match(lambda *a: a[0].clamp(a[1], a[2]),
-                 lambda *a: a[0].clamp(a[1], a[2]), x, lo, hi)
+    _grads_match(lambda *a: a[0].clamp(a[1], a[2]), lambda *a: a[0].clamp(a[1], a[2]), x, lo, hi)
 
 
 def test_maximum_minimum_split_ties_half_and_half():
@@ -98,8 +100,9 @@ def test_max_min_dim_return_values_and_indices_like_torch(op, dim, keepdim):
     np.testing.assert_array_equal(values.numpy(), theirs.values.numpy())
     np.testing.assert_array_equal(indices.numpy(), theirs.indices.numpy())
     arg = getattr(tg, "arg" + op)(tg.tensor(data), dim, keepdim=keepdim)
-    np.testing.assert_array_equal(arg.numpy(), getattr(torch, "arg" + op)(
-        torch.tensor(data), dim, keepdim=keepdim).numpy())
+    np.testing.assert_array_equal(
+        arg.numpy(), getattr(torch, "arg" + op)(torch.tensor(data), dim, keepdim=keepdim).numpy()
+    )
 
 
 def test_argmax_without_dim_and_binary_max():
@@ -107,9 +110,11 @@ def test_argmax_without_dim_and_binary_max():
     data = np.array([[1.0, 5.0], [7.0, 2.0]])
     assert tg.argmax(tg.tensor(data)).item() == 2
     assert tg.tensor(data).argmin(keepdim=True).shape == tuple(
-        torch.tensor(data).argmin(keepdim=True).shape)
-    np.testing.assert_array_equal(tg.max(tg.tensor(data), tg.tensor(data.T)).numpy(),
-                                  np.maximum(data, data.T))
+        torch.tensor(data).argmin(keepdim=True).shape
+    )
+    np.testing.assert_array_equal(
+        tg.max(tg.tensor(data), tg.tensor(data.T)).numpy(), np.maximum(data, data.T)
+    )
 
 
 @pytest.mark.parametrize("zeros", [[1], [0, 3], [0, 1, 2, 3]])
@@ -195,8 +200,9 @@ def test_softplus_is_linear_above_threshold_and_stable_below():
 def test_det_gradient_of_a_singular_matrix_is_the_adjugate():
     # det is a polynomial, so central differences are exact: the gradient is the cofactor
     # matrix (PyTorch 2.x returns zeros here, which is not the derivative).
-    a = tg.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], dtype=tg.float64,
-                  requires_grad=True)
+    a = tg.tensor(
+        [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], dtype=tg.float64, requires_grad=True
+    )
     assert tg.autograd.gradcheck(tg.linalg.det, (a,), atol=1e-8, rtol=1e-7)
     tg.linalg.det(a).backward()
     np.testing.assert_allclose(a.grad.numpy()[0], [4.0, 4.0, -4.0], atol=1e-12)
@@ -204,8 +210,23 @@ def test_det_gradient_of_a_singular_matrix_is_the_adjugate():
 
 # -- dtypes ----------------------------------------------------------------------------------
 
-FLOAT_UNARY = ["abs", "log1p", "expm1", "rsqrt", "sin", "cos", "tan", "erf", "gelu", "silu",
-               "softplus", "floor", "ceil", "round", "sign"]
+FLOAT_UNARY = [
+    "abs",
+    "log1p",
+    "expm1",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "erf",
+    "gelu",
+    "silu",
+    "softplus",
+    "floor",
+    "ceil",
+    "round",
+    "sign",
+]
 
 
 @pytest.mark.parametrize("name", FLOAT_UNARY)
@@ -218,19 +239,50 @@ def test_unary_ops_keep_float32_and_float64(name):
         assert x.grad.dtype == dtype
 
 
-@pytest.mark.parametrize("name", ["log1p", "expm1", "rsqrt", "sin", "cos", "tan", "erf", "gelu",
-                                  "silu", "softplus", "logsumexp", "softmax", "log_softmax"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "log1p",
+        "expm1",
+        "rsqrt",
+        "sin",
+        "cos",
+        "tan",
+        "erf",
+        "gelu",
+        "silu",
+        "softplus",
+        "logsumexp",
+        "softmax",
+        "log_softmax",
+    ],
+)
 def test_integer_inputs_to_float_ops_give_float32(name):
     x = tg.tensor([1, 2, 3])
-    y = getattr(tg, name)(x, 0) if name in ("logsumexp", "softmax", "log_softmax") else \
-        getattr(tg, name)(x)
+    y = (
+        getattr(tg, name)(x, 0)
+        if name in ("logsumexp", "softmax", "log_softmax")
+        else getattr(tg, name)(x)
+    )
     assert y.dtype == tg.float32
 
 
 def test_integer_inputs_stay_integer_where_torch_keeps_them():
     x = tg.tensor([-2, 0, 3])
-    for y in (x.abs(), x.sign(), x.floor(), x.round(), x.clamp(-1, 1), tg.maximum(x, x),
-              x.max(), x.amax(), x.max(0).values, x.cumsum(0), x.cumprod(0), x.prod()):
+    for y in (
+        x.abs(),
+        x.sign(),
+        x.floor(),
+        x.round(),
+        x.clamp(-1, 1),
+        tg.maximum(x, x),
+        x.max(),
+        x.amax(),
+        x.max(0).values,
+        x.cumsum(0),
+        x.cumprod(0),
+        x.prod(),
+    ):
         assert y.dtype == tg.int64, y
     assert x.clamp(min=0.5).dtype == tg.float32
 
@@ -238,8 +290,13 @@ def test_integer_inputs_stay_integer_where_torch_keeps_them():
 def test_mixed_float32_float64_promotes_to_float64():
     a = tg.tensor([[1.0, 2.0], [3.0, 5.0]], dtype=tg.float32, requires_grad=True)
     b = tg.tensor([[2.0, 0.5], [1.0, 4.0]], dtype=tg.float64, requires_grad=True)
-    for y in (tg.maximum(a, b), a.clamp(max=b), tg.einsum("ij,jk->ik", a, b),
-              tg.linalg.solve(a, b), tg.outer(a.reshape(-1), b.reshape(-1))):
+    for y in (
+        tg.maximum(a, b),
+        a.clamp(max=b),
+        tg.einsum("ij,jk->ik", a, b),
+        tg.linalg.solve(a, b),
+        tg.outer(a.reshape(-1), b.reshape(-1)),
+    ):
         assert y.dtype == tg.float64
         a.grad = b.grad = None
         y.sum().backward()

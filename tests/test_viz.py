@@ -63,6 +63,7 @@ def test_render_needs_graphviz(tmp_path):
     _, _, y = _graph()
     try:
         import graphviz  # noqa: F401
+
         have = shutil.which("dot") is not None
     except ImportError:
         have = False

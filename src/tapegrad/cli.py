@@ -13,8 +13,9 @@ BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
 def _demo(args) -> int:
     from . import demo  # noqa: PLC0415 - needs the 'demo' extra (scikit-learn, tqdm, matplotlib)
 
-    summary = demo.run(epochs=args.epochs, seed=args.seed, out_dir=args.out,
-                       progress=not args.no_progress)
+    summary = demo.run(
+        epochs=args.epochs, seed=args.seed, out_dir=args.out, progress=not args.no_progress
+    )
     return 0 if summary["test_accuracy"] >= 0.97 or args.epochs < 10 else 1
 
 
@@ -26,8 +27,10 @@ def _bench(args) -> int:
     for name in names:
         script = BENCHMARKS / f"{name}.py"
         if not script.exists():
-            print(f"no benchmark named {name!r}; available: "
-                  f"{', '.join(sorted(p.stem for p in BENCHMARKS.glob('*.py')))}")
+            print(
+                f"no benchmark named {name!r}; available: "
+                f"{', '.join(sorted(p.stem for p in BENCHMARKS.glob('*.py')))}"
+            )
             return 2
         print(f"== {name} ==", flush=True)
         saved = sys.argv
@@ -51,9 +54,11 @@ def main(argv=None) -> int:
     )
     demo.add_argument("--epochs", type=int, default=30, help="training epochs (default 30)")
     demo.add_argument("--seed", type=int, default=0, help="seed for data split, init, shuffling")
-    demo.add_argument("--out", default="demo_output",
-                      help="folder for the model, curves PNG, graph DOT, summary.json "
-                      "(default demo_output)")
+    demo.add_argument(
+        "--out",
+        default="demo_output",
+        help="folder for the model, curves PNG, graph DOT, summary.json (default demo_output)",
+    )
     demo.add_argument("--no-progress", action="store_true", help="hide the tqdm progress bar")
     demo.set_defaults(run=_demo)
     bench = sub.add_parser("bench", help="run the benchmark scripts under benchmarks/")

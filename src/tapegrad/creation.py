@@ -211,10 +211,12 @@ def randint(low, high=None, size=(), dtype=None, generator=None) -> Tensor:
 
 
 def rand_like(input, dtype=None, requires_grad=False, generator=None) -> Tensor:
-    return rand(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                generator=generator)
+    return rand(
+        input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, generator=generator
+    )
 
 
 def randn_like(input, dtype=None, requires_grad=False, generator=None) -> Tensor:
-    return randn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                 generator=generator)
+    return randn(
+        input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, generator=generator
+    )

@@ -71,8 +71,14 @@ def run(*args, **kwargs) -> dict:
         return train(*args, **kwargs)
 
 
-def train(epochs: int = 30, seed: int = 0, out_dir: str = "demo_output", batch_size: int = 64,
-        lr: float = 1e-2, progress: bool = True) -> dict:
+def train(
+    epochs: int = 30,
+    seed: int = 0,
+    out_dir: str = "demo_output",
+    batch_size: int = 64,
+    lr: float = 1e-2,
+    progress: bool = True,
+) -> dict:
     """Train, evaluate, save/load, plot. Returns a summary dict (also written as JSON)."""
     from tqdm import tqdm  # noqa: PLC0415 - optional 'demo' extra
 
@@ -132,8 +138,13 @@ def train(epochs: int = 30, seed: int = 0, out_dir: str = "demo_output", batch_s
     step_loss = loss_fn(model(xb), yb)
     graph.write_text(tg.viz.to_dot(step_loss, params=dict(model.named_parameters())))
     print(f"wrote {curves} and {graph}")
-    summary = {"test_accuracy": test_acc, "epochs": epochs, "seed": seed,
-               "train_seconds": round(seconds, 2), "history": history}
+    summary = {
+        "test_accuracy": test_acc,
+        "epochs": epochs,
+        "seed": seed,
+        "train_seconds": round(seconds, 2),
+        "history": history,
+    }
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
 

@@ -27,9 +27,7 @@ def _argnums(argnums, nargs, name):
         raise ValueError(f"{name}: argnums must be non-empty")
     for a in nums:
         if not isinstance(a, int) or not -nargs <= a < nargs:
-            raise ValueError(
-                f"{name}: got argnums={argnums!r} but only {nargs} positional inputs"
-            )
+            raise ValueError(f"{name}: got argnums={argnums!r} but only {nargs} positional inputs")
     return single, tuple(a % nargs for a in nums)
 
 
@@ -48,8 +46,10 @@ def _lift(args, nums, name):
             raise TypeError(f"{name}: argument {i} must be a Tensor, got {type(t).__name__}")
         if not t.dtype.kind == "f":
             raise TypeError(f"{name}: argument {i} must be floating point, got dtype {t.dtype}")
-        t = t.reshape(t.shape) if (t.requires_grad and STATE.enabled) else (
-            t.detach().requires_grad_(True)
+        t = (
+            t.reshape(t.shape)
+            if (t.requires_grad and STATE.enabled)
+            else (t.detach().requires_grad_(True))
         )
         args[i] = t
         diff.append(t)

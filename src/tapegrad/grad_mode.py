@@ -125,7 +125,7 @@ class set_grad_enabled(_GradModeContext):
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with (enable_grad() if mode else no_grad()):
+            with enable_grad() if mode else no_grad():
                 return fn(*args, **kwargs)
 
         return wrapper

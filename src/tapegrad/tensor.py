@@ -466,4 +466,3 @@ def _notify_read(t: Tensor, how: str) -> None:
     if READ_LISTENERS:
         for listener in READ_LISTENERS:
             listener(t, how)
-

@@ -54,8 +54,9 @@ def test_conv2d_float32_and_unbatched(torch_mod):
 def test_conv2d_gradcheck(case):
     c, o, k, s, p, d, g, bias, _ = case
     x = tg.randn(1, c, 5, 5, dtype=tg.float64, requires_grad=True)
-    w = tg.randn(o, c // g, *((k, k) if isinstance(k, int) else k), dtype=tg.float64,
-                 requires_grad=True)
+    w = tg.randn(
+        o, c // g, *((k, k) if isinstance(k, int) else k), dtype=tg.float64, requires_grad=True
+    )
     b = tg.randn(o, dtype=tg.float64, requires_grad=True) if bias else None
     inputs = (x, w, b) if bias else (x, w)
 
@@ -107,8 +108,7 @@ def test_max_pool2d_ties_go_to_first_max(torch_mod):
 def test_max_pool2d_return_indices(torch_mod, args):
     x = np.round(rng.standard_normal((2, 2, 7, 7)))  # ties: the first maximum's index
     out, idx = F.max_pool2d(tg.tensor(x), *args, return_indices=True)
-    ref, ridx = torch_mod.nn.functional.max_pool2d(torch_mod.tensor(x), *args,
-                                                   return_indices=True)
+    ref, ridx = torch_mod.nn.functional.max_pool2d(torch_mod.tensor(x), *args, return_indices=True)
     np.testing.assert_array_equal(idx.data, ridx.numpy())
     np.testing.assert_allclose(out.data, ref.numpy())
     out, idx = F.max_pool2d(tg.tensor(x[0]), *args, return_indices=True)  # unbatched
@@ -173,10 +173,13 @@ def test_pool_errors():
         F.avg_pool2d(tg.randn(5, 5), 2)
 
 
-@pytest.mark.parametrize("cls,shape", [("BatchNorm1d", (6, 3)), ("BatchNorm1d", (4, 3, 5)),
-                                       ("BatchNorm2d", (4, 3, 3, 2))])
-@pytest.mark.parametrize("kwargs", [{}, {"affine": False}, {"momentum": None},
-                                    {"track_running_stats": False}])
+@pytest.mark.parametrize(
+    "cls,shape",
+    [("BatchNorm1d", (6, 3)), ("BatchNorm1d", (4, 3, 5)), ("BatchNorm2d", (4, 3, 3, 2))],
+)
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"affine": False}, {"momentum": None}, {"track_running_stats": False}]
+)
 def test_batch_norm_matches_torch(cls, shape, kwargs, torch_mod):
     ours = getattr(tg.nn, cls)(3, **kwargs).double()
     theirs = getattr(torch_mod.nn, cls)(3, **kwargs).double()
@@ -249,9 +252,18 @@ def test_linear_gradgradcheck():
         F.linear(tg.randn(3, 5), tg.randn(2, 4))
 
 
-ACTIVATIONS = [("ReLU", {}), ("GELU", {}), ("GELU", {"approximate": "tanh"}), ("SiLU", {}),
-               ("Sigmoid", {}), ("Tanh", {}), ("Softmax", {"dim": 1}),
-               ("LogSoftmax", {"dim": -1}), ("Flatten", {}), ("Identity", {})]
+ACTIVATIONS = [
+    ("ReLU", {}),
+    ("GELU", {}),
+    ("GELU", {"approximate": "tanh"}),
+    ("SiLU", {}),
+    ("Sigmoid", {}),
+    ("Tanh", {}),
+    ("Softmax", {"dim": 1}),
+    ("LogSoftmax", {"dim": -1}),
+    ("Flatten", {}),
+    ("Identity", {}),
+]
 
 
 @pytest.mark.parametrize("name,kwargs", ACTIVATIONS, ids=[f"{n}{k}" for n, k in ACTIVATIONS])
@@ -261,8 +273,16 @@ def test_activation_matches_torch(name, kwargs, torch_mod):
     compare_module(ours, theirs, torch_mod, rng.standard_normal((3, 4, 2)) * 3)
 
 
-@pytest.mark.parametrize("fn", [F.gelu, F.silu, lambda x: F.softmax(x, 1),
-                                lambda x: F.log_softmax(x, 0), lambda x: F.gelu(x, "tanh")])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        F.gelu,
+        F.silu,
+        lambda x: F.softmax(x, 1),
+        lambda x: F.log_softmax(x, 0),
+        lambda x: F.gelu(x, "tanh"),
+    ],
+)
 def test_activation_gradgradcheck(fn):
     x = tg.randn(3, 4, dtype=tg.float64, requires_grad=True)
     assert gradcheck(fn, (x,), atol=1e-6, rtol=1e-5)
@@ -321,8 +341,9 @@ def test_pad_one_hot(torch_mod):
     xt = tg.tensor(x, requires_grad=True)
     assert gradgradcheck(lambda x: F.pad(x, (1, 2, -1, 1)), (xt,))
     t = np.array([0, 2, 1])
-    np.testing.assert_array_equal(F.one_hot(tg.tensor(t)).data,
-                                  torch_mod.nn.functional.one_hot(torch_mod.tensor(t)).numpy())
+    np.testing.assert_array_equal(
+        F.one_hot(tg.tensor(t)).data, torch_mod.nn.functional.one_hot(torch_mod.tensor(t)).numpy()
+    )
     assert F.one_hot(tg.tensor(t), 5).shape == (3, 5)
     with pytest.raises(RuntimeError, match="smaller than num_classes"):
         F.one_hot(tg.tensor(t), 2)
@@ -331,9 +352,17 @@ def test_pad_one_hot(torch_mod):
 def test_sequential_cnn_matches_torch(torch_mod):
     def build(nn):
         return nn.Sequential(
-            nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(4, 6, 3, padding=1, groups=2), nn.GELU(), nn.AvgPool2d(2),
-            nn.Flatten(), nn.Dropout(0.0), nn.Linear(36, 5), nn.LayerNorm(5),
+            nn.Conv2d(1, 4, 3, padding=1),
+            nn.BatchNorm2d(4),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(4, 6, 3, padding=1, groups=2),
+            nn.GELU(),
+            nn.AvgPool2d(2),
+            nn.Flatten(),
+            nn.Dropout(0.0),
+            nn.Linear(36, 5),
+            nn.LayerNorm(5),
         )
 
     ours, theirs = build(tg.nn).double(), build(torch_mod.nn).double()

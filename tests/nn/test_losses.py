@@ -48,13 +48,19 @@ def test_cross_entropy_class_indices(kwargs, shape, torch_mod):
     w = rng.uniform(0.5, 2.0, 4)
     tw = torch_mod.tensor(w) if kwargs.pop("weight", False) else None
     ow = tg.tensor(w) if tw is not None else None
-    _both(torch_mod,
-          lambda x, t: tg.nn.CrossEntropyLoss(weight=ow, **kwargs)(x, t),
-          lambda x, t: torch_mod.nn.CrossEntropyLoss(weight=tw, **kwargs)(x, t), x, t)
+    _both(
+        torch_mod,
+        lambda x, t: tg.nn.CrossEntropyLoss(weight=ow, **kwargs)(x, t),
+        lambda x, t: torch_mod.nn.CrossEntropyLoss(weight=tw, **kwargs)(x, t),
+        x,
+        t,
+    )
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"reduction": "none"}, {"label_smoothing": 0.3},
-                                    {"weight": True, "reduction": "sum"}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"reduction": "none"}, {"label_smoothing": 0.3}, {"weight": True, "reduction": "sum"}],
+)
 def test_cross_entropy_probabilities(kwargs, torch_mod):
     kwargs = dict(kwargs)
     x = rng.standard_normal((5, 3, 2))
@@ -63,8 +69,13 @@ def test_cross_entropy_probabilities(kwargs, torch_mod):
     w = rng.uniform(0.5, 2.0, 3)
     tw = torch_mod.tensor(w) if kwargs.pop("weight", False) else None
     ow = tg.tensor(w) if tw is not None else None
-    _both(torch_mod, lambda x, p: F.cross_entropy(x, p, ow, **kwargs),
-          lambda x, p: torch_mod.nn.functional.cross_entropy(x, p, tw, **kwargs), x, p)
+    _both(
+        torch_mod,
+        lambda x, p: F.cross_entropy(x, p, ow, **kwargs),
+        lambda x, p: torch_mod.nn.functional.cross_entropy(x, p, tw, **kwargs),
+        x,
+        p,
+    )
 
 
 def test_cross_entropy_float32_large_logits(torch_mod):
@@ -79,9 +90,11 @@ def test_cross_entropy_gradchecks():
     t = tg.tensor([0, 2, 1, 2])
     p = tg.tensor(rng.dirichlet(np.ones(3), size=4))
     w = tg.tensor([1.0, 2.0, 0.5], dtype=tg.float64)
-    for fn in (lambda x: F.cross_entropy(x, t, w, label_smoothing=0.1, ignore_index=1),
-               lambda x: F.cross_entropy(x, p, reduction="none"),
-               lambda x: F.nll_loss(F.log_softmax(x, 1), t, w)):
+    for fn in (
+        lambda x: F.cross_entropy(x, t, w, label_smoothing=0.1, ignore_index=1),
+        lambda x: F.cross_entropy(x, p, reduction="none"),
+        lambda x: F.nll_loss(F.log_softmax(x, 1), t, w),
+    ):
         assert gradcheck(fn, (x,), atol=1e-6, rtol=1e-5)
         assert gradgradcheck(fn, (x,), atol=1e-6, rtol=1e-5)
 
@@ -95,8 +108,10 @@ def test_cross_entropy_errors():
         F.cross_entropy(tg.randn(2, 3), tg.tensor([0, 1]), reduction="avg")
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"reduction": "none"}, {"reduction": "sum"},
-                                    {"ignore_index": 1}, {"weight": True}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"reduction": "none"}, {"reduction": "sum"}, {"ignore_index": 1}, {"weight": True}],
+)
 def test_nll_loss(kwargs, torch_mod):
     kwargs = dict(kwargs)
     x = rng.standard_normal((6, 4, 2))
@@ -104,12 +119,19 @@ def test_nll_loss(kwargs, torch_mod):
     w = rng.uniform(0.5, 2.0, 4)
     tw = torch_mod.tensor(w) if kwargs.pop("weight", False) else None
     ow = tg.tensor(w) if tw is not None else None
-    _both(torch_mod, lambda x, t: tg.nn.NLLLoss(ow, **kwargs)(x, t),
-          lambda x, t: torch_mod.nn.NLLLoss(tw, **kwargs)(x, t), x, t)
+    _both(
+        torch_mod,
+        lambda x, t: tg.nn.NLLLoss(ow, **kwargs)(x, t),
+        lambda x, t: torch_mod.nn.NLLLoss(tw, **kwargs)(x, t),
+        x,
+        t,
+    )
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"reduction": "none"}, {"reduction": "sum"},
-                                    {"pos_weight": True}, {"weight": True}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"reduction": "none"}, {"reduction": "sum"}, {"pos_weight": True}, {"weight": True}],
+)
 def test_bce_with_logits(kwargs, torch_mod):
     kwargs = dict(kwargs)
     x = rng.standard_normal((5, 3)) * 4
@@ -119,21 +141,35 @@ def test_bce_with_logits(kwargs, torch_mod):
         if kwargs.pop(name, False):
             v = rng.uniform(0.5, 3.0, 3)
             extra_o[name], extra_t[name] = tg.tensor(v), torch_mod.tensor(v)
-    _both(torch_mod, lambda x, y: tg.nn.BCEWithLogitsLoss(**kwargs, **extra_o)(x, y),
-          lambda x, y: torch_mod.nn.BCEWithLogitsLoss(**kwargs, **extra_t)(x, y), x, y)
+    _both(
+        torch_mod,
+        lambda x, y: tg.nn.BCEWithLogitsLoss(**kwargs, **extra_o)(x, y),
+        lambda x, y: torch_mod.nn.BCEWithLogitsLoss(**kwargs, **extra_t)(x, y),
+        x,
+        y,
+    )
 
 
 def test_bce_with_logits_stable_and_differentiable(torch_mod):
     x = np.array([-1000.0, -50.0, 0.0, 50.0, 1000.0], dtype=np.float32)
     y = np.array([1.0, 0.0, 0.5, 1.0, 0.0], dtype=np.float32)
-    _both(torch_mod, lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction="none"),
-          lambda x, y: torch_mod.nn.functional.binary_cross_entropy_with_logits(
-              x, y, reduction="none"), x, y, atol=1e-5)
+    _both(
+        torch_mod,
+        lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction="none"),
+        lambda x, y: torch_mod.nn.functional.binary_cross_entropy_with_logits(
+            x, y, reduction="none"
+        ),
+        x,
+        y,
+        atol=1e-5,
+    )
     xs = tg.randn(2, 3, dtype=tg.float64, requires_grad=True)
     ys = tg.tensor(rng.uniform(size=(2, 3)), requires_grad=True)
     pw = tg.tensor([1.0, 2.0, 3.0], dtype=tg.float64)
-    for fn in (lambda x, y: F.binary_cross_entropy_with_logits(x, y),
-               lambda x, y: F.binary_cross_entropy_with_logits(x, y, pos_weight=pw)):
+    for fn in (
+        lambda x, y: F.binary_cross_entropy_with_logits(x, y),
+        lambda x, y: F.binary_cross_entropy_with_logits(x, y, pos_weight=pw),
+    ):
         assert gradcheck(fn, (xs, ys), atol=1e-6, rtol=1e-5)
         assert gradgradcheck(fn, (xs, ys), atol=1e-6, rtol=1e-5)
     with pytest.raises(ValueError, match="must be the same as input size"):
@@ -145,9 +181,18 @@ def test_bce_with_logits_stable_and_differentiable(torch_mod):
 def test_regression_losses(name, reduction, torch_mod):
     x = rng.standard_normal((4, 3))
     y = rng.standard_normal((4, 3))
-    _both(torch_mod, lambda x, y: getattr(tg.nn, name)(reduction=reduction)(x, y),
-          lambda x, y: getattr(torch_mod.nn, name)(reduction=reduction)(x, y), x, y)
+    _both(
+        torch_mod,
+        lambda x, y: getattr(tg.nn, name)(reduction=reduction)(x, y),
+        lambda x, y: getattr(torch_mod.nn, name)(reduction=reduction)(x, y),
+        x,
+        y,
+    )
     xs = tg.tensor(x, requires_grad=True)
     ys = tg.tensor(y, requires_grad=True)
-    assert gradcheck(lambda x, y: getattr(F, name.lower()[:-4] + "_loss")(x, y, reduction),
-                     (xs, ys), atol=1e-6, rtol=1e-5)
+    assert gradcheck(
+        lambda x, y: getattr(F, name.lower()[:-4] + "_loss")(x, y, reduction),
+        (xs, ys),
+        atol=1e-6,
+        rtol=1e-5,
+    )

@@ -25,10 +25,20 @@ class Block(nn.Module):
 
 def test_registration_and_traversal():
     m = Block()
-    assert [n for n, _ in m.named_parameters()] == ["scale", "fc.weight", "fc.bias", "bn.weight",
-                                                    "bn.bias"]
-    assert [n for n, _ in m.named_buffers()] == ["steps", "cache", "bn.running_mean",
-                                                 "bn.running_var", "bn.num_batches_tracked"]
+    assert [n for n, _ in m.named_parameters()] == [
+        "scale",
+        "fc.weight",
+        "fc.bias",
+        "bn.weight",
+        "bn.bias",
+    ]
+    assert [n for n, _ in m.named_buffers()] == [
+        "steps",
+        "cache",
+        "bn.running_mean",
+        "bn.running_var",
+        "bn.num_batches_tracked",
+    ]
     assert [n for n, _ in m.named_children()] == ["fc", "bn"]
     assert [n for n, _ in m.named_modules()] == ["", "fc", "bn"]
     assert list(m.children()) == [m.fc, m.bn]
@@ -144,11 +154,19 @@ def test_forward_hooks():
 def test_repr_matches_torch(torch_mod):
     def build(nn):
         return nn.Sequential(
-            nn.Conv2d(1, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
-            nn.MaxPool2d(2), nn.Conv2d(8, 8, (3, 2), stride=2, dilation=2, groups=2),
-            nn.AvgPool2d(2), nn.Flatten(), nn.Dropout(0.1),
-            nn.ModuleList([nn.Linear(4, 3), nn.GELU()]), nn.LayerNorm(3), nn.Softmax(dim=1),
-            nn.Embedding(5, 2, padding_idx=0), nn.Identity(),
+            nn.Conv2d(1, 8, 3, padding=1, bias=False),
+            nn.BatchNorm2d(8),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(8, 8, (3, 2), stride=2, dilation=2, groups=2),
+            nn.AvgPool2d(2),
+            nn.Flatten(),
+            nn.Dropout(0.1),
+            nn.ModuleList([nn.Linear(4, 3), nn.GELU()]),
+            nn.LayerNorm(3),
+            nn.Softmax(dim=1),
+            nn.Embedding(5, 2, padding_idx=0),
+            nn.Identity(),
         )
 
     assert repr(build(nn)) == repr(build(torch_mod.nn))
@@ -212,14 +230,20 @@ def test_small_model_trains_above_95_percent():
     """An MLP with BatchNorm learns a 3-arm spiral with a hand-written SGD loop."""
     rng = np.random.default_rng(0)
     x, y = _spiral(200, 3, rng)
-    model = nn.Sequential(nn.Linear(2, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 64),
-                          nn.ReLU(), nn.Linear(64, 3))
+    model = nn.Sequential(
+        nn.Linear(2, 64),
+        nn.BatchNorm1d(64),
+        nn.ReLU(),
+        nn.Linear(64, 64),
+        nn.ReLU(),
+        nn.Linear(64, 3),
+    )
     loss_fn = nn.CrossEntropyLoss()
     lr = 0.1
     for _ in range(60):
         order = rng.permutation(len(x))
         for start in range(0, len(x), 60):
-            idx = order[start:start + 60]
+            idx = order[start : start + 60]
             loss = loss_fn(model(tg.tensor(x[idx])), tg.tensor(y[idx]))
             model.zero_grad()
             loss.backward()

@@ -39,9 +39,20 @@ CASES += [
 
 # remainder: away from the jumps of floor(a/b) (a/b near an integer)
 CASES += [
-    OpCase("remainder", lambda m, x, y: m.remainder(x, y), [(2, 3), (3,)],
-           inputs=lambda rng: [rng.uniform(0.1, 0.9, (2, 3)) + rng.integers(-3, 3, (2, 3)),
-                               np.full(3, 1.0)]),
-    OpCase("remainder", lambda m, x: x % 0.7, [(5,)], name="scalar",
-           inputs=lambda rng: [0.7 * (rng.integers(-4, 4, 5) + rng.uniform(0.1, 0.9, 5))]),
+    OpCase(
+        "remainder",
+        lambda m, x, y: m.remainder(x, y),
+        [(2, 3), (3,)],
+        inputs=lambda rng: [
+            rng.uniform(0.1, 0.9, (2, 3)) + rng.integers(-3, 3, (2, 3)),
+            np.full(3, 1.0),
+        ],
+    ),
+    OpCase(
+        "remainder",
+        lambda m, x: x % 0.7,
+        [(5,)],
+        name="scalar",
+        inputs=lambda rng: [0.7 * (rng.integers(-4, 4, 5) + rng.uniform(0.1, 0.9, 5))],
+    ),
 ]

@@ -41,9 +41,11 @@ def _ties(shape, dims=None, pick=np.argmax):
 
     def make(rng):
         x = rng.permutation(np.prod(shape)).reshape(shape) / 4.0 - 1.0
-        rows = np.moveaxis(x, kept, range(len(kept))).reshape(
-            int(np.prod([shape[d] for d in kept])), -1
-        ).copy()
+        rows = (
+            np.moveaxis(x, kept, range(len(kept)))
+            .reshape(int(np.prod([shape[d] for d in kept])), -1)
+            .copy()
+        )
         for row in rows:
             i = pick(row)
             row[(i + 1) % row.size] = row[i]
@@ -63,34 +65,62 @@ CASES += [
     OpCase("std", lambda m, x: x.std(), [(3, 4)]),
     OpCase("std", lambda m, x: m.std(x, dim=-1, keepdim=True), [(3, 4)], name="dim"),
     OpCase("prod", lambda m, x: x.prod(), [(3, 4)], inputs=_NONZERO),
-    OpCase("prod", lambda m, x: m.prod(x, 1, keepdim=True), [(3, 4)], name="dim",
-           inputs=_NONZERO),
-    OpCase("prod", lambda m, x: x.prod(1), [(3, 4)], name="one-zero",
-           inputs=_with_zeros((3, 4), (1,))),
-    OpCase("prod", lambda m, x: x.prod(0), [(3, 4)], name="zeros",
-           inputs=_with_zeros((3, 4), (0, 4, 5, 11))),
-    OpCase("prod", lambda m, x: x.prod(), [(2, 3)], name="all-two-zeros",
-           inputs=_with_zeros((2, 3), (1, 4))),
+    OpCase("prod", lambda m, x: m.prod(x, 1, keepdim=True), [(3, 4)], name="dim", inputs=_NONZERO),
+    OpCase(
+        "prod", lambda m, x: x.prod(1), [(3, 4)], name="one-zero", inputs=_with_zeros((3, 4), (1,))
+    ),
+    OpCase(
+        "prod",
+        lambda m, x: x.prod(0),
+        [(3, 4)],
+        name="zeros",
+        inputs=_with_zeros((3, 4), (0, 4, 5, 11)),
+    ),
+    OpCase(
+        "prod",
+        lambda m, x: x.prod(),
+        [(2, 3)],
+        name="all-two-zeros",
+        inputs=_with_zeros((2, 3), (1, 4)),
+    ),
     OpCase("prod", lambda m, x: x.prod(), [()], name="0d"),
     OpCase("prod", lambda m, x: x.prod(0), [(0, 3)], name="empty"),
     OpCase("max", lambda m, x: x.max(), [(3, 4)]),
     # At a tie the gradient jumps, so second derivatives are not checked there.
-    OpCase("max", lambda m, x: m.max(x), [(3, 4)], name="ties", inputs=_ties((3, 4)),
-           gradgrad=False),
+    OpCase(
+        "max", lambda m, x: m.max(x), [(3, 4)], name="ties", inputs=_ties((3, 4)), gradgrad=False
+    ),
     OpCase("max", lambda m, x: x.max(dim=1), [(3, 4)], name="dim"),
     OpCase("max", lambda m, x: m.max(x, -1, keepdim=True).values, [(2, 3, 4)], name="keepdim"),
-    OpCase("min", lambda m, x: x.min(), [(3, 4)], inputs=_ties((3, 4), pick=np.argmin),
-           name="ties", gradgrad=False),
+    OpCase(
+        "min",
+        lambda m, x: x.min(),
+        [(3, 4)],
+        inputs=_ties((3, 4), pick=np.argmin),
+        name="ties",
+        gradgrad=False,
+    ),
     OpCase("min", lambda m, x: x.min(0), [(3, 4)], name="dim"),
-    OpCase("amax", lambda m, x: x.amax(dim=(0, 2)), [(2, 3, 4)], inputs=_ties((2, 3, 4), (0, 2)),
-           gradgrad=False),
+    OpCase(
+        "amax",
+        lambda m, x: x.amax(dim=(0, 2)),
+        [(2, 3, 4)],
+        inputs=_ties((2, 3, 4), (0, 2)),
+        gradgrad=False,
+    ),
     OpCase("amax", lambda m, x: m.amax(x, 1, keepdim=True), [(3, 4)], name="keepdim"),
-    OpCase("amin", lambda m, x: x.amin(), [(3, 4)], inputs=_ties((3, 4), pick=np.argmin),
-           gradgrad=False),
+    OpCase(
+        "amin",
+        lambda m, x: x.amin(),
+        [(3, 4)],
+        inputs=_ties((3, 4), pick=np.argmin),
+        gradgrad=False,
+    ),
     OpCase("amin", lambda m, x: m.amin(x, -1), [(3, 4)], name="dim"),
     OpCase("logsumexp", lambda m, x: x.logsumexp(1), [(3, 4)]),
-    OpCase("logsumexp", lambda m, x: m.logsumexp(x, (0, 1), keepdim=True), [(2, 3, 2)],
-           name="dims"),
+    OpCase(
+        "logsumexp", lambda m, x: m.logsumexp(x, (0, 1), keepdim=True), [(2, 3, 2)], name="dims"
+    ),
     OpCase("logsumexp", lambda m, x: x.logsumexp(0), [()], name="0d"),
     OpCase("softmax", lambda m, x: x.softmax(1), [(3, 4)]),
     OpCase("softmax", lambda m, x: m.softmax(x, dim=0), [(3, 4)], name="dim0"),
@@ -101,8 +131,13 @@ CASES += [
     OpCase("cumsum", lambda m, x: m.cumsum(x, dim=0), [(3, 4)], name="dim0"),
     OpCase("cumsum", lambda m, x: x.cumsum(0), [()], name="0d"),
     OpCase("cumprod", lambda m, x: x.cumprod(1), [(3, 4)], inputs=_NONZERO),
-    OpCase("cumprod", lambda m, x: m.cumprod(x, dim=1), [(3, 4)], name="zeros",
-           inputs=_with_zeros((3, 4), (1, 4, 7, 8, 9))),
+    OpCase(
+        "cumprod",
+        lambda m, x: m.cumprod(x, dim=1),
+        [(3, 4)],
+        name="zeros",
+        inputs=_with_zeros((3, 4), (1, 4, 7, 8, 9)),
+    ),
     OpCase("norm", lambda m, x: x.norm(), [(3, 4)]),
     OpCase("norm", lambda m, x: m.norm(x, p=2, dim=1, keepdim=True), [(3, 4)], name="dim"),
     OpCase("norm", lambda m, x: x.norm(p=1, dim=0), [(3, 4)], name="p1", inputs=_NONZERO),
@@ -110,8 +145,14 @@ CASES += [
     OpCase("norm", lambda m, x: x.norm(p=float("-inf")), [(3, 4)], name="-inf"),
     OpCase("norm", lambda m, x: x.norm(p=3, dim=(0, 1)), [(2, 2, 3)], name="p3"),
     OpCase("norm", lambda m, x: x.norm(p=0.5, dim=1), [(3, 4)], name="p0.5", inputs=_NONZERO),
-    OpCase("norm", lambda m, x: x.norm(dim=1), [(2, 3)], name="zero-row", gradgrad=False,
-           inputs=_with_zeros((2, 3), (0, 1, 2))),
+    OpCase(
+        "norm",
+        lambda m, x: x.norm(dim=1),
+        [(2, 3)],
+        name="zero-row",
+        gradgrad=False,
+        inputs=_with_zeros((2, 3), (0, 1, 2)),
+    ),
 ]
 
 # -- 0-d and empty inputs (tests/test_edge_shapes.py checks every op; these show the shapes) --

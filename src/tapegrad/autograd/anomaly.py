@@ -212,7 +212,8 @@ def _masked_branch_hint(node, bad, incoming) -> str:
         return ""
     consumers = [r() for r in (node.metadata or {}).get("consumers", ())]
     maskers = [
-        c for c in consumers
+        c
+        for c in consumers
         if c is not None and (c.name() in MASKING_OPS or "masking" in (c.metadata or {}))
     ]
     head = (

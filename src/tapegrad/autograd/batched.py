@@ -74,8 +74,11 @@ def _probe_agrees(outs, inputs, grads, B, captured) -> bool:
         if got is None:
             continue
         combined = np.tensordot(coef, got.data, axes=1)
-        scale = max(float(np.max(np.abs(combined), initial=0.0)),
-                    float(np.max(np.abs(ref.data), initial=0.0)), 1e-30)
+        scale = max(
+            float(np.max(np.abs(combined), initial=0.0)),
+            float(np.max(np.abs(ref.data), initial=0.0)),
+            1e-30,
+        )
         rtol = 1e-3 if ref.data.dtype.itemsize <= 4 else 1e-8
         with np.errstate(invalid="ignore"):
             err = float(np.max(np.abs(combined - ref.data), initial=0.0))
@@ -136,8 +139,9 @@ def stack_rows(rows) -> Tensor:
     return graph.make_result(data, tuple(rows), backward, "StackBackward")
 
 
-def batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
-                 materialize_grads):
+def batched_grad(
+    outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads
+):
     """``autograd.grad(..., is_grads_batched=True)``: see :func:`vjp_rows`."""
     if grad_outputs is None:
         raise ValueError("grad: is_grads_batched=True needs grad_outputs")

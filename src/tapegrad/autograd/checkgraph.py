@@ -215,9 +215,7 @@ def _check_node(node, rng, eps, rtol, atol):
 
     total = loss(outs)
     grads = engine.grad(total, leaves, allow_unused=True) if total.requires_grad else ()
-    analytic = sum(
-        float(np.sum(g.data * u)) for g, u in zip(grads, directions) if g is not None
-    )
+    analytic = sum(float(np.sum(g.data * u)) for g, u in zip(grads, directions) if g is not None)
     originals = [t.data.copy() for t in leaves]
 
     def value(sign):

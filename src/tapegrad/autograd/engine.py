@@ -84,15 +84,19 @@ def grad(
     if materialize_grads:
         if allow_unused is False:
             raise ValueError(
-                "grad: expected allow_unused to be True or not passed when "
-                "materialize_grads=True"
+                "grad: expected allow_unused to be True or not passed when materialize_grads=True"
             )
         allow_unused = True
     if is_grads_batched:
         from .batched import batched_grad  # noqa: PLC0415 - batched sits above the engine
 
         return batched_grad(
-            outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+            outputs,
+            inputs,
+            grad_outputs,
+            retain_graph,
+            create_graph,
+            allow_unused,
             materialize_grads,
         )
     grads = _root_grads(outputs, grad_outputs, create_graph)
@@ -432,4 +436,3 @@ def _as_grad_tuple(node, value):
         f"{node.name()}'s backward returned {type(value).__name__}; expected a tuple of "
         "Tensors (or None), one per input"
     )
-

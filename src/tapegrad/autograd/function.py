@@ -178,8 +178,12 @@ class Function(metaclass=_FunctionMeta):
         saved_outputs = tuple(r for r in raw if any(t is r for t in ctx._to_save))
         backward = _make_backward(cls, ctx, args)
         outs = graph.make_results(
-            [r.data for r in raw], tensor_args, backward, cls._backward_name,
-            saved=saved_inputs + saved_outputs, node_type=FunctionNode,
+            [r.data for r in raw],
+            tensor_args,
+            backward,
+            cls._backward_name,
+            saved=saved_inputs + saved_outputs,
+            node_type=FunctionNode,
         )
         node = next((o.grad_fn for o in outs if o.grad_fn is not None), None)
         non_diff = ctx._non_differentiable

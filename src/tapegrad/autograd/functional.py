@@ -151,8 +151,9 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         is_in_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _prepare_inputs(inputs, create_graph)
-        is_out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
-                                          "vjp")
+        is_out_tuple, outputs = _as_tuple(
+            func(*inputs), "outputs of the user-provided function", "vjp"
+        )
         _check_outputs_require_grad(outputs, strict, "vjp")
         if v is None:
             if len(outputs) != 1 or outputs[0].numel() != 1:
@@ -193,8 +194,9 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         else:
             _, v = _as_tuple(v, "v", "jvp")
             _validate_v(v, inputs, is_in_tuple, "jvp")
-        is_out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
-                                          "jvp")
+        is_out_tuple, outputs = _as_tuple(
+            func(*inputs), "outputs of the user-provided function", "jvp"
+        )
         _check_outputs_require_grad(outputs, strict, "jvp")
         # g(u) = Jᵀu is linear in the dummy u, so d<g(u), v>/du = J v.
         dummies = tuple(_zeros(o).requires_grad_(True) for o in outputs)
@@ -215,8 +217,9 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 _STRATEGIES = ("reverse-mode", "forward-mode")
 
 
-def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
-             strategy="reverse-mode"):
+def jacobian(
+    func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"
+):
     """The Jacobian of ``func`` at ``inputs``.
 
     Args:
@@ -248,8 +251,9 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     with enable_grad():
         is_in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _prepare_inputs(inputs, create_graph)
-        is_out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
-                                          "jacobian")
+        is_out_tuple, outputs = _as_tuple(
+            func(*inputs), "outputs of the user-provided function", "jacobian"
+        )
         _check_outputs_require_grad(outputs, strict, "jacobian")
         res = jacobian_of(outputs, inputs, create_graph, strict, vectorize)
     return _nest2(res, is_out_tuple, is_in_tuple)
@@ -264,8 +268,9 @@ def jacobian_of(outputs, inputs, create_graph, strict, vectorize, fn_name="jacob
             rows = [None] * len(inputs)
         else:
             eye = np.eye(m, dtype=out.dtype).reshape((m,) + out.shape)
-            rows = vjp_rows((out,), inputs, [Tensor._wrap(eye)], create_graph=create_graph,
-                            vectorize=vectorize)
+            rows = vjp_rows(
+                (out,), inputs, [Tensor._wrap(eye)], create_graph=create_graph, vectorize=vectorize
+            )
         blocks = []
         for j, (inp, r) in enumerate(zip(inputs, rows)):
             shape = out.shape + inp.shape
@@ -284,8 +289,14 @@ def jacobian_of(outputs, inputs, create_graph, strict, vectorize, fn_name="jacob
     return res
 
 
-def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
-            outer_jacobian_strategy="reverse-mode"):
+def hessian(
+    func,
+    inputs,
+    create_graph=False,
+    strict=False,
+    vectorize=False,
+    outer_jacobian_strategy="reverse-mode",
+):
     """The Hessian of a scalar function: the Jacobian of its gradient.
 
     Args:

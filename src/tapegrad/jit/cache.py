@@ -108,8 +108,11 @@ class CachedFunction:
         else:
             entry.last = rec.program
             if entry.attempts >= MAX_RECORDINGS:
-                self._go_eager(entry, "its recorded program changes from call to call (a "
-                               "Python value that changes each call is used in the computation)")
+                self._go_eager(
+                    entry,
+                    "its recorded program changes from call to call (a "
+                    "Python value that changes each call is used in the computation)",
+                )
         return rec.result
 
     def _go_eager(self, entry, why):
@@ -129,7 +132,8 @@ class CachedFunction:
         # A tensor made by the recorded call (a new .grad) is compared through the
         # location that holds it (``p.grad``), which eager rebinds to its own tensor.
         locs = program.read_locs + [
-            loc for loc in program.assign_locs
+            loc
+            for loc in program.assign_locs
             if id(loc.obj) not in program._new
             and not any(loc.same_place(r) for r in program.read_locs)
         ]
@@ -179,8 +183,10 @@ class CachedFunction:
         if entry.eager is not None:
             return f"# {self._name}: runs eagerly for this signature: {entry.eager}"
         if entry.program is None:
-            return (f"# {self._name}: recording in progress for this signature "
-                    f"({entry.attempts} recording(s) so far, Note [Stable recordings])")
+            return (
+                f"# {self._name}: recording in progress for this signature "
+                f"({entry.attempts} recording(s) so far, Note [Stable recordings])"
+            )
         p = entry.program
         return f"# {self._name}: {p.n_ops} array ops, {len(p.consts)} constants\n{p.source}"
 
@@ -207,12 +213,15 @@ def _compare(what, replayed, eager):
     if replayed is None and eager is None:
         return
     if replayed is None or eager is None:
-        raise ReplayMismatchError(f"tapegrad.jit.cache verification: {what} is "
-                                  f"{'missing' if replayed is None else 'present'} in the replay "
-                                  "but not in the eager run")
+        raise ReplayMismatchError(
+            f"tapegrad.jit.cache verification: {what} is "
+            f"{'missing' if replayed is None else 'present'} in the replay "
+            "but not in the eager run"
+        )
     eager = np.asarray(eager)
-    if replayed.shape != eager.shape or not np.allclose(replayed, eager, rtol=1e-5, atol=1e-6,
-                                                        equal_nan=True):
+    if replayed.shape != eager.shape or not np.allclose(
+        replayed, eager, rtol=1e-5, atol=1e-6, equal_nan=True
+    ):
         diff = np.abs(replayed.astype(np.float64) - eager.astype(np.float64))
         raise ReplayMismatchError(
             f"tapegrad.jit.cache verification: {what} differs between the replay and the eager "
@@ -295,6 +304,5 @@ def cache(fn=None, *, maxsize=1024, verify_every=None, modules=()):
         ``explain(*args)`` (the replay program as Python source).
     """
     if fn is None:
-        return functools.partial(cache, maxsize=maxsize, verify_every=verify_every,
-                                 modules=modules)
+        return functools.partial(cache, maxsize=maxsize, verify_every=verify_every, modules=modules)
     return CachedFunction(fn, maxsize=maxsize, verify_every=verify_every, modules=modules)

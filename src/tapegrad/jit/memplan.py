@@ -123,8 +123,11 @@ def plan_memory(rec, ops, escaping) -> MemoryPlan:
     escapes = {roots[i] for i in escaping}
     for i in escapes:
         last[i] = len(ops)  # read after the replay returns
-    outside = [_byte_bounds(arrays[i]) for i, origin in enumerate(rec.slots)
-               if origin[0] != "op" and arrays[i].size]
+    outside = [
+        _byte_bounds(arrays[i])
+        for i, origin in enumerate(rec.slots)
+        if origin[0] != "op" and arrays[i].size
+    ]
 
     def owned(i):  # memory that only the replay's own temporaries can reach
         if not arrays[i].size:
@@ -139,17 +142,22 @@ def plan_memory(rec, ops, escaping) -> MemoryPlan:
     def reusable(a, r, n):
         """Whether op n may put its result ``r`` in ``a``'s storage."""
         store = storage.get(roots[a])
-        return (store is not None and last[roots[a]] == n and arrays[a].flags.writeable
-                and _layout(arrays[a]) == _layout(arrays[r])
-                and (store.buffer is None or r not in escapes))
+        return (
+            store is not None
+            and last[roots[a]] == n
+            and arrays[a].flags.writeable
+            and _layout(arrays[a]) == _layout(arrays[r])
+            and (store.buffer is None or r not in escapes)
+        )
 
     for n, op in enumerate(ops):
         r = _new_result(op, roots)
         if r is None:
             continue
         if _elementwise(op):
-            a = next((a.i for a in op.args[:op.fn.nin] if type(a) is Ref and reusable(a.i, r, n)),
-                     None)
+            a = next(
+                (a.i for a in op.args[: op.fn.nin] if type(a) is Ref and reusable(a.i, r, n)), None
+            )
             if a is not None:
                 plan.out[n] = f"s{a}"
                 storage[r] = _take(storage[roots[a]], busy, last[r])
@@ -163,10 +171,20 @@ def plan_memory(rec, ops, escaping) -> MemoryPlan:
         if not owned(r):
             continue
         arr = arrays[r]
-        if (_ufunc_call(op) and r not in escapes and arr.nbytes >= BUFFER_MIN_BYTES
-                and arr.strides == _c_strides(arr.shape, arr.itemsize)):
-            k = next((k for k, (shape, dtype) in enumerate(plan.buffers)
-                      if busy[k] < n and shape == arr.shape and dtype == arr.dtype), None)
+        if (
+            _ufunc_call(op)
+            and r not in escapes
+            and arr.nbytes >= BUFFER_MIN_BYTES
+            and arr.strides == _c_strides(arr.shape, arr.itemsize)
+        ):
+            k = next(
+                (
+                    k
+                    for k, (shape, dtype) in enumerate(plan.buffers)
+                    if busy[k] < n and shape == arr.shape and dtype == arr.dtype
+                ),
+                None,
+            )
             if k is None:
                 k = len(plan.buffers)
                 plan.buffers.append((arr.shape, arr.dtype))
@@ -195,8 +213,12 @@ def _new_result(op, roots):
 def _ufunc_call(op):
     """A ufunc called with its inputs only (no out=, where=, order=...), one result."""
     fn = op.kind == "call" and op.fn
-    return (isinstance(fn, np.ufunc) and fn.nout == 1 and len(op.args) == fn.nin
-            and all(k == "dtype" for k in op.kwargs))
+    return (
+        isinstance(fn, np.ufunc)
+        and fn.nout == 1
+        and len(op.args) == fn.nin
+        and all(k == "dtype" for k in op.kwargs)
+    )
 
 
 def _elementwise(op):
@@ -214,8 +236,12 @@ def drop_self_writes(rec, ops):
                 value = op.args[2]
                 if type(value) is Ref and views.get(value.i) == (target, key):
                     continue
-            elif (_basic_key(key) and type(op.result) is Ref and op.result.i in op.defines
-                  and rec.roots[op.result.i] == rec.roots[target]):
+            elif (
+                _basic_key(key)
+                and type(op.result) is Ref
+                and op.result.i in op.defines
+                and rec.roots[op.result.i] == rec.roots[target]
+            ):
                 views[op.result.i] = (target, key)
         kept.append(op)
     return kept

@@ -81,8 +81,13 @@ class Program:
         self.n_ops = 0
         self.buffers = []  # (shape, dtype) of each program buffer (Note [Replay memory])
         self.source = self._generate(rec, arg_slots, guards, assignments, outputs, name)
-        namespace = {"MISS": MISS, "_asarray": np.asarray, "_Tensor": _tensor_type(),
-                     "_pool": [], "_alloc": self._alloc}
+        namespace = {
+            "MISS": MISS,
+            "_asarray": np.asarray,
+            "_Tensor": _tensor_type(),
+            "_pool": [],
+            "_alloc": self._alloc,
+        }
         for n, v in zip(self._names, self.consts, strict=True):
             namespace[n] = v
         exec(compile(self.source, f"<tapegrad.jit {name}>", "exec"), namespace)  # noqa: S102
@@ -149,8 +154,9 @@ class Program:
         for op in keep:
             used.update(_refs((op.args, op.kwargs, op.result), []))
         escaping = {rec.roots[i] for i in live_out}
-        params = [f"s{i}" if i is not None and i in used else f"_a{j}"
-                  for j, i in enumerate(arg_slots)]
+        params = [
+            f"s{i}" if i is not None and i in used else f"_a{j}" for j, i in enumerate(arg_slots)
+        ]
         lines = [f"def replay({', '.join(params)}):"]
         body = []
         for loc, expected in guards:
@@ -276,8 +282,11 @@ class Program:
         if a is b:
             return True
         if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-            return (a.shape == b.shape and a.dtype == b.dtype
-                    and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")))
+            return (
+                a.shape == b.shape
+                and a.dtype == b.dtype
+                and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+            )
         if id(a) in self._new and id(b) in other._new:
             return True
         if type(a) is not type(b):

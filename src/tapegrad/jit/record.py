@@ -108,12 +108,15 @@ def record(fn, args, kwargs, leaves, extra_roots, name) -> Recording:
             break
     out.refusals, out.problems = rec.refusals, rec.problems
     if not rec.refusals and not rec.problems:
-        lengths = [(Location(c, None, "len", f"len(<{type(c).__name__}>)"), n)
-                   for c, n in containers]
-        program = Program(rec, arg_slots, list(guards) + lengths, assignments,
-                          outputs, new, name)
-        program.read_locs = [rec.slots[i][1] for i in range(len(rec.slots))
-                             if rec.slots[i][0] == "state" and f"s{i} = " in program.source]
+        lengths = [
+            (Location(c, None, "len", f"len(<{type(c).__name__}>)"), n) for c, n in containers
+        ]
+        program = Program(rec, arg_slots, list(guards) + lengths, assignments, outputs, new, name)
+        program.read_locs = [
+            rec.slots[i][1]
+            for i in range(len(rec.slots))
+            if rec.slots[i][0] == "state" and f"s{i} = " in program.source
+        ]
         program.assign_locs = [loc for loc, _ in assignments]
         program.generators = rec.rng_used
         out.program = program
@@ -133,8 +136,10 @@ def _recording(rec):
             rec.refusals.append(f"calls backward with retain_graph=True (at {user_line()})")
         hooked = _hooked_node(roots)
         if hooked:
-            rec.refusals.append(f"runs backward through {hooked}, which has hooks (at "
-                                f"{user_line()}); hooks are Python code the replay skips")
+            rec.refusals.append(
+                f"runs backward through {hooked}, which has hooks (at "
+                f"{user_line()}); hooks are Python code the replay skips"
+            )
         return original_backward(roots, grads, retain_graph, create_graph, targets, accumulate)
 
     def on_read(t, how):
@@ -219,8 +224,10 @@ def _settle(rec, swaps, guards, originals, containers):
         )
     for container, length in containers:
         if len(container) != length:
-            rec.problems.append("the call added entries to a dict or list it reaches "
-                                "(state created on the first call?)")
+            rec.problems.append(
+                "the call added entries to a dict or list it reaches "
+                "(state created on the first call?)"
+            )
             break
     return assignments, new
 
@@ -269,4 +276,3 @@ def _outputs(rec, result):
 
     template = visit(result)
     return template, outputs
-

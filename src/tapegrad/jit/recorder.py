@@ -35,13 +35,20 @@ _view = np.ndarray.view
 
 # Functions whose non-array results depend on shapes and layout only, never on values.
 _METADATA = {
-    np.shape, np.ndim, np.size, np.may_share_memory, np.shares_memory, np.result_type,
-    np.iscomplexobj, np.isrealobj, np.can_cast, np.min_scalar_type,
+    np.shape,
+    np.ndim,
+    np.size,
+    np.may_share_memory,
+    np.shares_memory,
+    np.result_type,
+    np.iscomplexobj,
+    np.isrealobj,
+    np.can_cast,
+    np.min_scalar_type,
 }
 # Methods that write into their array.
 _WRITING_METHODS = {"__setitem__", "fill", "sort", "put"}
-_WRITING_FUNCTIONS = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal,
-                      np.put_along_axis}
+_WRITING_FUNCTIONS = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis}
 
 
 class Ref:
@@ -59,8 +66,17 @@ class Ref:
 class Op:
     """One logged call: ``kind`` is 'call', 'method' or 'rng'."""
 
-    __slots__ = ("kind", "fn", "args", "kwargs", "result", "writes", "line", "wrap_scalar",
-                 "defines")
+    __slots__ = (
+        "kind",
+        "fn",
+        "args",
+        "kwargs",
+        "result",
+        "writes",
+        "line",
+        "wrap_scalar",
+        "defines",
+    )
 
     def __init__(self, kind, fn, args, kwargs, result, writes, line, wrap_scalar, defines):
         self.kind = kind
@@ -156,8 +172,10 @@ class Recorder:
         if x.size < 2 or x.dtype.kind not in "fiuc" or bool((x == x.flat[0]).all()):
             return  # uniform arrays (zeros, ones) are almost always genuine constants
         for traced in self.objects:
-            if traced.shape == x.shape and traced.dtype == x.dtype and np.array_equal(
-                _view(traced, np.ndarray), x
+            if (
+                traced.shape == x.shape
+                and traced.dtype == x.dtype
+                and np.array_equal(_view(traced, np.ndarray), x)
             ):
                 # A problem, not a refusal: np.empty's garbage can match by chance, and
                 # the next recording retries (Note [Stable recordings] in cache.py).
@@ -211,8 +229,9 @@ class Recorder:
         if not isinstance(result, np.ndarray):
             self.on_read(f"a random Python number from {name}()")
             return result
-        return self._finish("rng", (generator, name), self.template(args),
-                            self.template(kwargs), result, [], ())
+        return self._finish(
+            "rng", (generator, name), self.template(args), self.template(kwargs), result, [], ()
+        )
 
     def _finish(self, kind, fn, targs, tkw, result, writes, raw_args):
         for w in writes:
@@ -238,8 +257,11 @@ class Recorder:
                 name = getattr(fn, "__name__", str(fn))
                 self.on_read(f"{name}() returning a Python value")
             return result
-        defines = [r.i for r in (tres if isinstance(tres, (tuple, list)) else (tres,))
-                   if type(r) is Ref and r.i >= first_new]
+        defines = [
+            r.i
+            for r in (tres if isinstance(tres, (tuple, list)) else (tres,))
+            if type(r) is Ref and r.i >= first_new
+        ]
         self.ops.append(Op(kind, fn, targs, tkw, tres, writes, user_line(), wrap_scalar, defines))
         return out
 
@@ -296,4 +318,3 @@ def _arrays_in(x):
     elif isinstance(x, dict):
         for v in x.values():
             yield from _arrays_in(v)
-

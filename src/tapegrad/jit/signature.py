@@ -23,8 +23,12 @@ __all__ = ["key_of", "substitute"]
 def key_of(args, kwargs):
     """``(key, leaves)`` of a call; raises TypeError for an unhashable plain argument."""
     leaves = []
-    parts = (_part(args, leaves), _part(kwargs, leaves) if kwargs else None,
-             STATE.enabled, STATE.inference)
+    parts = (
+        _part(args, leaves),
+        _part(kwargs, leaves) if kwargs else None,
+        STATE.enabled,
+        STATE.inference,
+    )
     return parts, leaves
 
 

@@ -33,8 +33,18 @@ __all__ = ["Location", "walk", "MAX_OBJECTS"]
 
 MAX_OBJECTS = 20000
 _SCALARS = (bool, int, float, str, type(None), complex)
-_SKIP = (types.ModuleType, type, types.BuiltinFunctionType, types.CodeType, Generator,
-         np.random.Generator, np.dtype, range, bytes, bytearray)
+_SKIP = (
+    types.ModuleType,
+    type,
+    types.BuiltinFunctionType,
+    types.CodeType,
+    Generator,
+    np.random.Generator,
+    np.dtype,
+    range,
+    bytes,
+    bytearray,
+)
 
 
 class Location:

@@ -72,5 +72,4 @@ def bce_with_logits(x, y, pos_weight=None):
             gy = g * (-X + SP * (pw - 1.0)) if pos_weight is not None else g * -X
         return gx, gy
 
-    return make_result(out, (x, y), backward, "BinaryCrossEntropyWithLogitsBackward",
-                       saved=(x, y))
+    return make_result(out, (x, y), backward, "BinaryCrossEntropyWithLogitsBackward", saved=(x, y))

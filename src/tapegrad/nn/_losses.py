@@ -55,8 +55,9 @@ def _array(x):
 
 
 def _target_error(op, t, bad, n_classes):
-    return IndexError(f"{op}: Target {int(t[bad].flat[0])} is out of bounds "
-                      f"(input has {n_classes} classes).")
+    return IndexError(
+        f"{op}: Target {int(t[bad].flat[0])} is out of bounds (input has {n_classes} classes)."
+    )
 
 
 def _index_coefficients(x, target, weight, ignore_index, smoothing, op):
@@ -65,7 +66,7 @@ def _index_coefficients(x, target, weight, ignore_index, smoothing, op):
     cdim = _class_dim(x, op)
     n_classes = x.shape[cdim]
     t = _array(target)
-    expected = x.shape[:cdim] + x.shape[cdim + 1:]
+    expected = x.shape[:cdim] + x.shape[cdim + 1 :]
     if t.shape != expected:
         raise ValueError(
             f"{op}: target of shape {list(t.shape)} doesn't match input of shape "
@@ -78,8 +79,9 @@ def _index_coefficients(x, target, weight, ignore_index, smoothing, op):
     w = _weight_array(weight, n_classes, x.dtype, op)
     wt = (w[safe] if w is not None else np.ones(t.shape, x.dtype)) * valid
     coef = np.zeros(x.shape, x.dtype)
-    np.put_along_axis(coef, np.expand_dims(safe, cdim), np.expand_dims(wt * (1.0 - smoothing),
-                      cdim), axis=cdim)
+    np.put_along_axis(
+        coef, np.expand_dims(safe, cdim), np.expand_dims(wt * (1.0 - smoothing), cdim), axis=cdim
+    )
     if smoothing:
         per_class = np.ones(n_classes, x.dtype) if w is None else w
         view = [1] * x.ndim
@@ -100,8 +102,9 @@ def _mean_over(coef, denom):
     return coef, np.where(empty, np.nan, 0.0).astype(coef.dtype)
 
 
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
-                  label_smoothing=0.0):
+def cross_entropy(
+    input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0
+):
     """Cross entropy between logits ``input`` (N, C, ...) or (C,) and ``target``.
 
     ``target`` holds class indices (N, ...) or class probabilities (same shape as
@@ -132,8 +135,9 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
             coef = coef * w.reshape(view)
         denom = x.data.size // max(n_classes, 1)
     else:
-        coef, denom = _index_coefficients(x, tdata, weight, ignore_index, label_smoothing,
-                                          "cross_entropy")
+        coef, denom = _index_coefficients(
+            x, tdata, weight, ignore_index, label_smoothing, "cross_entropy"
+        )
     if reduction == "none":
         return _loss_ops.soft_cross_entropy(x, coef, cdim, False)
     if reduction == "mean":
@@ -168,8 +172,7 @@ def l1_loss(input, target, reduction="mean"):
     return _reduce(d * Tensor._wrap(np.sign(d.data)), reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",
-                                     pos_weight=None):
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
     """Binary cross entropy on logits (sigmoid fused in, stable for large |input|)."""
     _check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
@@ -181,8 +184,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     if pos_weight is not None:
         if isinstance(pos_weight, Tensor) and pos_weight.requires_grad:
             raise NotImplementedError("binary_cross_entropy_with_logits: pos_weight with grad")
-        pw = np.asarray(pos_weight.data if isinstance(pos_weight, Tensor) else pos_weight,
-                        dtype=input.dtype)
+        pw = np.asarray(
+            pos_weight.data if isinstance(pos_weight, Tensor) else pos_weight, dtype=input.dtype
+        )
     loss = _loss_ops.bce_with_logits(input, target, pw)
     if weight is not None:
         loss = loss * weight

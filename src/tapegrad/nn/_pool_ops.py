@@ -33,8 +33,11 @@ from ._conv_ops import crop_nhwc, new_like, nhwc, padded_nhwc, padded_shape, win
 
 def _taps(kernel, out_hw, geom):
     """``(k, (row_slice, col_slice))`` for every kernel tap k = kw·i + j."""
-    return [(i * kernel[1] + j, window_slice(i, j, out_hw, geom))
-            for i in range(kernel[0]) for j in range(kernel[1])]
+    return [
+        (i * kernel[1] + j, window_slice(i, j, out_hw, geom))
+        for i in range(kernel[0])
+        for j in range(kernel[1])
+    ]
 
 
 def max_pool2d(x, kernel, out_hw, geom, return_indices=False):
@@ -152,8 +155,7 @@ def _max_pool_tiled(x, kernel, out_hw, return_indices):
     def backward(g):
         return (_scatter_tiled(g, mask, x_shape),)
 
-    out = make_result(best.transpose(0, 3, 1, 2), (x,), backward,
-                      "MaxPool2DWithIndicesBackward")
+    out = make_result(best.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DWithIndicesBackward")
     return out, _mask_indices(mask) if return_indices else None
 
 
@@ -190,8 +192,7 @@ def _gather_tiled(x, mask):
     """Each window's value at its masked tap (max pooling with the positions fixed)."""
     _, ho, kh, wo, kw, _ = mask.shape
     out = new_like(x.data, mask[:, :, 0, :, 0].shape)
-    for t, m in zip(_tap_views(_tiled(x.data, (kh, kw), (ho, wo))), _tap_views(mask),
-                    strict=True):
+    for t, m in zip(_tap_views(_tiled(x.data, (kh, kw), (ho, wo))), _tap_views(mask), strict=True):
         np.copyto(out, t, where=m)
     x_shape = x.data.shape
 

@@ -27,10 +27,28 @@ from ._losses import (
 )
 
 __all__ = [
-    "linear", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "layer_norm", "batch_norm",
-    "one_hot", "pad", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh", "softmax",
+    "linear",
+    "conv2d",
+    "max_pool2d",
+    "avg_pool2d",
+    "dropout",
+    "layer_norm",
+    "batch_norm",
+    "one_hot",
+    "pad",
+    "relu",
+    "gelu",
+    "silu",
+    "softplus",
+    "sigmoid",
+    "tanh",
+    "softmax",
     "log_softmax",
-    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
+    "cross_entropy",
+    "nll_loss",
+    "mse_loss",
+    "l1_loss",
+    "binary_cross_entropy_with_logits",
     "embedding",
 ]
 
@@ -160,13 +178,15 @@ def _pool_setup(op, x, kernel_size, stride, padding, dilation, ceil_mode):
     return kernel, tuple(out_hw), Geometry(stride, tuple(pads), dilation)
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+def max_pool2d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
     """Max over windows of (N, C, H, W) or (C, H, W); the gradient goes to each window's
     first maximum. With ``return_indices`` also returns flat H·W indices (int64)."""
     x, added = _batched(_tensor(input, "max_pool2d"), "max_pool2d")
-    kernel, out_hw, geom = _pool_setup("max_pool2d", x, kernel_size, stride, padding, dilation,
-                                       ceil_mode)
+    kernel, out_hw, geom = _pool_setup(
+        "max_pool2d", x, kernel_size, stride, padding, dilation, ceil_mode
+    )
     out, idx = _pool_ops.max_pool2d(x, kernel, out_hw, geom, return_indices)
     if added:
         out = out.squeeze(0)
@@ -185,12 +205,18 @@ def _flat_indices(idx, kernel, size, geom):
     return (row * size[1] + col).astype(np.int64)
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+def avg_pool2d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
     """Mean over windows; padding counts in the divisor when ``count_include_pad``."""
     x, added = _batched(_tensor(input, "avg_pool2d"), "avg_pool2d")
-    kernel, out_hw, geom = _pool_setup("avg_pool2d", x, kernel_size, stride, padding, 1,
-                                       ceil_mode)
+    kernel, out_hw, geom = _pool_setup("avg_pool2d", x, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None:
         if divisor_override == 0:
             raise RuntimeError("avg_pool2d: divisor must be not zero")
@@ -205,8 +231,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 # -- normalisation and dropout ---------------------------------------------------------------
 
 
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
-               momentum=0.1, eps=1e-5):
+def batch_norm(
+    input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5
+):
     """Batch normalisation over every dim but 1 (channels).
 
     In training the batch statistics are used and, when given, ``running_mean`` and
@@ -219,8 +246,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     c = x.shape[1]
     axes = (0,) + tuple(range(2, x.ndim))
     view = (1, c) + (1,) * (x.ndim - 2)
-    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
-                    ("running_var", running_var)):
+    for name, t in (
+        ("weight", weight),
+        ("bias", bias),
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+    ):
         if t is not None and tuple(t.shape) != (c,):
             raise RuntimeError(f"batch_norm: {name} must have shape [{c}], got {list(t.shape)}")
     if training:
@@ -254,7 +285,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     x = _tensor(input, "layer_norm")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
-    if k == 0 or tuple(x.shape[x.ndim - k:]) != shape or x.ndim < k:
+    if k == 0 or tuple(x.shape[x.ndim - k :]) != shape or x.ndim < k:
         raise RuntimeError(
             f"layer_norm: normalized_shape {list(shape)} does not match the trailing dims "
             f"of input of shape {list(x.shape)}"
@@ -341,4 +372,3 @@ def embedding(input, weight, padding_idx=None):
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
     return _embedding(idx, weight, padding_idx)
-

@@ -56,8 +56,10 @@ class Linear(Module):
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class Identity(Module):
@@ -82,7 +84,7 @@ class Flatten(Module):
         nd = input.ndim
         start = self.start_dim % max(nd, 1)
         end = self.end_dim % max(nd, 1)
-        shape = input.shape[:start] + (-1,) + input.shape[end + 1:]
+        shape = input.shape[:start] + (-1,) + input.shape[end + 1 :]
         if nd == 0:
             shape = (1,)
         return input.reshape(shape)

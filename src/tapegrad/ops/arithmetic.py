@@ -64,7 +64,6 @@ def _meta(t, needed):
     return (t.data.shape, t.data.dtype) if needed else None
 
 
-
 def _fit(g, meta):
     """``g`` as the gradient of an operand with ``meta = (shape, dtype)``: summed back over
     broadcast axes and cast, when needed (most often it already fits)."""
@@ -140,7 +139,11 @@ def mul(input, other):
         )
 
     return make_result(
-        out, (ta, tb), backward, "MulBackward", saved=_present(tb if na else None, ta if nb else None)
+        out,
+        (ta, tb),
+        backward,
+        "MulBackward",
+        saved=_present(tb if na else None, ta if nb else None),
     )
 
 
@@ -226,7 +229,9 @@ def pow(input, exponent):
             gb = reduce_grad(g * (ta**tb) * _safe_log(ta), tb)
         return ga, gb
 
-    saved = tuple(t for t in (ta if (na or nb) else None, tb if (na or nb) else None) if t is not None)
+    saved = tuple(
+        t for t in (ta if (na or nb) else None, tb if (na or nb) else None) if t is not None
+    )
     return make_result(out, (ta, tb), backward, "PowBackward", saved=saved)
 
 

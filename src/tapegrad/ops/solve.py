@@ -118,8 +118,9 @@ def slogdet(A):
     def backward(g):
         return (_batch_scalar(g) * inv(A).mT,)
 
-    logabsdet = make_result(np.asanyarray(logabs), (A,), backward, "LinalgSlogdetBackward",
-                            saved=(A,))
+    logabsdet = make_result(
+        np.asanyarray(logabs), (A,), backward, "LinalgSlogdetBackward", saved=(A,)
+    )
     return SlogdetResult(Tensor._wrap(np.asanyarray(sign)), logabsdet)
 
 
