@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _dtypes
 from ..autograd.graph import make_result, sum_to
+from ..grad_mode import STATE
 from ..tensor import Tensor
 from ._registry import register
 from ._util import as_tensor_or_scalar, broadcast_error, reduce_grad
@@ -83,6 +84,8 @@ def add(input, other, *, alpha=1):
     out = _compute(np.add, da, db, "add", ta, tb)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
+    if not (STATE.enabled and (na or nb)):  # nothing to record (e.g. inside backward)
+        return Tensor._wrap(out)
     ma, mb = _meta(ta, na), _meta(tb, nb)
 
     def backward(g):
@@ -103,6 +106,8 @@ def sub(input, other, *, alpha=1):
     out = _compute(np.subtract, da, db, "sub", ta, tb)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
+    if not (STATE.enabled and (na or nb)):  # nothing to record (e.g. inside backward)
+        return Tensor._wrap(out)
     ma, mb = _meta(ta, na), _meta(tb, nb)
 
     def backward(g):
@@ -128,6 +133,8 @@ def mul(input, other):
     out = _compute(np.multiply, da, db, "mul", ta, tb)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
+    if not (STATE.enabled and (na or nb)):  # nothing to record (e.g. inside backward)
+        return Tensor._wrap(out)
     b = (tb if tb is not None else db) if na else None
     a = (ta if ta is not None else da) if nb else None
     ma, mb = _meta(ta, na), _meta(tb, nb)
@@ -156,6 +163,8 @@ def div(input, other, *, rounding_mode=None):
     out = _compute(np.true_divide, da, db, "div", ta, tb)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
+    if not (STATE.enabled and (na or nb)):  # nothing to record (e.g. inside backward)
+        return Tensor._wrap(out)
     b = tb if tb is not None else db
     a = (ta if ta is not None else da) if nb else None
     ma, mb = _meta(ta, na), _meta(tb, nb)
