@@ -109,6 +109,7 @@ class Node:
         "_tensor_hooks",
         "_retain_refs",
         "_released",
+        "_view_version",
         "metadata",
         "__weakref__",
     )
@@ -125,6 +126,7 @@ class Node:
         self._tensor_hooks = None
         self._retain_refs = None
         self._released = False
+        self._view_version = None
         self.metadata = None
 
     def name(self) -> str:
@@ -327,10 +329,37 @@ def edges_to(inputs):
         if t is not None and t._rg:
             needed = True
             fn = t.grad_fn
-            edges.append((accumulator_of(t), 0) if fn is None else (fn, t._output_nr))
+            if fn is None:
+                edges.append((accumulator_of(t), 0))
+            else:
+                view = fn._view_version
+                if view is not None and view[0].value != view[1]:
+                    raise _stale_view_error(fn, view)
+                edges.append((fn, t._output_nr))
         else:
             edges.append(None)
     return tuple(edges) if needed else None
+
+
+def mark_view(node, base: Tensor) -> None:
+    """Record that ``node``'s outputs are views of ``base`` (Note [Views and in-place ops]):
+    they may not be used once ``base`` changes in place, nor written through in place."""
+    counter = base._vc
+    node._view_version = (counter, counter.value)
+
+
+def _stale_view_error(node, view) -> RuntimeError:
+    counter, version = view
+    where = ""
+    if counter.where is not None:
+        file, line, op = counter.where
+        where = f" by {op} at {file}:{line}"
+    return RuntimeError(
+        f"this tensor is a view ({node.name()}) taken when its base was at version "
+        f"{version}; the base has since been modified in place{where} (now at version "
+        f"{counter.value}), so the view's recorded graph no longer describes its values. "
+        "Take the view again after the in-place change (or modify a .clone())."
+    )
 
 
 def make_result(data, inputs, backward, name, saved=None, save_output=False, view_of=None):

@@ -29,7 +29,7 @@ from ..tensor import Tensor
 from . import arithmetic
 from ._registry import register
 from .indexing import index_put, normalize_key
-from .shape import VIEW_NODES
+from .shape import is_view_node
 
 __all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_", "setitem"]
 
@@ -59,9 +59,9 @@ def _check_graph_rules(self, op):
             f"{op}: a leaf Variable that requires grad is being used in an in-place "
             "operation. Wrap it in tg.no_grad() (as optimizers do) or modify a .clone()."
         )
-    if self.grad_fn is not None and self.grad_fn in VIEW_NODES:
+    if self.grad_fn is not None and is_view_node(self.grad_fn):
         node = self.grad_fn
-        while node in VIEW_NODES:
+        while is_view_node(node):
             node = node.next_functions[0][0]
         if isinstance(node, AccumulateGrad):
             raise RuntimeError(

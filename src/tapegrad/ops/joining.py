@@ -11,11 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
-from ..autograd.graph import make_result, make_results
+from ..autograd.graph import make_result, make_results, mark_view
 from ..tensor import Tensor, _check_dim
 from ._registry import register
 from .indexing import take_index
-from .shape import VIEW_NODES
 
 __all__ = ["cat", "stack", "split", "chunk", "narrow", "pad"]
 
@@ -166,11 +165,11 @@ def _split_sizes(tensor, sizes, d):
     def backward(*grads):
         return (cat(list(grads), d),)
 
-    outs = make_results(pieces, (tensor,), backward, "SplitBackward", saved=(tensor,))
+    outs = make_results(pieces, (tensor,), backward, "SplitBackward")
     for o in outs:  # views of one base: they share its version counter
         o._vc = tensor._vc
     if outs and outs[0].grad_fn is not None:
-        VIEW_NODES.add(outs[0].grad_fn)
+        mark_view(outs[0].grad_fn, tensor)
     return outs
 
 

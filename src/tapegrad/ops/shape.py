@@ -7,11 +7,9 @@ version counter, and each gradient is the inverse shape op applied to ``g``.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
-from ..autograd.graph import BATCH, batched_shape, make_result, sum_to
+from ..autograd.graph import BATCH, batched_shape, make_result, mark_view, sum_to
 from ..tensor import Tensor, _check_dim
 from ._registry import register
 from ._util import shape_arg
@@ -36,23 +34,28 @@ __all__ = [
 
 
 # Note [Views and in-place ops]
-# A view shares its base's memory and version counter. Its Node records the base's
-# version, so a gradient that flows through a view taken *before* the base was
-# modified in place raises instead of silently using the old graph (PyTorch would
-# regenerate the view's grad_fn; tapegrad reports it). In-place ops refuse to write
-# through a view that is part of a graph (see ops/inplace.py): they find such views
-# in VIEW_NODES.
-VIEW_NODES: weakref.WeakSet = weakref.WeakSet()
+# A view shares its base's memory and version counter, and its Node remembers the
+# base's version (graph.mark_view). Once the base is modified in place, the view's
+# values change under a graph that no longer describes them, so using the view as an
+# op input raises (graph.edges_to; PyTorch would regenerate the view's grad_fn,
+# tapegrad reports it). Views consumed *before* the change stay valid: their
+# backward needs no values, so ``y[:, 0] = y[:, 1] * 3`` works. In-place ops refuse
+# to write through a view that is part of a graph (see ops/inplace.py).
 
 
 def view_result(out, input, backward, name):
     """``make_result`` for an op whose result may share ``input``'s memory."""
     if not np.may_share_memory(out, input.data):
         return make_result(out, (input,), backward, name)
-    result = make_result(out, (input,), backward, name, saved=(input,), view_of=input)
+    result = make_result(out, (input,), backward, name, view_of=input)
     if result.grad_fn is not None:
-        VIEW_NODES.add(result.grad_fn)
+        mark_view(result.grad_fn, input)
     return result
+
+
+def is_view_node(node) -> bool:
+    """Whether ``node`` made views of its input (Note [Views and in-place ops])."""
+    return node._view_version is not None
 
 
 @register("reshape")
