@@ -61,7 +61,7 @@ def _present(a, b):
 def _meta(t, needed):
     """An operand's (shape, dtype) when its gradient is needed. Rules that need only this
     capture it rather than the Tensor, which would keep the operand's data alive for as
-    long as the graph lives (Note [What saved_bytes counts] in autograd/graph.py)."""
+    long as the graph lives (Note [What saved_bytes counts] in autograd/memory.py)."""
     return (t.data.shape, t.data.dtype) if needed else None
 
 

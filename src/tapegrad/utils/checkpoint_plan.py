@@ -27,7 +27,8 @@ import math
 import time
 from dataclasses import dataclass
 
-from ..autograd.graph import _base_of, make_result, saved_buffers
+from ..autograd.graph import make_result
+from ..autograd.memory import base_of, saved_buffers
 from ..creation import default_generator
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
@@ -286,7 +287,7 @@ def measure(functions, input: Tensor) -> Profile:
     state = default_generator.get_state()
     x = input
     param_input = input.grad_fn is None and input.requires_grad
-    boundary = [0 if param_input else _base_of(input.data).nbytes]
+    boundary = [0 if param_input else base_of(input.data).nbytes]
     inner, s_in, s_out, seconds = [], [], [], []
     try:
         with enable_grad():
@@ -301,11 +302,11 @@ def measure(functions, input: Tensor) -> Profile:
                         "each layer must map one Tensor to one Tensor"
                     )
                 held = saved_buffers(_nodes_behind(out, stop))
-                b_in, b_out = id(_base_of(x.data)), id(_base_of(out.data))
+                b_in, b_out = id(base_of(x.data)), id(base_of(out.data))
                 inner.append(sum(b.nbytes for k, b in held.items() if k not in (b_in, b_out)))
                 s_in.append(b_in in held)
                 s_out.append(b_out in held)
-                boundary.append(_base_of(out.data).nbytes)
+                boundary.append(base_of(out.data).nbytes)
                 x = _stand_in(out)
     finally:
         default_generator.set_state(state)
