@@ -135,6 +135,7 @@ ROWS = [
     ],
     E("_cast", lambda m, x: x.float(), [()], U),
     E("clone", lambda m, x: x.clone(), [()], U),
+    E("contiguous", lambda m, x: x.contiguous(), [()], U),
     # -- shape -----------------------------------------------------------------------------
     E("reshape", lambda m, x: x.reshape(-1), [()], U),
     E("reshape", lambda m, x: x.reshape(1, 1), [()], name="ones"),

@@ -81,3 +81,7 @@ CASES += [
     OpCase("stack", lambda m, x, y: m.stack([x, y], 1), [(0, 3), (0, 3)], name="empty"),
     OpCase("pad", lambda m, x: _pad(m)(x, (1, 1), value=0.5), [(2, 0)], name="empty"),
 ]
+
+CASES += [
+    OpCase("contiguous", lambda m, x: x.T.contiguous() * 2.0, [(3, 4)]),
+]

@@ -317,6 +317,9 @@ def edge_of(t: Tensor):
     fn = t.grad_fn
     if fn is None:
         return (accumulator_of(t), 0)
+    view = fn._view_version
+    if view is not None and view[0].value != view[1]:
+        fn = _refresh_view(t, fn, view)
     return (fn, t._output_nr)
 
 
@@ -334,7 +337,7 @@ def edges_to(inputs):
             else:
                 view = fn._view_version
                 if view is not None and view[0].value != view[1]:
-                    raise _stale_view_error(fn, view)
+                    fn = _refresh_view(t, fn, view)
                 edges.append((fn, t._output_nr))
         else:
             edges.append(None)
@@ -343,13 +346,40 @@ def edges_to(inputs):
 
 def mark_view(node, base: Tensor) -> None:
     """Record that ``node``'s outputs are views of ``base`` (Note [Views and in-place ops]):
-    they may not be used once ``base`` changes in place, nor written through in place."""
+    they may not be used once ``base`` changes in place. Also keeps a weak reference to
+    the root base (the first tensor that is no view), through which an in-place write
+    into a view is recorded (ops/inplace.py)."""
     counter = base._vc
-    node._view_version = (counter, counter.value)
+    root = base
+    fn = base.grad_fn
+    if fn is not None and fn._view_version is not None:
+        parent_root = fn._view_version[2]()
+        if parent_root is not None:
+            root = parent_root
+    node._view_version = (counter, counter.value, weakref.ref(root))
+
+
+# Set by ops/inplace.py: ``(view, root) -> node`` records ``view`` afresh as the elements
+# of ``root`` it shares memory with, or returns None when it can't (autograd can't
+# import ops, which sit above it).
+VIEW_REFRESH: list = [None]
+
+
+def _refresh_view(t: Tensor, node, view):
+    """A view whose base changed in place since it was taken: record it again from the
+    root base it shares memory with (PyTorch regenerates the view's grad_fn the same
+    way), or raise when that is impossible (Note [Views and in-place ops])."""
+    root = view[2]()
+    refresh = VIEW_REFRESH[0]
+    fresh = None if root is None or refresh is None else refresh(t, root)
+    if fresh is None:
+        raise _stale_view_error(node, view)
+    t.grad_fn, t._output_nr = fresh, 0
+    return fresh
 
 
 def _stale_view_error(node, view) -> RuntimeError:
-    counter, version = view
+    counter, version = view[0], view[1]
     where = ""
     if counter.where is not None:
         file, line, op = counter.where

@@ -14,21 +14,22 @@ see the change) and bumps the shared version counter, recording the user's line.
   ``self.data``, and ``self`` is rebased onto the result's Node. No Node captures
   ``self`` (it changes); an operand that *is* self is replaced by ``old``.
 * A leaf that requires grad may not be modified in place outside no_grad (its
-  ``.grad`` would describe values it no longer holds), and nor may a view that is
-  part of a graph: PyTorch rebases the view's base (CopySlices); tapegrad raises and
-  tells how to write into the base instead (Note [Views and in-place ops]).
+  ``.grad`` would describe values it no longer holds), and nor may a view of one.
+  A write through a view of a non-leaf is recorded on its root base, as PyTorch's
+  CopySlices does (Note [Views and in-place ops] in ops/shape.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.graph import AccumulateGrad
+from ..autograd import graph
+from ..autograd.graph import AccumulateGrad, mark_view
 from ..grad_mode import STATE
 from ..tensor import Tensor
 from . import arithmetic
 from ._registry import register
-from .indexing import index_put, normalize_key
+from .indexing import index_put, normalize_key, take_index
 from .shape import is_view_node
 
 __all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_", "setitem"]
@@ -54,30 +55,92 @@ def _check_writable(self, op):
 
 
 def _check_graph_rules(self, op):
+    """Raise for in-place ops that cannot be recorded; return the root base when ``self``
+    is a view of a tensor in a graph (the write is then recorded on that base)."""
     if self._rg and self.grad_fn is None:
         raise RuntimeError(
             f"{op}: a leaf Variable that requires grad is being used in an in-place "
             "operation. Wrap it in tg.no_grad() (as optimizers do) or modify a .clone()."
-        )
-    if self.grad_fn is not None and is_view_node(self.grad_fn):
-        node = self.grad_fn
-        while is_view_node(node):
-            node = node.next_functions[0][0]
-        if isinstance(node, AccumulateGrad):
-            raise RuntimeError(
-                f"{op}: a view of a leaf Variable that requires grad is being used in an "
-                "in-place operation. Wrap it in tg.no_grad() or modify a .clone()."
-            )
-        raise RuntimeError(
-            f"{op}: in-place modification of a view ({self.grad_fn.name()}) of a tensor "
-            "that requires grad is not supported: write into the base tensor instead "
-            "(base[key] = new_value) or work on a .clone() of the view."
         )
     if self.data.dtype.kind != "f":
         raise RuntimeError(
             f"{op}: cannot record an in-place op on a tensor of dtype {self.data.dtype} "
             "with an operand that requires grad (only float tensors carry gradients)"
         )
+    if self.grad_fn is None or not is_view_node(self.grad_fn):
+        return None
+    node = self.grad_fn
+    while is_view_node(node):
+        node = node.next_functions[0][0]
+    if isinstance(node, AccumulateGrad):
+        raise RuntimeError(
+            f"{op}: a view of a leaf Variable that requires grad is being used in an "
+            "in-place operation. Wrap it in tg.no_grad() or modify a .clone()."
+        )
+    base = self.grad_fn._view_version[2]()
+    if base is None or not _can_rewire(base, self):
+        raise RuntimeError(
+            f"{op}: in-place modification of this view ({self.grad_fn.name()}) can't be "
+            "recorded (its base tensor no longer exists): write into the base "
+            "tensor instead (base[key] = new_value) or work on a .clone() of the view."
+        )
+    return base
+
+
+def _can_rewire(base: Tensor, view: Tensor) -> bool:
+    """Whether ``view``'s elements can be located in ``base``'s memory."""
+    return base.data.dtype == view.data.dtype and (
+        view.data.size == 0 or np.shares_memory(base.data, view.data)
+    )
+
+
+def _refresh_view(view: Tensor, root: Tensor):
+    """graph.VIEW_REFRESH: ``view`` recorded afresh as the elements of ``root`` it reads."""
+    if not root._rg or not _can_rewire(root, view):
+        return None
+    fresh = take_index(root, _positions_in(root, view), True, "AsStridedBackward", "view")
+    mark_view(fresh.grad_fn, root)
+    return fresh.grad_fn
+
+
+graph.VIEW_REFRESH[0] = _refresh_view
+
+
+def _byte_offsets(array, start: int) -> np.ndarray:
+    """The byte offset of every element of ``array`` from address ``start``."""
+    first = array.__array_interface__["data"][0] - start
+    offsets = np.full(array.shape, first, np.intp)
+    for axis, (n, stride) in enumerate(zip(array.shape, array.strides)):
+        steps = np.arange(n, dtype=np.intp) * stride
+        offsets += steps.reshape((n,) + (1,) * (array.ndim - axis - 1))
+    return offsets
+
+
+def _positions_in(base: Tensor, view: Tensor) -> tuple:
+    """The index (an advanced key into ``base``) of every element of ``view``, found by
+    matching memory addresses (any strides; ``base`` never overlaps itself, as in-place
+    writes into expanded arrays are refused)."""
+    start = base.data.__array_interface__["data"][0]
+    base_offsets = _byte_offsets(base.data, start).ravel()
+    order = np.argsort(base_offsets, kind="stable")
+    where = np.searchsorted(base_offsets[order], _byte_offsets(view.data, start))
+    return np.unravel_index(order[where], base.data.shape)
+
+
+def _commit_through_view(self, result: Tensor, base: Tensor, op: str) -> None:
+    """Record ``self = result`` where ``self`` is a view of ``base`` (PyTorch's CopySlices):
+    ``base`` becomes ``index_put(base, positions, result)`` and ``self`` that node's
+    elements at ``positions``, while both keep their memory."""
+    if result.data.shape != self.data.shape:
+        raise RuntimeError(
+            f"{op}: the result has shape {list(result.shape)}, which cannot be written into "
+            f"a tensor of shape {list(self.shape)} (in-place ops do not broadcast self)"
+        )
+    key = _positions_in(base, self)
+    new_base = index_put(_alias(base, False), key, True, result, out=base.data)
+    base.grad_fn, base._output_nr, base._rg = new_base.grad_fn, 0, True
+    view = take_index(new_base, key, True, "CopySlicesBackward", op)
+    self.grad_fn, self._output_nr, self._rg = view.grad_fn, 0, True
 
 
 def _alias(self, copy: bool) -> Tensor:
@@ -110,14 +173,18 @@ def _commit(self, result: Tensor, op: str) -> None:
 def _run(self, op, others, graph_fn, fast_fn, copy_old=False):
     """The one path of every in-place op; returns self."""
     _check_writable(self, op)
+    base = None
     if _needs_graph(self, others):
-        _check_graph_rules(self, op)
-        old = _alias(self, copy_old)
+        base = _check_graph_rules(self, op)
+        old = _alias(self, copy_old or base is not None)
         try:
             result = graph_fn(old)
         except ValueError:  # the out-of-place op's broadcast error, in in-place terms
             raise _shape_error(self, op, others) from None
-        _commit(self, result, op)
+        if base is None:
+            _commit(self, result, op)
+        else:
+            _commit_through_view(self, result, base, op)
     else:
         try:
             fast_fn(self.data)
@@ -129,6 +196,8 @@ def _run(self, op, others, graph_fn, fast_fn, copy_old=False):
                 f"in place ({e})"
             ) from None
     self._vc.bump(op)
+    if base is not None:  # self reads base's memory: stale once base changes again
+        mark_view(self.grad_fn, base)
     return self
 
 

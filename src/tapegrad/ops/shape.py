@@ -34,13 +34,18 @@ __all__ = [
 
 
 # Note [Views and in-place ops]
-# A view shares its base's memory and version counter, and its Node remembers the
-# base's version (graph.mark_view). Once the base is modified in place, the view's
-# values change under a graph that no longer describes them, so using the view as an
-# op input raises (graph.edges_to; PyTorch would regenerate the view's grad_fn,
-# tapegrad reports it). Views consumed *before* the change stay valid: their
-# backward needs no values, so ``y[:, 0] = y[:, 1] * 3`` works. In-place ops refuse
-# to write through a view that is part of a graph (see ops/inplace.py).
+# A view shares its base's memory and version counter; its Node remembers the base's
+# version and (weakly) the root base, the first tensor up the chain that is no view
+# (graph.mark_view). Two things follow, as in PyTorch:
+# * Writing in place *through* a view of a tensor in a graph (``y[1].mul_(3)``) is
+#   recorded on the root base as ``index_put(base, positions, new_values)`` and the
+#   view becomes that node's elements at ``positions`` (ops/inplace.py, CopySlices).
+# * A view taken *before* its base changed in place no longer matches its Node; when
+#   it is next used (as an op input or a backward root) it is recorded again as the
+#   root's elements it shares memory with (graph.edges_to / graph.VIEW_REFRESH).
+# Views consumed before the change keep their Nodes: those need no values, so
+# ``y[:, 0] = y[:, 1] * 3`` works. Positions are found by memory address, so any view
+# (slices, transposes, reshapes, split) of any layout is handled.
 
 
 def view_result(out, input, backward, name):
@@ -339,3 +344,17 @@ def roll(input, shifts, dims=None):
         return (g.roll(neg, dims),)
 
     return make_result(out, (input,), backward, "RollBackward")
+
+
+@register("contiguous")
+def contiguous(input):
+    """``input`` itself when its memory is C-contiguous, else a C-contiguous copy (as
+    PyTorch; the copy passes the gradient through unchanged)."""
+    if input.data.flags.c_contiguous:
+        return input
+    out = np.ascontiguousarray(input.data)
+
+    def backward(g):
+        return (g,)
+
+    return make_result(out, (input,), backward, "CloneBackward")
