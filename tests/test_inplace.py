@@ -346,3 +346,17 @@ def test_clamp_in_place_on_non_leaf(torch_mod):
     y.clamp_(-1.0, 1.0)
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 0.0])
+
+
+def _write_into_buffer_through_views(m, x):
+    buf = m.zeros(3, 4, dtype=m.float64)  # requires no grad until a value that does lands
+    buf[1][2] = x[0, 0] * 5
+    buf[2].copy_(x[1])
+    buf[0, 1:3].add_(x[2, :2])
+    return buf * buf
+
+
+def test_writes_through_views_of_a_buffer_make_it_join_the_graph(torch_mod):
+    test_in_place_through_a_view_is_recorded_on_its_base(
+        _write_into_buffer_through_views, torch_mod
+    )

@@ -97,6 +97,7 @@ class Tensor:
         "_hooks",
         "_post_hooks",
         "_retains_grad",
+        "_base",
         "__weakref__",
     )
 
@@ -132,6 +133,7 @@ class Tensor:
         t._hooks = None
         t._post_hooks = None
         t._retains_grad = False
+        t._base = None
         return t
 
     # -- basic attributes --------------------------------------------------------------------
@@ -425,6 +427,7 @@ def _init(t: Tensor, array) -> None:
     t._hooks = None
     t._post_hooks = None
     t._retains_grad = False
+    t._base = None
 
 
 def _check_dim(dim, ndim: int, op: str) -> int:

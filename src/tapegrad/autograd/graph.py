@@ -346,17 +346,9 @@ def edges_to(inputs):
 
 def mark_view(node, base: Tensor) -> None:
     """Record that ``node``'s outputs are views of ``base`` (Note [Views and in-place ops]):
-    they may not be used once ``base`` changes in place. Also keeps a weak reference to
-    the root base (the first tensor that is no view), through which an in-place write
-    into a view is recorded (ops/inplace.py)."""
+    once ``base`` changes in place, they are recorded again when next used."""
     counter = base._vc
-    root = base
-    fn = base.grad_fn
-    if fn is not None and fn._view_version is not None:
-        parent_root = fn._view_version[2]()
-        if parent_root is not None:
-            root = parent_root
-    node._view_version = (counter, counter.value, weakref.ref(root))
+    node._view_version = (counter, counter.value)
 
 
 # Set by ops/inplace.py: ``(view, root) -> node`` records ``view`` afresh as the elements
@@ -367,9 +359,9 @@ VIEW_REFRESH: list = [None]
 
 def _refresh_view(t: Tensor, node, view):
     """A view whose base changed in place since it was taken: record it again from the
-    root base it shares memory with (PyTorch regenerates the view's grad_fn the same
-    way), or raise when that is impossible (Note [Views and in-place ops])."""
-    root = view[2]()
+    root base it shares memory with (``t._base``; PyTorch regenerates the view's grad_fn
+    the same way), or raise when that is impossible (Note [Views and in-place ops])."""
+    root = t._base
     refresh = VIEW_REFRESH[0]
     fresh = None if root is None or refresh is None else refresh(t, root)
     if fresh is None:
@@ -379,7 +371,7 @@ def _refresh_view(t: Tensor, node, view):
 
 
 def _stale_view_error(node, view) -> RuntimeError:
-    counter, version = view[0], view[1]
+    counter, version = view
     where = ""
     if counter.where is not None:
         file, line, op = counter.where
@@ -412,6 +404,7 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
     out = Tensor._wrap(data)
     if view_of is not None:
         out._vc = view_of._vc
+        out._base = view_of if view_of._base is None else view_of._base
     if not STATE.enabled:
         return out
     edges = edges_to(inputs)

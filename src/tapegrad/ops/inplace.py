@@ -24,13 +24,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import graph
-from ..autograd.graph import AccumulateGrad, mark_view
+from ..autograd.graph import mark_view
 from ..grad_mode import STATE
 from ..tensor import Tensor
 from . import arithmetic
 from ._registry import register
 from .indexing import index_put, normalize_key, take_index
-from .shape import is_view_node
 
 __all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_", "setitem"]
 
@@ -55,8 +54,9 @@ def _check_writable(self, op):
 
 
 def _check_graph_rules(self, op):
-    """Raise for in-place ops that cannot be recorded; return the root base when ``self``
-    is a view of a tensor in a graph (the write is then recorded on that base)."""
+    """Raise for in-place ops that cannot be recorded. Return the root base when ``self``
+    is a view (of a tensor in a graph, or of one that joins the graph now because the
+    value written requires grad): the write is then recorded on that base."""
     if self._rg and self.grad_fn is None:
         raise RuntimeError(
             f"{op}: a leaf Variable that requires grad is being used in an in-place "
@@ -67,22 +67,19 @@ def _check_graph_rules(self, op):
             f"{op}: cannot record an in-place op on a tensor of dtype {self.data.dtype} "
             "with an operand that requires grad (only float tensors carry gradients)"
         )
-    if self.grad_fn is None or not is_view_node(self.grad_fn):
+    base = self._base
+    if base is None:
         return None
-    node = self.grad_fn
-    while is_view_node(node):
-        node = node.next_functions[0][0]
-    if isinstance(node, AccumulateGrad):
+    if base._rg and base.grad_fn is None:
         raise RuntimeError(
             f"{op}: a view of a leaf Variable that requires grad is being used in an "
             "in-place operation. Wrap it in tg.no_grad() or modify a .clone()."
         )
-    base = self.grad_fn._view_version[2]()
-    if base is None or not _can_rewire(base, self):
+    if not _can_rewire(base, self):
         raise RuntimeError(
-            f"{op}: in-place modification of this view ({self.grad_fn.name()}) can't be "
-            "recorded (its base tensor no longer exists): write into the base "
-            "tensor instead (base[key] = new_value) or work on a .clone() of the view."
+            f"{op}: in-place modification of this view can't be recorded (it no longer "
+            "shares memory with its base): write into the base tensor instead "
+            "(base[key] = new_value) or work on a .clone() of the view."
         )
     return base
 

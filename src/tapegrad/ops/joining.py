@@ -168,6 +168,7 @@ def _split_sizes(tensor, sizes, d):
     outs = make_results(pieces, (tensor,), backward, "SplitBackward")
     for o in outs:  # views of one base: they share its version counter
         o._vc = tensor._vc
+        o._base = tensor if tensor._base is None else tensor._base
     if outs and outs[0].grad_fn is not None:
         mark_view(outs[0].grad_fn, tensor)
     return outs

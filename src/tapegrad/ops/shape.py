@@ -34,12 +34,13 @@ __all__ = [
 
 
 # Note [Views and in-place ops]
-# A view shares its base's memory and version counter; its Node remembers the base's
-# version and (weakly) the root base, the first tensor up the chain that is no view
-# (graph.mark_view). Two things follow, as in PyTorch:
-# * Writing in place *through* a view of a tensor in a graph (``y[1].mul_(3)``) is
-#   recorded on the root base as ``index_put(base, positions, new_values)`` and the
-#   view becomes that node's elements at ``positions`` (ops/inplace.py, CopySlices).
+# A view shares its base's memory and version counter, holds its root base (the first
+# tensor up the chain that is no view) in ``_base``, and its Node remembers the base's
+# version (graph.mark_view). Two things follow, as in PyTorch:
+# * Writing in place *through* a view (``y[1].mul_(3)``, or ``buf[0][1] = w`` where
+#   only ``w`` requires grad) is recorded on the root base as ``index_put(base,
+#   positions, new_values)`` and the view becomes that node's elements at
+#   ``positions`` (ops/inplace.py, CopySlices).
 # * A view taken *before* its base changed in place no longer matches its Node; when
 #   it is next used (as an op input or a backward root) it is recorded again as the
 #   root's elements it shares memory with (graph.edges_to / graph.VIEW_REFRESH).
@@ -56,11 +57,6 @@ def view_result(out, input, backward, name):
     if result.grad_fn is not None:
         mark_view(result.grad_fn, input)
     return result
-
-
-def is_view_node(node) -> bool:
-    """Whether ``node`` made views of its input (Note [Views and in-place ops])."""
-    return node._view_version is not None
 
 
 @register("reshape")
