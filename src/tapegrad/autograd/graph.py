@@ -464,21 +464,19 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
     backward the batch prefix is kept (Note [Batched gradients]).
     """
     prefix = BATCH.prefix
-    if prefix:
-        shape = prefix + tuple(shape)
+    full = prefix + tuple(shape) if prefix else shape
     gshape = g.data.shape
-    if gshape == shape:
+    if gshape == full:
         return g
-    lead = len(gshape) - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+    p = len(prefix)
+    lead = len(gshape) - len(full)  # broadcast axes added in front, after the batch prefix
+    axes = tuple(range(p, p + lead)) + tuple(
+        p + lead + i for i, n in enumerate(shape) if n == 1 and gshape[p + lead + i] != 1
     )
     if axes:
         g = g.sum(dim=axes, keepdim=True)
-    if lead:
-        g = g.reshape(shape)
-    elif g.data.shape != shape:
-        g = g.reshape(shape)
+    if g.data.shape != full:
+        g = g.reshape(full)
     return g
 
 
