@@ -114,6 +114,29 @@ def test_dropout_and_batch_norm_model_same_gradients(strategy):
     assert_same(run(model, ps, x, strategy, seed=7), plain)
 
 
+@pytest.mark.parametrize("strategy", [2, SqrtN(), Every(2)], ids=repr)
+def test_nn_sequential_with_dropout_and_batchnorm_same_gradients(strategy):
+    """tg.nn layers (BatchNorm1d in train mode, Dropout) checkpointed: same loss and
+    gradients as a plain run (running statistics are updated again by recomputation,
+    as in PyTorch, so they are not compared)."""
+    tg.manual_seed(0)
+    model = tg.nn.Sequential(
+        tg.nn.Linear(16, 32),
+        tg.nn.BatchNorm1d(32),
+        tg.nn.ReLU(),
+        tg.nn.Dropout(0.3),
+        tg.nn.Linear(32, 32),
+        tg.nn.Tanh(),
+        tg.nn.Dropout(0.2),
+        tg.nn.Linear(32, 4),
+    ).double()
+    params = list(model.parameters())
+    x = tg.tensor(np.random.standard_normal((8, 16)), requires_grad=True)
+    layers = list(model)
+    plain = run(layers, params, x, NoCheckpoint(), seed=3)
+    assert_same(run(layers, params, x, strategy, seed=3), plain)
+
+
 def test_rng_state_is_preserved_and_replayed():
     drop = dropout(0.5)
     W = tg.tensor(np.random.standard_normal((16, 16)), requires_grad=True)
