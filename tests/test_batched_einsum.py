@@ -108,6 +108,7 @@ SOLVE_CASES = [
     ("matrix", [(3, 3), (3, 2)], {}),
     ("vector", [(3, 3), (3,)], {}),
     ("batch-vectors", [(2, 3, 3), (2, 3)], {}),
+    ("vector-broadcast", [(2, 3, 3), (3,)], {}),
     ("broadcast", [(2, 1, 2, 2), (3, 2, 1)], {}),
     ("right", [(3, 3), (2, 3)], {"left": False}),
 ]
