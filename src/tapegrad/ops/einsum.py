@@ -11,6 +11,9 @@ cases need care after that contraction:
   (broadcasting) gets the gradient summed back to size 1;
 * a letter repeated within operand k (``'ii->'``, a trace) gets the gradient
   on the diagonal only.
+
+In a batched backward (Note [Batched gradients]) the incoming gradient's leading batch
+dims get fresh letters, carried through the contraction onto the operand's gradient.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import string
 import numpy as np
 
 from .. import _dtypes
-from ..autograd.graph import make_result
+from ..autograd.graph import BATCH, make_result
 from ..tensor import Tensor
 from ._mathutil import const
 from ._registry import register
@@ -167,25 +170,33 @@ def _operand_grad(g: Tensor, spec: _Spec, ts, k: int) -> Tensor:
     others = [spec.inputs[j] for j in range(len(ts)) if j != k]
     reachable = set(spec.output).union(*others)
     target = "".join(c for c in letters if c in reachable)
+    # In a batched backward g has extra leading dims (Note [Batched gradients]): give them
+    # fresh letters, kept in front of both g's subscripts and the gradient's.
+    prefix = BATCH.prefix
+    lead = _fresh_letters(spec, len(prefix)) if prefix else ""
+    p = len(prefix)
     grad = einsum(
-        ",".join([spec.output] + others) + "->" + target,
+        ",".join([lead + spec.output] + others) + "->" + lead + target,
         g,
         *(t for j, t in enumerate(ts) if j != k),
     )
     own = {c: n for c, n in zip(term, shape, strict=True)}
     # Letters only this operand has: the gradient is constant along them (size 1 for now).
+    gshape = grad.data.shape
     grad = grad.reshape(
-        tuple(grad.data.shape[target.index(c)] if c in target else 1 for c in letters)
+        prefix + tuple(gshape[p + target.index(c)] if c in target else 1 for c in letters)
     )
     # Size-1 dims of this operand that broadcast against others: sum the gradient back.
-    summed = tuple(i for i, c in enumerate(letters) if own[c] == 1 and grad.data.shape[i] != 1)
+    gshape = grad.data.shape
+    summed = tuple(p + i for i, c in enumerate(letters) if own[c] == 1 and gshape[p + i] != 1)
     if summed:
         grad = grad.sum(dim=summed, keepdim=True)
-    grad = grad.expand(tuple(own[c] for c in letters))
+    grad = grad.expand(prefix + tuple(own[c] for c in letters))
     if len(letters) < len(term):  # repeated letters: put the gradient on the diagonal
         first = {c: term.index(c) for c in letters}
         grad = grad.reshape(
-            tuple(
+            prefix
+            + tuple(
                 n if first[c] == i else 1 for i, (c, n) in enumerate(zip(term, shape, strict=True))
             )
         )
@@ -194,7 +205,16 @@ def _operand_grad(g: Tensor, spec: _Spec, ts, k: int) -> Tensor:
         for i, c in enumerate(term):
             if first[c] != i:
                 mask &= index[i] == index[first[c]]
-        grad = grad.expand(shape) * const(mask)
+        grad = grad.expand(prefix + shape) * const(mask)
     if grad.data.dtype != ts[k].data.dtype:
         grad = grad._cast(ts[k].data.dtype)
     return grad
+
+
+def _fresh_letters(spec: _Spec, n: int) -> str:
+    """``n`` letters that the explicit equation of ``spec`` does not use."""
+    used = set(spec.equation())
+    free = [c for c in string.ascii_letters if c not in used]
+    if len(free) < n:
+        raise RuntimeError("einsum(): no subscript letters left for the batch dims")
+    return "".join(free[:n])
