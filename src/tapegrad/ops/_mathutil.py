@@ -24,7 +24,13 @@ def kept_shape(shape: tuple, dims: tuple) -> tuple:
 
 
 def unreduce(g: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
-    """Reshape a reduction's gradient to its keepdim shape so it broadcasts against ``shape``."""
+    """Reshape a reduction's gradient to its keepdim shape so it broadcasts against ``shape``.
+
+    Axes of ``g`` in front of the reduced shape (the batch prefix of a batched backward,
+    Note [Batched gradients]) are kept; a saved output without them works the same.
+    """
     if not keepdim and dims:
-        g = g.reshape(kept_shape(shape, dims))
+        gshape = g.data.shape
+        lead = len(gshape) - (len(shape) - len(dims))
+        g = g.reshape(gshape[:lead] + kept_shape(shape, dims))
     return g

@@ -28,6 +28,8 @@ __all__ = ["cumsum", "cumprod", "prod"]
 
 def _flip(t, d):
     """``t`` reversed along dim ``d`` (a private op; its gradient is g reversed)."""
+    if d >= 0:  # counted from the right, so that the backward works batched
+        d -= t.data.ndim
     out = np.flip(t.data, d)
     return make_result(out, (t,), lambda g: (_flip(g, d),), "FlipBackward")
 
@@ -37,6 +39,8 @@ def _shift(t, d, fill, forward=True):
     backward ``out[k] = t[k+1]`` with ``out[-1] = fill``. The adjoint of each is the other
     direction with fill 0."""
     data = t.data
+    if d >= 0:  # counted from the right, so that the backward works batched
+        d -= data.ndim
     n = data.shape[d]
     out = np.full_like(data, fill)
     src = [slice(None)] * data.ndim
@@ -71,11 +75,13 @@ def _scan_setup(input, dim, dtype, op):
 def cumsum(input, dim, *, dtype=None):
     """Running sum along ``dim``.  d/dx_k = Σ_{i>=k} g_i."""
     data, d = _scan_setup(input, dim, dtype, "cumsum")
-    out = np.cumsum(data, axis=d) if data.ndim else data.copy()
+    nd = data.ndim
+    out = np.cumsum(data, axis=d) if nd else data.copy()
     src = input.data.dtype
+    dr = d - nd  # counted from the right: g may carry a batch prefix (Note [Batched gradients])
 
     def backward(g):
-        gx = _reverse_cumsum(g, d) if g.data.ndim else g
+        gx = _reverse_cumsum(g, dr) if nd else g
         return (gx if gx.data.dtype == src else gx._cast(src),)
 
     return make_result(out, (input,), backward, "CumsumBackward")
@@ -89,10 +95,11 @@ def cumprod(input, dim, *, dtype=None):
     if data.ndim == 0:
         return make_result(data.copy(), (input,), lambda g: (g._cast(src),), "CumprodBackward")
     out = np.cumprod(data, axis=d)
+    dr = d - data.ndim  # counted from the right (Note [Batched gradients])
 
     def backward(g, out):
         gx = _cumprod_backward(
-            g, input if input.data.dtype == g.data.dtype else input._cast(g.dtype), out, d
+            g, input if input.data.dtype == g.data.dtype else input._cast(g.dtype), out, dr
         )
         return (gx if gx.data.dtype == src else gx._cast(src),)
 
@@ -100,6 +107,7 @@ def cumprod(input, dim, *, dtype=None):
 
 
 def _cumprod_backward(g, x, out, d):
+    """``d`` is negative, so that ``g`` may carry a batch prefix."""
     zero = x.data == 0
     # A recorded step takes the zero-safe rule, right for any values (no value branch).
     if not _trace.recording() and not zero.any():
@@ -120,7 +128,7 @@ def _cumprod_backward_differentiable(g, x, d):
     to every order with zeros (the O(n) rule above treats entries after a zero as constant).
     Used only when the backward itself is recorded (create_graph=True)."""
     n = x.data.shape[d]
-    pos = np.arange(n).reshape((-1,) + (1,) * (x.data.ndim - d - 1))
+    pos = np.arange(n).reshape((-1,) + (1,) * (-d - 1))
     total = None
     for k in range(n):
         skipped = where(pos == k, 1.0, x).cumprod(d)

@@ -47,9 +47,16 @@ def softmax(input, dim, dtype=None):
     )
 
 
+def _slice_sum(t, out, d):
+    """Σ over the softmax dim, kept; counted from the right so that a batch prefix in front
+    of ``t`` is left alone (Note [Batched gradients]). A 0-d input is one slice of one."""
+    nd = out.data.ndim
+    return t.sum(dim=d - nd, keepdim=True) if nd else t
+
+
 def _softmax_backward(g, out, d):
     go = g * out
-    return (go - out * go.sum(dim=d, keepdim=True),)
+    return (go - out * _slice_sum(go, out, d),)
 
 
 @register("log_softmax")
@@ -69,4 +76,4 @@ def log_softmax(input, dim, dtype=None):
 
 
 def _log_softmax_backward(g, out, d):
-    return (g - out.exp() * g.sum(dim=d, keepdim=True),)
+    return (g - out.exp() * _slice_sum(g, out, d),)
