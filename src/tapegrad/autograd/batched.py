@@ -68,6 +68,13 @@ def _probe_agrees(outs, inputs, grads, B, captured) -> bool:
     mixed = [Tensor._wrap(np.tensordot(coef, g.data, axes=1).astype(g.data.dtype)) for g in grads]
     targets = [engine._target_of(t, i) for i, t in enumerate(inputs)]
     probe = engine.run_backward(outs, mixed, True, False, targets, False)
+    # Rounding differs between the rows and their combination wherever the graph computes
+    # in a narrower float than its ends (x.float().double()): judge at that precision.
+    narrow = any(
+        dtype.kind == "f" and dtype.itemsize <= 4
+        for node in graph.iter_graph(outs)
+        for _, dtype in node._out_meta
+    )
     for got, ref in zip(captured, probe):
         if (got is None) != (ref is None):
             return False
@@ -79,7 +86,7 @@ def _probe_agrees(outs, inputs, grads, B, captured) -> bool:
             float(np.max(np.abs(ref.data), initial=0.0)),
             1e-30,
         )
-        rtol = 1e-3 if ref.data.dtype.itemsize <= 4 else 1e-8
+        rtol = 1e-3 if narrow or ref.data.dtype.itemsize <= 4 else 1e-8
         with np.errstate(invalid="ignore"):
             err = float(np.max(np.abs(combined - ref.data), initial=0.0))
         if not err <= rtol * scale and not (np.isnan(err) and _same_nans(combined, ref.data)):
