@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
-from ..autograd.graph import make_result
+from ..autograd.graph import BATCH, batched_shape, make_result
 from ..tensor import Tensor, _check_dim
 from ._registry import register
 from ._util import as_tensor_or_scalar, reduce_grad
@@ -129,11 +129,50 @@ def getitem(input, key):
 
 
 def scatter_back(g: Tensor, shape: tuple, key: tuple, advanced: bool) -> Tensor:
-    """Zeros of ``shape`` with ``g`` added at ``key`` (the adjoint of ``x[key]``)."""
+    """Zeros of ``shape`` with ``g`` added at ``key`` (the adjoint of ``x[key]``).
+
+    Batch-aware (Note [Batched gradients]): inside a batched backward ``g`` carries the
+    batch prefix and so does the result.
+    """
+    prefix = BATCH.prefix
+    if not prefix:
+        return _scatter_node(g, shape, key, advanced)
+    lead = (slice(None),) * len(prefix)
+    if not advanced:
+        return _scatter_node(g, prefix + tuple(shape), lead + key, False)
+    pos, n = _flat_positions(shape, key)
+    flat = _scatter_node(g, prefix + (n,), lead + (pos,), True)
+    return flat.reshape(prefix + tuple(shape))
+
+
+def index_grad(g: Tensor, key: tuple, advanced: bool, name: str = "IndexBackward") -> Tensor:
+    """``g[key]`` inside a backward rule: ``key`` indexes the dims after the batch prefix of
+    a batched backward (Note [Batched gradients]); plain ``g[key]`` otherwise."""
+    prefix = BATCH.prefix
+    if not prefix:
+        return take_index(g, key, advanced, name)
+    p = len(prefix)
+    lead = (slice(None),) * p
+    if not advanced:
+        return take_index(g, lead + key, False, name)
+    # Array keys: NumPy moves the indexed dims to the front when the arrays are not
+    # adjacent, which a leading batch slice would upset; pick flat positions instead.
+    pos, n = _flat_positions(g.data.shape[p:], key)
+    return take_index(g.reshape(prefix + (n,)), lead + (pos,), True, name)
+
+
+def _flat_positions(shape, key):
+    """``(positions, n)``: the flat (C-order) positions in a tensor of ``shape`` (n elements)
+    that ``x[key]`` picks, shaped like ``x[key]``."""
+    n = int(np.prod(shape))
+    return np.arange(n).reshape(shape)[key], n
+
+
+def _scatter_node(g: Tensor, shape: tuple, key: tuple, advanced: bool) -> Tensor:
     out = _scatter_add_array(g.data, shape, key, advanced)
 
     def backward(gg):
-        return (take_index(gg, key, advanced, "IndexBackward"),)
+        return (index_grad(gg, key, advanced),)
 
     return make_result(out, (g,), backward, "IndexPutAccumulateBackward")
 
@@ -240,7 +279,7 @@ def index_put(input: Tensor, key: tuple, advanced: bool, values, out=None) -> Te
 
     def backward(g):
         gi = g * keep if na else None
-        gv = reduce_grad(take_index(g, key, advanced, "IndexBackward"), tv) if nv else None
+        gv = reduce_grad(index_grad(g, key, advanced), tv) if nv else None
         return gi, gv
 
     return make_result(data, (input, tv), backward, "IndexPutBackward")
@@ -408,12 +447,13 @@ def _scatter(input, dim, index, src, reduce_add, op):
             gi = g if reduce_add else g * keep
         gs = None
         if ns:
-            gs = take_index(g, key, advanced, "GatherBackward")
-            if gs.data.shape != src_shape:
-                pad = np.zeros(src_shape, g.data.dtype)
+            gs = index_grad(g, key, advanced, "GatherBackward")
+            if gs.data.shape[len(BATCH.prefix) :] != src_shape:
+                pad = np.zeros(batched_shape(src_shape), g.data.dtype)
+                lead = (slice(None),) * len(BATCH.prefix)
                 gs = index_put(
                     Tensor._wrap(pad),
-                    tuple(slice(0, n) for n in idx.shape) + (Ellipsis,),
+                    lead + tuple(slice(0, n) for n in idx.shape) + (Ellipsis,),
                     False,
                     gs,
                 )
@@ -475,7 +515,10 @@ def masked_fill(input, mask, value):
 
     def backward(g):
         gi = g * keep if ni else None
-        gv = reduce_grad((g * m).sum(), tv) if nv else None
+        gv = None
+        if nv:  # a batched backward keeps the batch prefix (reduce_grad sums the rest)
+            picked = g * m
+            gv = reduce_grad(picked if BATCH.prefix else picked.sum(), tv)
         return gi, gv
 
     return make_result(out, (input, tv), backward, "MaskedFillBackward")

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
-from ..autograd.graph import make_result, make_results, mark_view
+from ..autograd.graph import BATCH, batched_shape, make_result, make_results, mark_view
 from ..tensor import Tensor, _check_dim
 from ._registry import register
-from .indexing import take_index
+from .indexing import index_grad, take_index
 
 __all__ = ["cat", "stack", "split", "chunk", "narrow", "pad"]
 
@@ -71,14 +71,15 @@ def cat(tensors, dim=0):
         k = 0
         for t in tensors:
             if id(t) not in part_ids:  # a skipped 1-D empty tensor
-                grads.append(Tensor._wrap(np.zeros(0, t.data.dtype)) if t._rg else None)
+                empty = np.zeros(batched_shape((0,)), t.data.dtype)
+                grads.append(Tensor._wrap(empty) if t._rg else None)
                 continue
             if not t._rg:
                 grads.append(None)
                 k += 1
                 continue
             key = (slice(None),) * d + (slice(bounds[k], bounds[k + 1]), Ellipsis)
-            gi = take_index(g, key, False, "SliceBackward")
+            gi = index_grad(g, key, False, "SliceBackward")
             grads.append(gi if gi.data.dtype == t.data.dtype else gi._cast(t.data.dtype))
             k += 1
         return tuple(grads)
@@ -104,7 +105,7 @@ def stack(tensors, dim=0):
             if not t._rg:
                 grads.append(None)
                 continue
-            gi = take_index(g, (slice(None),) * d + (i, Ellipsis), False, "SelectBackward")
+            gi = index_grad(g, (slice(None),) * d + (i, Ellipsis), False, "SelectBackward")
             grads.append(gi if gi.data.dtype == t.data.dtype else gi._cast(t.data.dtype))
         return tuple(grads)
 
@@ -162,8 +163,10 @@ def _split_sizes(tensor, sizes, d):
         for i in range(len(sizes))
     ]
 
+    back_dim = d - data.ndim  # counted from the right: the grads may carry a batch prefix
+
     def backward(*grads):
-        return (cat(list(grads), d),)
+        return (cat(list(grads), back_dim),)
 
     outs = make_results(pieces, (tensor,), backward, "SplitBackward")
     for o in outs:  # views of one base: they share its version counter
@@ -259,6 +262,7 @@ def _constant_pad(input, widths, pad, value):
     negated = [-p for p in pad]
 
     def backward(g):
-        return (_constant_pad(g, [(-lo, -hi) for lo, hi in widths], negated, 0),)
+        crop = [(0, 0)] * len(BATCH.prefix) + [(-lo, -hi) for lo, hi in widths]
+        return (_constant_pad(g, crop, negated, 0),)
 
     return make_result(out, (input,), backward, "ConstantPadBackward")

@@ -282,10 +282,12 @@ def repeat(input, *sizes):
     padded = (1,) * (len(sizes) - len(in_shape)) + in_shape
     out = np.tile(input.data.reshape(padded), sizes)
 
+    pairs = tuple(v for rn in zip(sizes, padded, strict=True) for v in rn)
+    repeat_axes = tuple(range(-2 * len(sizes), 0, 2))  # from the right: g may carry a batch prefix
+
     def backward(g):
-        pairs = tuple(v for rn in zip(sizes, padded, strict=True) for v in rn)
-        summed = g.reshape(pairs).sum(dim=tuple(range(0, 2 * len(sizes), 2)))
-        return (summed.reshape(in_shape),)
+        summed = g.reshape(batched_shape(pairs)).sum(dim=repeat_axes)
+        return (summed.reshape(batched_shape(in_shape)),)
 
     return make_result(out, (input,), backward, "RepeatBackward")
 
@@ -304,9 +306,11 @@ def flip(input, dims):
     dims = dims if isinstance(dims, (tuple, list)) else (dims,)
     dims = tuple(_check_dim(d, input.data.ndim, "flip") for d in dims)
     out = np.flip(input.data, dims).copy() if input.data.ndim else input.data.copy()
+    # from the right (g may carry a batch prefix); flipping a 0-d tensor is the identity
+    back_dims = tuple(d - input.data.ndim for d in dims) if input.data.ndim else ()
 
     def backward(g):
-        return (g.flip(dims),)
+        return (g.flip(back_dims),)
 
     return make_result(out, (input,), backward, "FlipBackward")
 
@@ -322,21 +326,30 @@ def roll(input, shifts, dims=None):
             raise RuntimeError(f"roll: {len(shifts)} shifts need as many dims")
         out = np.roll(input.data, shifts)
         neg = [-s for s in shifts] if isinstance(shifts, (tuple, list)) else -shifts
-    else:
-        one = not isinstance(shifts, (tuple, list))
-        shift_t = (shifts,) if one else tuple(shifts)
-        dims_t = (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
-        if input.data.ndim == 0:
-            raise IndexError("roll: a 0-d tensor has no dimension to roll along; omit dims")
-        if len(shift_t) != len(dims_t):
-            raise RuntimeError(
-                f"roll: shifts {list(shift_t)} and dims {list(dims_t)} need the same length"
-            )
-        dims = tuple(_check_dim(d, input.data.ndim, "roll") for d in dims_t)
-        out = np.roll(input.data, shift_t, axis=dims)
-        neg = tuple(-s for s in shift_t)
+        shape = input.data.shape
 
-    def backward(g):
+        def backward(g):
+            if not BATCH.prefix:
+                return (g.roll(neg),)
+            # roll the flattened input positions, after the batch prefix
+            flat = g.reshape(batched_shape((-1,))).roll(neg, -1)
+            return (flat.reshape(batched_shape(shape)),)
+
+        return make_result(out, (input,), backward, "RollBackward")
+    one = not isinstance(shifts, (tuple, list))
+    shift_t = (shifts,) if one else tuple(shifts)
+    dims_t = (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
+    if input.data.ndim == 0:
+        raise IndexError("roll: a 0-d tensor has no dimension to roll along; omit dims")
+    if len(shift_t) != len(dims_t):
+        raise RuntimeError(
+            f"roll: shifts {list(shift_t)} and dims {list(dims_t)} need the same length"
+        )
+    dims = tuple(_check_dim(d, input.data.ndim, "roll") - input.data.ndim for d in dims_t)
+    out = np.roll(input.data, shift_t, axis=dims)
+    neg = tuple(-s for s in shift_t)
+
+    def backward(g):  # dims count from the right: g may carry a batch prefix
         return (g.roll(neg, dims),)
 
     return make_result(out, (input,), backward, "RollBackward")
