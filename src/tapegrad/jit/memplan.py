@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .recorder import Ref
+from .recorder import Ref, refs_in
 
 __all__ = ["MemoryPlan", "plan_memory", "drop_self_writes", "BUFFER_MIN_BYTES"]
 
@@ -77,23 +77,6 @@ class _Storage:
         self.buffer = buffer
 
 
-def _refs(x, acc):
-    t = type(x)
-    if t is Ref:
-        acc.append(x.i)
-    elif t is tuple or t is list:
-        for v in x:
-            _refs(v, acc)
-    elif t is dict:
-        for v in x.values():
-            _refs(v, acc)
-    elif t is slice:
-        _refs(x.start, acc)
-        _refs(x.stop, acc)
-        _refs(x.step, acc)
-    return acc
-
-
 def _layout(a):
     return a.shape, a.strides, a.dtype
 
@@ -118,7 +101,7 @@ def plan_memory(rec, ops, escaping) -> MemoryPlan:
     roots, arrays = rec.roots, rec.objects
     last = {}  # root slot -> index of the last op that uses any slot viewing it
     for n, op in enumerate(ops):
-        for i in _refs((op.args, op.kwargs, op.result), []):
+        for i in refs_in((op.args, op.kwargs, op.result), []):
             last[roots[i]] = n
     escapes = {roots[i] for i in escaping}
     for i in escapes:

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .memplan import drop_self_writes, plan_memory
-from .recorder import Ref
+from .recorder import Ref, refs_in
 from .state import _IsTensor
 
 __all__ = ["Program", "MISS"]
@@ -30,23 +30,6 @@ class _Miss:
 
 
 MISS = _Miss()
-
-
-def _refs(x, acc):
-    t = type(x)
-    if t is Ref:
-        acc.append(x.i)
-    elif t is tuple or t is list:
-        for v in x:
-            _refs(v, acc)
-    elif t is dict:
-        for v in x.values():
-            _refs(v, acc)
-    elif t is slice:
-        _refs(x.start, acc)
-        _refs(x.stop, acc)
-        _refs(x.step, acc)
-    return acc
 
 
 def _literal(v):
@@ -152,7 +135,7 @@ class Program:
         keep = drop_self_writes(rec, keep)
         used = set(live_out)
         for op in keep:
-            used.update(_refs((op.args, op.kwargs, op.result), []))
+            used.update(refs_in((op.args, op.kwargs, op.result), []))
         escaping = {rec.roots[i] for i in live_out}
         params = [
             f"s{i}" if i is not None and i in used else f"_a{j}" for j, i in enumerate(arg_slots)
@@ -179,7 +162,7 @@ class Program:
                 body.append(f"s{i} = {k}.copy()" if copy else f"s{i} = {k}")
         last = {}
         for n, op in enumerate(keep):
-            for i in _refs((op.args, op.kwargs, op.result), []):
+            for i in refs_in((op.args, op.kwargs, op.result), []):
                 last[i] = n
         protected = set(live_out)
         plan = plan_memory(rec, keep, protected)
@@ -229,7 +212,7 @@ class Program:
         for op in reversed(rec.ops):
             if op.writes or op.kind == "rng" or op.result is None or live.intersection(op.defines):
                 keep.append(op)
-                live.update(_refs((op.args, op.kwargs, op.result), []))
+                live.update(refs_in((op.args, op.kwargs, op.result), []))
         keep.reverse()
         return keep, live_out
 

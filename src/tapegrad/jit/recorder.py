@@ -63,6 +63,25 @@ class Ref:
         return f"s{self.i}"
 
 
+def refs_in(x, acc: list) -> list:
+    """Append to ``acc`` the slot of every :class:`Ref` inside ``x`` (tuples, lists, dicts
+    and slices walked); returns ``acc``."""
+    t = type(x)
+    if t is Ref:
+        acc.append(x.i)
+    elif t is tuple or t is list:
+        for v in x:
+            refs_in(v, acc)
+    elif t is dict:
+        for v in x.values():
+            refs_in(v, acc)
+    elif t is slice:
+        refs_in(x.start, acc)
+        refs_in(x.stop, acc)
+        refs_in(x.step, acc)
+    return acc
+
+
 class Op:
     """One logged call: ``kind`` is 'call', 'method' or 'rng'."""
 
