@@ -175,21 +175,7 @@ def digits_cnn(n_steps, batch=64):
         return nn_step(model, tg.optim.Adam(model.parameters(), lr=1e-2), nn.CrossEntropyLoss())
 
     def torch_model(ref):
-        t = torch.nn
-        return torch_twin(
-            ref,
-            [
-                t.Conv2d(1, 32, 3, padding=1),
-                t.ReLU(),
-                t.MaxPool2d(2),
-                t.Conv2d(32, 64, 3, padding=1),
-                t.ReLU(),
-                t.MaxPool2d(2),
-                t.Flatten(),
-                t.Dropout(0.25),
-                t.Linear(64 * 2 * 2, 10),
-            ],
-        )
+        return torch_twin(ref, list(make_model(torch.nn)))
 
     def torch_step(model):
         return nn_step(

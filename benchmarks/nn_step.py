@@ -71,22 +71,10 @@ def mlp(nn):
 
 
 def demo_cnn(nn):
-    """The demo's model for tapegrad (its own ``make_model``), mirrored layer by layer in torch."""
+    """The demo's model (``tapegrad.demo.make_model``), built from ``nn``'s layers."""
     import tapegrad.demo
 
-    if nn.__name__.startswith("tapegrad"):
-        return tapegrad.demo.make_model()
-    return nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3, padding=1),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Dropout(DROPOUT),
-        nn.Linear(64 * 2 * 2, 10),
-    )
+    return tapegrad.demo.make_model(nn)
 
 
 def _weights(tg_model):

@@ -36,18 +36,22 @@ def load_digits_split(seed: int, test_fraction: float = 0.2):
     return (images[~test_mask], labels[~test_mask]), (images[test_mask], labels[test_mask])
 
 
-def make_model() -> nn.Module:
-    """conv(1→32) → relu → maxpool → conv(32→64) → relu → maxpool → dropout → linear(256→10)."""
-    return nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3, padding=1),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Dropout(0.25),
-        nn.Linear(64 * 2 * 2, 10),
+def make_model(layers=nn):
+    """conv(1→32) → relu → maxpool → conv(32→64) → relu → maxpool → dropout → linear(256→10).
+
+    ``layers`` is the module providing the layer classes: ``tapegrad.nn`` by default;
+    the benchmarks pass ``torch.nn`` to build the same network in PyTorch.
+    """
+    return layers.Sequential(
+        layers.Conv2d(1, 32, 3, padding=1),
+        layers.ReLU(),
+        layers.MaxPool2d(2),
+        layers.Conv2d(32, 64, 3, padding=1),
+        layers.ReLU(),
+        layers.MaxPool2d(2),
+        layers.Flatten(),
+        layers.Dropout(0.25),
+        layers.Linear(64 * 2 * 2, 10),
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.graph import make_result
-from ..tensor import Tensor
+from ..ops.indexing import scatter_back, take_index
 
 
 def linear(x, w, b=None):
@@ -44,31 +44,14 @@ def linear(x, w, b=None):
 
 
 def embedding(idx, weight, padding_idx=None):
-    """Rows ``weight[idx]``.  dweight = rows of g added at ``idx`` (none at ``padding_idx``)."""
-    out = weight.data[idx]
-    n_rows = weight.data.shape[0]
+    """Rows ``weight[idx]``.  dweight = rows of g added at ``idx`` (none at ``padding_idx``):
+    the core indexing op and its scatter-back, with the padding rows' gradient masked."""
+    if padding_idx is None:
+        return take_index(weight, (idx,), True, "EmbeddingBackward", "embedding")
+    keep = (idx != padding_idx)[..., None]
+    shape = weight.data.shape
 
     def backward(g):
-        return (_embedding_backward(g, idx, n_rows, padding_idx),)
+        return (scatter_back(g * keep, shape, (idx,), True),)
 
-    return make_result(out, (weight,), backward, "EmbeddingBackward")
-
-
-def _embedding_backward(g, idx, n_rows, padding_idx):
-    gd = g.data
-    dim = gd.shape[-1]
-    flat_idx = idx.reshape(-1)
-    flat_g = gd.reshape(-1, dim)
-    if padding_idx is not None:
-        keep = flat_idx != padding_idx
-        flat_idx, flat_g = flat_idx[keep], flat_g[keep]
-    out = np.zeros((n_rows, dim), gd.dtype)
-    np.add.at(out, flat_idx, flat_g)
-
-    def backward(v):
-        if padding_idx is not None:  # the padding row received no gradient
-            keep = (np.arange(n_rows) != padding_idx)[:, None].astype(gd.dtype)
-            v = v * Tensor._wrap(keep)
-        return (embedding(idx, v),)
-
-    return make_result(out, (g,), backward, "EmbeddingBackwardBackward")
+    return make_result(weight.data[idx], (weight,), backward, "EmbeddingBackward")
