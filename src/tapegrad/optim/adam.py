@@ -109,9 +109,11 @@ class Adam(Optimizer):
             np.multiply(work, grad, out=work)
             np.add(exp_avg_sq, work, out=exp_avg_sq)
 
-            bias_correction1 = 1 - beta1**step
-            bias_correction2_sqrt = (1 - beta2**step) ** 0.5
-            step_size = lr / bias_correction1
+            # Corrections in float64 (as torch's Python floats), applied in the param's
+            # dtype so the array math below stays float32 for float32 parameters.
+            dtype = p.data.dtype
+            bias_correction2_sqrt = ((1 - beta2**step) ** 0.5).astype(dtype)
+            step_size = (lr / (1 - beta1**step)).astype(dtype)
             if amsgrad:
                 second = state["max_exp_avg_sq"].data
                 np.maximum(second, exp_avg_sq, out=second)
