@@ -11,7 +11,7 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 $(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[test,demo,bench]'
+	$(PY) -m pip install -q -e '.[test,demo,bench,mpi]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -60,8 +60,8 @@ def tapegrad_step(arrays, lr=0.01, momentum=0.9):
         with tg.no_grad():
             for p, buf in zip(params, bufs, strict=True):
                 buf *= momentum
-                buf += p.grad.data
-                p.data -= lr * buf
+                buf += p.grad._data
+                p._data -= lr * buf
         return loss
 
     return step, params
@@ -122,7 +122,7 @@ def torch_twin(tg_model, layers):
     model = torch.nn.Sequential(*layers)
     with torch.no_grad():
         for p, q in zip(model.parameters(), tg_model.parameters(), strict=True):
-            p.copy_(torch.from_numpy(q.data.copy()))
+            p.copy_(torch.from_numpy(q._data.copy()))
     return model
 
 
@@ -256,7 +256,7 @@ def run_mlp(n_steps, repeats):
         "tapegrad cached": time_steps(cached, tg_batches, repeats),
     }
     for p, q in zip(eager_params, cached_params, strict=True):  # same steps, same results
-        np.testing.assert_allclose(p.data, q.data, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(p._data, q._data, rtol=1e-4, atol=1e-5)
     if torch is not None:
         t_step, _ = torch_step(arrays)
         t_batches = [

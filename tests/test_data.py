@@ -71,7 +71,7 @@ def test_shuffle_is_reproducible_with_a_generator_or_the_global_seed():
 def test_batches_are_copies():
     ds = _dataset()
     x, _ = next(iter(DataLoader(ds, batch_size=2)))
-    x.data[...] = -1
+    x._data[...] = -1
     assert ds.tensors[0].numpy()[0, 0] == 0.0
 
 

@@ -517,11 +517,11 @@ def test_matches_torch(row, kind, variant, torch_mod):
     want = torch_mod.autograd.grad(loss_ref, theirs, allow_unused=True)
     for i, (g, w) in enumerate(zip(got, want)):
         if w is None or (g is None and row.op in OVERWRITES and w.numel() and not w.any()):
-            assert g is None or not g.data.any(), f"input {i}: torch gives no gradient"
+            assert g is None or not g._data.any(), f"input {i}: torch gives no gradient"
             continue
         assert g is not None, f"input {i}: no gradient; torch gives one of shape {tuple(w.shape)}"
-        assert g.shape == arrays[i].shape and g.data.dtype == np.float64
-        np.testing.assert_allclose(g.data, w.numpy(), rtol=1e-6, atol=1e-12)
+        assert g.shape == arrays[i].shape and g._data.dtype == np.float64
+        np.testing.assert_allclose(g._data, w.numpy(), rtol=1e-6, atol=1e-12)
 
 
 ACCEPTED = [(row, kind, v) for row, kind, v in VARIANTS if not isinstance(v, X)]
@@ -537,8 +537,8 @@ def test_float32_stays_float32(row, kind, variant, torch_mod):
     out = _flat(row.fn(tg, *[tg.tensor(a) for a in arrays]))
     ref = _flat(row.fn(torch_mod, *[torch_mod.tensor(a) for a in arrays]))
     for o, r in zip(out, ref, strict=True):
-        assert o.data.dtype == r.numpy().dtype
-        np.testing.assert_allclose(o.data, r.numpy(), rtol=1e-5, atol=1e-6)
+        assert o._data.dtype == r.numpy().dtype
+        np.testing.assert_allclose(o._data, r.numpy(), rtol=1e-5, atol=1e-6)
 
 
 @np.errstate(invalid="ignore")  # the loss of ±inf outputs (logsumexp of nothing) is NaN
@@ -549,8 +549,8 @@ def _compare_values(out, ref, torch_mod):
     for o, r in zip(out, ref):
         want = r.detach().numpy()
         assert o.shape == want.shape, f"shape {o.shape} != torch's {want.shape}"
-        assert o.data.dtype == want.dtype, f"dtype {o.data.dtype} != torch's {want.dtype}"
-        np.testing.assert_allclose(o.data, want, rtol=1e-6, atol=1e-12)
+        assert o._data.dtype == want.dtype, f"dtype {o._data.dtype} != torch's {want.dtype}"
+        np.testing.assert_allclose(o._data, want, rtol=1e-6, atol=1e-12)
         if r.requires_grad:
             w = rng.uniform(-1, 1, size=want.shape)
             lo, lr = (o * tg.tensor(w, dtype=o.dtype)).sum(), (r * torch_mod.tensor(w)).sum()

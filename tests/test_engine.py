@@ -37,13 +37,13 @@ def test_paths_are_summed_and_leaf_grads_never_alias():
     a = tg.ones(3, requires_grad=True)
     b = tg.ones(3, requires_grad=True)
     (a + b).sum().backward()  # AddBackward hands the same g to both
-    assert not np.shares_memory(a.grad.data, b.grad.data)
-    a.grad.data += 1
+    assert not np.shares_memory(a.grad._data, b.grad._data)
+    a.grad._data += 1
     assert b.grad.numpy().tolist() == [1.0, 1.0, 1.0]
     g = tg.ones(3)
     c = tg.ones(3, requires_grad=True)
     (c * 1.0).backward(g)
-    assert not np.shares_memory(c.grad.data, g.data)
+    assert not np.shares_memory(c.grad._data, g._data)
 
 
 def test_diamond_graph_sums_every_path():
@@ -278,13 +278,13 @@ def test_wrong_gradient_shape_from_a_rule_names_the_node():
     from tapegrad.autograd.graph import make_result
 
     x = tg.ones(3, requires_grad=True)
-    y = make_result(x.data * 2, (x,), lambda g: (tg.ones(4),), "BadBackward")
+    y = make_result(x._data * 2, (x,), lambda g: (tg.ones(4),), "BadBackward")
     with pytest.raises(RuntimeError, match="BadBackward.*shape"):
         y.sum().backward()
-    y = make_result(x.data * 2, (x,), lambda g: (g, g), "CountBackward")
+    y = make_result(x._data * 2, (x,), lambda g: (g, g), "CountBackward")
     with pytest.raises(RuntimeError, match="CountBackward returned 2 gradients"):
         y.sum().backward()
-    y = make_result(x.data * 2, (x,), lambda g: (g.double(),), "DtypeBackward")
+    y = make_result(x._data * 2, (x,), lambda g: (g.double(),), "DtypeBackward")
     with pytest.raises(RuntimeError, match="DtypeBackward.*dtype"):
         y.sum().backward()
 

@@ -131,11 +131,11 @@ def test_unbatchable_op_falls_back_to_rows():
     class Flip(tg.autograd.Function):
         @staticmethod
         def forward(ctx, x):
-            return tg.tensor(x.data[::-1].copy())
+            return tg.tensor(x._data[::-1].copy())
 
         @staticmethod
         def backward(ctx, g):  # raw NumPy on the last axis: right shape, wrong if batched
-            return tg.tensor(g.data[..., ::-1].copy().reshape(-1)[: g.shape[-1]])
+            return tg.tensor(g._data[..., ::-1].copy().reshape(-1)[: g.shape[-1]])
 
     x = tg.tensor(RNG.standard_normal(4), dtype=tg.float64)
     J = F.jacobian(lambda x: Flip.apply(x * 2.0), x, vectorize=True)

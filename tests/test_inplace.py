@@ -273,9 +273,9 @@ def test_in_place_making_a_constant_require_grad():
 
 def test_fast_path_records_nothing_and_keeps_memory():
     x = tg.zeros(3)
-    array = x.data
+    array = x._data
     x.add_(tg.ones(3)).mul_(2.0)
-    assert x.data is array and x.grad_fn is None and not x.requires_grad
+    assert x._data is array and x.grad_fn is None and not x.requires_grad
     y = tg.tensor([1.0, 2.0], requires_grad=True)
     with tg.no_grad():
         y.mul_(3)

@@ -40,25 +40,25 @@ def make_sgd_step(params, lr=0.05, momentum=0.9, dropout=False):
         with tg.no_grad():
             for i, p in enumerate(params):
                 if i not in state:
-                    state[i] = np.zeros_like(p.data)
+                    state[i] = np.zeros_like(p._data)
                 buf = state[i]
                 buf *= momentum
-                buf += p.grad.data
-                p.data -= lr * buf
+                buf += p.grad._data
+                p._data -= lr * buf
         return loss
 
     return step
 
 
 def make_adam_step(params, lr=0.01, betas=(0.9, 0.999), eps=1e-8):
-    m = [np.zeros_like(p.data) for p in params]
-    v = [np.zeros_like(p.data) for p in params]
+    m = [np.zeros_like(p._data) for p in params]
+    v = [np.zeros_like(p._data) for p in params]
     t = np.zeros((), np.float32)  # the step count lives in an array, so replays advance it
 
     def step(x, y):
         for p in params:
             if p.grad is not None:
-                p.grad.data.fill(0.0)
+                p.grad._data.fill(0.0)
         loss = ((forward(params, x) - y) ** 2).mean()
         loss.backward()
         with tg.no_grad():
@@ -66,12 +66,12 @@ def make_adam_step(params, lr=0.01, betas=(0.9, 0.999), eps=1e-8):
             c1 = 1.0 - betas[0] ** t
             c2 = 1.0 - betas[1] ** t
             for p, mi, vi in zip(params, m, v, strict=True):
-                g = p.grad.data
+                g = p.grad._data
                 mi *= betas[0]
                 mi += (1 - betas[0]) * g
                 vi *= betas[1]
                 vi += (1 - betas[1]) * g * g
-                p.data -= lr * (mi / c1) / (np.sqrt(vi / c2) + eps)
+                p._data -= lr * (mi / c1) / (np.sqrt(vi / c2) + eps)
         return loss
 
     return step
@@ -87,7 +87,7 @@ def batches(n, batch=5, seed=3):
 
 def assert_params_close(a, b):
     for p, q in zip(a, b, strict=True):
-        np.testing.assert_allclose(p.data, q.data, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(p._data, q._data, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("verify_every", [None, 1])
@@ -99,12 +99,12 @@ def test_training_steps_match_eager(make_step, verify_every):
     for x, y in batches(20):
         le = eager_step(x, y)
         lc = cached_step(x, y)
-        np.testing.assert_allclose(lc.data, le.data, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(lc._data, le._data, rtol=1e-5, atol=1e-6)
     assert_params_close(cached_params, eager_params)
     info = cached_step.cache_info()
     assert info.hits >= 15 and info.currsize == 1
     for p, q in zip(cached_params, eager_params, strict=True):
-        np.testing.assert_allclose(p.grad.data, q.grad.data, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(p.grad._data, q.grad._data, rtol=1e-5, atol=1e-6)
 
 
 def test_random_masks_are_fresh_and_follow_the_seed():
@@ -142,7 +142,7 @@ def test_new_shape_records_again_and_lru_eviction():
     misses = f.cache_info().misses
     out = f(xs[2])
     assert f.cache_info().misses == misses + 1  # batch 2 records again
-    np.testing.assert_allclose(out.data, np.tanh(xs[2].data @ w.data), rtol=1e-6)
+    np.testing.assert_allclose(out._data, np.tanh(xs[2]._data @ w._data), rtol=1e-6)
     f.cache_clear()
     assert f.cache_info() == (0, 0, 2, 0)
 
@@ -160,8 +160,8 @@ def test_branch_on_item_is_never_stale():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # warned once only
         for _ in range(3):
-            np.testing.assert_array_equal(c(pos).data, [2, 2, 2])
-            np.testing.assert_array_equal(c(neg).data, [1, 1, 1])
+            np.testing.assert_array_equal(c(pos)._data, [2, 2, 2])
+            np.testing.assert_array_equal(c(neg)._data, [1, 1, 1])
     assert c.cache_info().hits == 0
 
 
@@ -173,11 +173,11 @@ def test_python_value_changes_are_guarded():
     c = tg.jit.cache(lambda x: x * cfg.scale)
     x = tg.ones(2)
     for _ in range(3):
-        np.testing.assert_array_equal(c(x).data, [2, 2])
+        np.testing.assert_array_equal(c(x)._data, [2, 2])
     assert c.cache_info().hits == 1
     cfg.scale = 5.0
     for _ in range(3):
-        np.testing.assert_array_equal(c(x).data, [5, 5])
+        np.testing.assert_array_equal(c(x)._data, [5, 5])
 
 
 def test_state_is_read_at_replay_time():
@@ -186,10 +186,10 @@ def test_state_is_read_at_replay_time():
     x = tg.ones(1, 3)
     for _ in range(3):
         c(x)
-    w.data = np.full((3, 2), 2.0, np.float32)  # rebinding, not an in-place change
-    np.testing.assert_array_equal(c(x).data, [[6, 6]])
-    w.data *= 2
-    np.testing.assert_array_equal(c(x).data, [[12, 12]])
+    w._data = np.full((3, 2), 2.0, np.float32)  # rebinding, not an in-place change
+    np.testing.assert_array_equal(c(x)._data, [[6, 6]])
+    w._data *= 2
+    np.testing.assert_array_equal(c(x)._data, [[12, 12]])
     assert c.cache_info().hits >= 3
 
 
@@ -204,7 +204,7 @@ def test_grad_mode_is_part_of_the_signature():
             out = c(x)
     assert c.cache_info().currsize == 2
     assert not out.requires_grad and out.grad_fn is None
-    np.testing.assert_allclose((out * 2).data, 2 * (x.data @ w.data).sum(), rtol=1e-6)
+    np.testing.assert_allclose((out * 2)._data, 2 * (x._data @ w._data).sum(), rtol=1e-6)
 
 
 def test_hooks_and_retain_graph_are_refused():
@@ -248,7 +248,7 @@ def test_explain_and_forward_output():
         outs = [fwd(x) for _ in range(3)]
         expected = forward(params, x)
     assert isinstance(outs[-1], tg.Tensor) and fwd.cache_info().hits == 1
-    np.testing.assert_allclose((outs[-1] + 1).data, expected.data + 1, rtol=1e-6)
+    np.testing.assert_allclose((outs[-1] + 1)._data, expected._data + 1, rtol=1e-6)
 
 
 def test_verify_reports_a_differing_replay():
@@ -277,18 +277,18 @@ def test_decorator_forms():
     for _ in range(3):
         f(x)
         g(x, 2)
-    np.testing.assert_array_equal(g(x, 3).data, [3, 3])
+    np.testing.assert_array_equal(g(x, 3)._data, [3, 3])
     assert f.cache_info().hits == 1 and g.cache_info().currsize == 2
     assert f.__name__ == "f"
 
 
 def test_numpy_copy_behind_the_tracer_is_refused():
-    c = tg.jit.cache(lambda x: tg.from_numpy(np.array(x.data)) * 2.0)
+    c = tg.jit.cache(lambda x: tg.from_numpy(np.array(x._data)) * 2.0)
     x = tg.tensor([1.0, 2.0, 3.0])
     with pytest.warns(RuntimeWarning, match="copies a traced array"):
         for _ in range(4):  # the same input every time: only the copy check can notice
-            np.testing.assert_array_equal(c(x).data, [2, 4, 6])
-    np.testing.assert_array_equal(c(tg.tensor([4.0, 5.0, 6.0])).data, [8, 10, 12])
+            np.testing.assert_array_equal(c(x)._data, [2, 4, 6])
+    np.testing.assert_array_equal(c(tg.tensor([4.0, 5.0, 6.0]))._data, [8, 10, 12])
     assert c.cache_info().hits == 0
 
 
@@ -301,7 +301,7 @@ def test_exception_while_recording_leaves_plain_state():
 
     with pytest.raises(ValueError, match="boom"):
         tg.jit.cache(f)(tg.ones(3))
-    assert type(w.data) is np.ndarray
+    assert type(w._data) is np.ndarray
 
 
 def test_argument_layout_is_part_of_the_signature():

@@ -56,32 +56,32 @@ def test_elementwise_chain_runs_in_place_and_matches():
     text = c.explain(x)
     assert text.count(", out=s") == 4  # one fresh array, written in place four times
     np.testing.assert_array_equal(
-        outs[-1].data, 1 / (1 + np.exp(-(np.tanh(np.exp(x.data) * 2 + 1) - 0.5)))
+        outs[-1]._data, 1 / (1 + np.exp(-(np.tanh(np.exp(x._data) * 2 + 1) - 0.5)))
     )
 
 
 def test_arguments_and_state_are_never_overwritten():
     w = tg.randn(3, 4)
     x = tg.randn(3, 4)
-    w0, x0 = w.data.copy(), x.data.copy()
+    w0, x0 = w._data.copy(), x._data.copy()
     c, outs = replayed(lambda x: (x.exp() + w.exp()).sqrt(), x)  # x and w die at exp
-    np.testing.assert_array_equal(x.data, x0)
-    np.testing.assert_array_equal(w.data, w0)
+    np.testing.assert_array_equal(x._data, x0)
+    np.testing.assert_array_equal(w._data, w0)
     assert "out=s" in c.explain(x)  # the sum is done in the first exp's memory
 
 
 def test_a_view_of_state_passed_by_keyword_is_never_written():
     w = tg.randn(3, 4)
-    w0 = w.data.copy()
+    w0 = w._data.copy()
 
     def f(x):
-        v = np.ravel(a=w.data)  # a view of the state array, made with a keyword argument
+        v = np.ravel(a=w._data)  # a view of the state array, made with a keyword argument
         return tg.Tensor._wrap(np.exp(v)) + x  # exp must not be written into v
 
     x = tg.zeros(12)
     c, outs = replayed(f, x)
-    np.testing.assert_array_equal(w.data, w0)
-    np.testing.assert_allclose(outs[-1].data, np.exp(w0.ravel()), rtol=1e-6)
+    np.testing.assert_array_equal(w._data, w0)
+    np.testing.assert_allclose(outs[-1]._data, np.exp(w0.ravel()), rtol=1e-6)
 
 
 @SIZES
@@ -96,17 +96,17 @@ def test_outputs_are_never_reused(request, buffers):
         return h, h + 1.0, (h * 3.0).sum(), (x * 5.0).exp(), (x * 7.0).clone()
 
     c, outs = replayed(f, x)
-    kept = [[t.data.copy() for t in out] for out in outs]
-    x.data += 1.0  # new values in the same argument memory
+    kept = [[t._data.copy() for t in out] for out in outs]
+    x._data += 1.0  # new values in the same argument memory
     again = c(x)
     for out, copies in zip(outs, kept, strict=True):
         for t, copy in zip(out, copies, strict=True):
-            np.testing.assert_array_equal(t.data, copy)  # earlier outputs unchanged
-    np.testing.assert_allclose(again[0].data, x.data * 2, rtol=1e-6)
-    np.testing.assert_allclose(again[1].data, x.data * 2 + 1, rtol=1e-6)
+            np.testing.assert_array_equal(t._data, copy)  # earlier outputs unchanged
+    np.testing.assert_allclose(again[0]._data, x._data * 2, rtol=1e-6)
+    np.testing.assert_allclose(again[1]._data, x._data * 2 + 1, rtol=1e-6)
     for a in again:
         for out in outs:
-            assert not any(np.shares_memory(a.data, b.data) for b in out)
+            assert not any(np.shares_memory(a._data, b._data) for b in out)
 
 
 @SIZES
@@ -122,9 +122,9 @@ def test_views_keep_their_memory_alive(request, buffers):
         return y, v[1:]  # an escaping view keeps h out of every buffer
 
     c, outs = replayed(f, x)
-    h = x.data * 2
-    np.testing.assert_allclose(outs[-1][0].data, h.T @ ((x.data + 3) * 0.5), rtol=1e-5)
-    np.testing.assert_array_equal(outs[-1][1].data, h.T[1:])
+    h = x._data * 2
+    np.testing.assert_allclose(outs[-1][0]._data, h.T @ ((x._data + 3) * 0.5), rtol=1e-5)
+    np.testing.assert_array_equal(outs[-1][1]._data, h.T[1:])
     if buffers:
         assert program_of(c).buffers  # the buffers were exercised
 
@@ -141,9 +141,9 @@ def test_buffer_is_not_reused_while_a_view_of_it_is_live(buffers_everywhere):
         return (d[:, :3] + view).sum(dim=0)
 
     c, outs = replayed(f, x)
-    a = np.exp(x.data)
-    d = (np.sin(x.data) * 2) @ (np.cos(x.data) + 1)
-    np.testing.assert_allclose(outs[-1].data, (d[:, :3] + a[:, :3]).sum(0), rtol=1e-5)
+    a = np.exp(x._data)
+    d = (np.sin(x._data) * 2) @ (np.cos(x._data) + 1)
+    np.testing.assert_allclose(outs[-1]._data, (d[:, :3] + a[:, :3]).sum(0), rtol=1e-5)
     assert len(program_of(c).buffers) >= 2
 
 
@@ -164,9 +164,9 @@ def test_gradient_copies_of_temporaries_are_elided():
     x = tg.randn(4, 5)
     c, outs = replayed(step, x, calls=5, records=3)  # the first call creates w.grad
     assert "no copy" in c.explain(x)
-    t = np.tanh(x.data @ w.data)
-    np.testing.assert_allclose(outs[-1].data, x.data.T @ (1 - t * t), rtol=1e-5)
-    assert not np.shares_memory(outs[-1].data, outs[-2].data)
+    t = np.tanh(x._data @ w._data)
+    np.testing.assert_allclose(outs[-1]._data, x._data.T @ (1 - t * t), rtol=1e-5)
+    assert not np.shares_memory(outs[-1]._data, outs[-2]._data)
 
 
 def test_in_place_state_updates_replay(buffers_everywhere):
@@ -177,21 +177,21 @@ def test_in_place_state_updates_replay(buffers_everywhere):
         with tg.no_grad():
             g = (x @ w).tanh()  # a temporary the state updates read
             m.__imul__(0.5)
-            m.__iadd__(g.data)
-            w.data -= 0.1 * m
+            m.__iadd__(g._data)
+            w._data -= 0.1 * m
         return g
 
     x = tg.randn(3, 3)
     c = tg.jit.cache(step, verify_every=1)
-    eager_w, eager_m = w.data.copy(), m.copy()
+    eager_w, eager_m = w._data.copy(), m.copy()
     for _ in range(6):
-        g = np.tanh(x.data @ eager_w)
+        g = np.tanh(x._data @ eager_w)
         eager_m = eager_m * 0.5 + g
         eager_w = eager_w - 0.1 * eager_m
         out = c(x)
-        np.testing.assert_allclose(out.data, g, rtol=1e-5)
+        np.testing.assert_allclose(out._data, g, rtol=1e-5)
     assert c.cache_info().hits == 4
-    np.testing.assert_allclose(w.data, eager_w, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(w._data, eager_w, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(m, eager_m, rtol=1e-5, atol=1e-6)
 
 
@@ -219,16 +219,16 @@ def test_augmented_assignment_to_a_slice_skips_the_self_copy():
     def f(x):
         with tg.no_grad():
             y = x * 1.0
-            y.data[1:3] += 2.0  # a view, added to in place, then written onto itself
-            y.data[[0, 3]] += 5.0  # advanced indexing: a copy, so the write stays
-            y.data[np.array([1])] *= 3.0  # an index array: stays too
+            y._data[1:3] += 2.0  # a view, added to in place, then written onto itself
+            y._data[[0, 3]] += 5.0  # advanced indexing: a copy, so the write stays
+            y._data[np.array([1])] *= 3.0  # an index array: stays too
         return y
 
     c, outs = replayed(f, x)
     text = c.explain(x)
     assert "[slice(1, 3, None)] = " not in text and text.count("] = ") == 2
-    expected = x.data.copy()
+    expected = x._data.copy()
     expected[1:3] += 2.0
     expected[[0, 3]] += 5.0
     expected[1] *= 3.0
-    np.testing.assert_allclose(outs[-1].data, expected, rtol=1e-6)
+    np.testing.assert_allclose(outs[-1]._data, expected, rtol=1e-6)

@@ -79,8 +79,8 @@ def test_value_testing_ops_replay_like_eager(name):
             w_eager = tg.ones(3, 4, requires_grad=True)
             expected = fn(w_eager * eager_x)
             (expected * expected).sum().backward()
-            np.testing.assert_allclose(out.data, expected.data, rtol=1e-5, atol=1e-6)
-            np.testing.assert_allclose(grad.data, w_eager.grad.data, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(out._data, expected._data, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(grad._data, w_eager.grad._data, rtol=1e-5, atol=1e-6)
     assert cached.cache_info().hits == 4  # 3 recordings (the first creates w.grad)
 
 
@@ -90,9 +90,9 @@ def test_std_and_var_follow_state_changed_between_calls():
     f = tg.jit.cache(lambda: (w.std(dim=1), w.var(), w.logsumexp(0)))
     for _ in range(3):
         f()
-    w.data *= 2.0
+    w._data *= 2.0
     std, var, lse = f()
     assert f.cache_info().hits == 2
-    np.testing.assert_allclose(std.data, w.data.std(axis=1, ddof=1), rtol=1e-5)
-    np.testing.assert_allclose(var.data, w.data.var(ddof=1), rtol=1e-5)
-    np.testing.assert_allclose(lse.data, np.log(np.exp(w.data).sum(0)), rtol=1e-5)
+    np.testing.assert_allclose(std._data, w._data.std(axis=1, ddof=1), rtol=1e-5)
+    np.testing.assert_allclose(var._data, w._data.var(ddof=1), rtol=1e-5)
+    np.testing.assert_allclose(lse._data, np.log(np.exp(w._data).sum(0)), rtol=1e-5)

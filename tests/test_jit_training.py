@@ -73,7 +73,7 @@ def assert_same_state(cached, eager):
     sc, se = cached.state_dict(), eager.state_dict()
     assert sc.keys() == se.keys()
     for k in sc:
-        np.testing.assert_allclose(sc[k].data, se[k].data, rtol=1e-5, atol=1e-6, err_msg=k)
+        np.testing.assert_allclose(sc[k]._data, se[k]._data, rtol=1e-5, atol=1e-6, err_msg=k)
 
 
 def train_both(make, make_opt, data, verify_every, seed=7):
@@ -113,9 +113,9 @@ def test_cnn_training_with_batchnorm_and_dropout(verify_every):
     data = batches(20, (5, 1, 8, 8), 3)
     cached, model, eager_model = train_both(make_cnn, OPTIMIZERS["adam"], data, verify_every)
     assert cached.cache_info() == (17, 3, 1024, 1)
-    assert int(model[1].num_batches_tracked.data) == 20
-    assert model[1].num_batches_tracked.data.dtype == np.int64
-    assert not np.allclose(model[1].running_mean.data, 0)  # the statistics did move
+    assert int(model[1].num_batches_tracked._data) == 20
+    assert model[1].num_batches_tracked._data.dtype == np.int64
+    assert not np.allclose(model[1].running_mean._data, 0)  # the statistics did move
 
 
 @VERIFY
@@ -138,7 +138,7 @@ def test_cnn_eval_inference_and_mode_switches_record_again(verify_every):
             got += [infer(x) for x in chunk]
     for g, e in zip(got, expected, strict=True):
         assert isinstance(g, tg.Tensor) and g.grad_fn is None
-        np.testing.assert_allclose(g.data, e, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(g._data, e, rtol=1e-5, atol=1e-6)
     # each phase: 2 recordings (the training flags are guards), then 2 replays
     assert infer.cache_info() == (6, 6, 1024, 1)
     assert_same_state(model, eager_model)  # train-mode calls updated the running stats
@@ -225,9 +225,9 @@ def test_python_list_entries_and_lengths_are_guarded():
     for _ in range(3):
         c(x)
     scale[0] = 5.0
-    np.testing.assert_array_equal(c(x).data, [5, 5])
+    np.testing.assert_array_equal(c(x)._data, [5, 5])
     weights.append(tg.full((2,), 3.0))
-    np.testing.assert_array_equal(c(x).data, [15, 15])
+    np.testing.assert_array_equal(c(x)._data, [15, 15])
     assert c.cache_info().hits == 1
 
 

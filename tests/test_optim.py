@@ -193,7 +193,7 @@ def test_load_state_dict_copies_and_casts():
     state = opt2.state[w2]
     assert state["exp_avg"].dtype == np.float64  # cast to the parameter's dtype
     assert state["step"].dtype == np.float32  # step keeps its own dtype
-    assert state["exp_avg"].data is not sd["state"][0]["exp_avg"].data
+    assert state["exp_avg"]._data is not sd["state"][0]["exp_avg"]._data
     w2.grad = tg.ones(2, dtype=tg.float64)
     opt2.step()
     np.testing.assert_array_equal(sd["state"][0]["step"].numpy(), 1.0)  # source untouched
@@ -210,13 +210,13 @@ def test_load_state_dict_mismatch_raises():
 
 def test_updates_are_in_place_and_bump_the_version_once():
     w, b = _params(tg)
-    w_array = w.data
+    w_array = w._data
     opt = tg.optim.SGD([w, b], lr=0.1, momentum=0.9, weight_decay=0.1, maximize=True)
     _loss(tg, w, b, tg.tensor(X), tg.tensor(Y)).backward()
     grad_before = w.grad.numpy().copy()
     version = w._version
     opt.step()
-    assert w.data is w_array
+    assert w._data is w_array
     assert w._version == version + 1
     np.testing.assert_array_equal(w.grad.numpy(), grad_before)  # the gradient is not modified
     assert w.is_leaf and w.requires_grad and w.grad_fn is None
@@ -244,9 +244,9 @@ def test_zero_grad():
     w = tg.tensor([1.0, 2.0], requires_grad=True)
     opt = tg.optim.SGD([w], lr=0.1)
     (w * w).sum().backward()
-    grad_array = w.grad.data
+    grad_array = w.grad._data
     opt.zero_grad(set_to_none=False)
-    assert w.grad.data is grad_array
+    assert w.grad._data is grad_array
     np.testing.assert_array_equal(w.grad.numpy(), [0.0, 0.0])
     opt.zero_grad()
     assert w.grad is None

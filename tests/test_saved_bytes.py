@@ -65,7 +65,7 @@ def test_arrays_inside_captured_containers_count():
         assert kept is not None
         return (g,)
 
-    y = make_result(x.data * 2, (x,), backward, "TupleBackward")
+    y = make_result(x._data * 2, (x,), backward, "TupleBackward")
     assert saved_bytes(y) == 3 * 10 * 4
 
 

@@ -79,7 +79,7 @@ def test_loaded_tensors_are_plain_leaves_that_own_their_memory(tmp_path):
     loaded = tg.load(tmp_path / "f")
     for t in loaded.values():
         assert t.is_leaf and not t.requires_grad and t.grad_fn is None
-        assert t.data.flags.owndata and t.data.flags.writeable
+        assert t._data.flags.owndata and t._data.flags.writeable
     np.testing.assert_array_equal(loaded["y"].numpy(), y.detach().numpy() * 1)
 
 

@@ -66,7 +66,7 @@ def test_requires_grad_rules():
         y.requires_grad_(False)
     assert (x > 0).dtype == tg.bool and not (x > 0).requires_grad
     d = y.detach()
-    assert d.is_leaf and not d.requires_grad and np.shares_memory(d.data, y.data)
+    assert d.is_leaf and not d.requires_grad and np.shares_memory(d._data, y._data)
 
 
 def test_conversions():

@@ -191,7 +191,7 @@ def _encode_array(value, arrays: list, memo: dict, where: str):
     kind = "tensor" if isinstance(value, Tensor) else "ndarray"
     if isinstance(value, np.generic):
         kind = "npscalar"
-    array = value.data if isinstance(value, Tensor) else value
+    array = value._data if isinstance(value, Tensor) else value
     if _backend.device_of(array) != "cpu":
         array = array.get()
     array = np.asarray(array)

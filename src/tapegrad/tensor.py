@@ -52,7 +52,7 @@ def _is_internal(filename: str) -> bool:
 def _as_array(data, dtype, device):
     """Convert user data to an array; Python floats take the default float dtype."""
     if isinstance(data, Tensor):
-        data = data.data
+        data = data._data
     xp = _backend.namespace_for_device(device)
     if xp is np and isinstance(data, np.ndarray):
         # Copy with ndarray methods, which keep the graph cache's tracing subclass
@@ -87,7 +87,7 @@ class Tensor:
     """
 
     __slots__ = (
-        "data",
+        "_data",
         "grad",
         "grad_fn",
         "_rg",
@@ -123,7 +123,7 @@ class Tensor:
         elif RETRACE[0] is not None:
             array = RETRACE[0](array)
         # Inlined _init: this runs once per op result.
-        t.data = array
+        t._data = array
         t.grad = None
         t.grad_fn = None
         t._rg = False
@@ -139,37 +139,51 @@ class Tensor:
     # -- basic attributes --------------------------------------------------------------------
 
     @property
+    def data(self) -> Tensor:
+        """A Tensor sharing this tensor's memory, detached from the graph (as in PyTorch).
+
+        Changes made through it (``p.data.add_(g)``) are not recorded and do not bump this
+        tensor's version counter. The raw array is ``numpy()`` (``_data`` inside tapegrad).
+        """
+        return Tensor._wrap(self._data)
+
+    @data.setter
+    def data(self, value) -> None:
+        _set_data(self, value)
+
+
+    @property
     def shape(self) -> tuple:
-        return self.data.shape
+        return self._data.shape
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     def dim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def device(self) -> str:
-        return _backend.device_of(self.data)
+        return _backend.device_of(self._data)
 
     def size(self, dim: int | None = None):
         """The shape, or the length of dimension ``dim``."""
         if dim is None:
-            return self.data.shape
-        return self.data.shape[_check_dim(dim, self.data.ndim, "size")]
+            return self._data.shape
+        return self._data.shape[_check_dim(dim, self._data.ndim, "size")]
 
     def numel(self) -> int:
-        return int(self.data.size)
+        return int(self._data.size)
 
     def __len__(self) -> int:
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     @property
     def is_leaf(self) -> bool:
@@ -198,9 +212,9 @@ class Tensor:
                     "use .detach() to get a tensor that does not require grad"
                 )
             return self
-        if requires_grad and not _dtypes.is_floating(self.data.dtype):
+        if requires_grad and not _dtypes.is_floating(self._data.dtype):
             raise RuntimeError(
-                f"only floating point tensors can require gradients, got dtype {self.data.dtype}"
+                f"only floating point tensors can require gradients, got dtype {self._data.dtype}"
             )
         self._rg = requires_grad
         return self
@@ -234,38 +248,38 @@ class Tensor:
                 "can't call numpy() on a tensor that requires grad; use tensor.detach().numpy()"
             )
         _notify_read(self, "numpy")
-        data = self.data
+        data = self._data
         if _backend.device_of(data) != "cpu":
             return data.get()
         return data
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise ValueError(
-                f"item() needs a tensor with one element, got shape {tuple(self.data.shape)}"
+                f"item() needs a tensor with one element, got shape {tuple(self._data.shape)}"
             )
         _notify_read(self, "item")
-        return self.data.item()
+        return self._data.item()
 
     def tolist(self):
         _notify_read(self, "tolist")
-        return self.data.tolist()
+        return self._data.tolist()
 
     def __array__(self, dtype=None, copy=None):
         _notify_read(self, "__array__")
-        data = self.data if _backend.device_of(self.data) == "cpu" else self.data.get()
+        data = self._data if _backend.device_of(self._data) == "cpu" else self._data.get()
         if dtype is not None and data.dtype != dtype:
             return data.astype(dtype)
         return data
 
     def __bool__(self) -> bool:
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise RuntimeError(
-                f"the truth value of a tensor with {self.data.size} elements is ambiguous"
+                f"the truth value of a tensor with {self._data.size} elements is ambiguous"
             )
         _notify_read(self, "bool")
-        return bool(self.data)
+        return bool(self._data)
 
     def __float__(self) -> float:
         return float(self.item())
@@ -274,20 +288,20 @@ class Tensor:
         return int(self.item())
 
     def __index__(self) -> int:
-        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     __hash__ = object.__hash__
 
     def __iter__(self):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        for i in range(self.data.shape[0]):
+        for i in range(self._data.shape[0]):
             yield self[i]
 
     def __repr__(self) -> str:
-        data = self.data if _backend.device_of(self.data) == "cpu" else self.data.get()
+        data = self._data if _backend.device_of(self._data) == "cpu" else self._data.get()
         body = np.array2string(
             data, separator=", ", prefix="tensor(", precision=4, suppress_small=False
         )
@@ -308,7 +322,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A new leaf sharing this tensor's data (and version counter), outside any graph."""
-        t = Tensor._wrap(self.data)
+        t = Tensor._wrap(self._data)
         t._vc = self._vc
         return t
 
@@ -379,7 +393,7 @@ class Tensor:
             result = _to_device(result, str(device))
         if dtype is not None:
             dtype = _dtypes.to_dtype(dtype)
-            if dtype != result.data.dtype:
+            if dtype != result._data.dtype:
                 result = result._cast(dtype)
         if copy and result is self:
             result = self.clone()
@@ -407,17 +421,17 @@ class Tensor:
         return self.to("cuda")
 
     def is_floating_point(self) -> bool:
-        return _dtypes.is_floating(self.data.dtype)
+        return _dtypes.is_floating(self._data.dtype)
 
     def is_contiguous(self) -> bool:
-        return bool(self.data.flags.c_contiguous)
+        return bool(self._data.flags.c_contiguous)
 
 
 _new = object.__new__
 
 
 def _init(t: Tensor, array) -> None:
-    t.data = array
+    t._data = array
     t.grad = None
     t.grad_fn = None
     t._rg = False
@@ -428,6 +442,27 @@ def _init(t: Tensor, array) -> None:
     t._post_hooks = None
     t._retains_grad = False
     t._base = None
+
+
+def _set_data(t: Tensor, value) -> None:
+    """``t.data = value``: swap the array behind ``t``, keeping it a leaf with its grad/hooks."""
+    if isinstance(value, Tensor):
+        array = value._data
+    elif isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__"):
+        array = value
+    else:
+        raise TypeError(
+            f"data must be a Tensor or an array, got {type(value).__name__} "
+            "(wrap it with tapegrad.tensor(...) first)"
+        )
+    if t._rg and not _dtypes.is_floating(array.dtype):
+        raise RuntimeError(
+            f"data set to a tensor of dtype {array.dtype}, but the tensor requires grad and "
+            f"has dtype {t._data.dtype}; only floating point data can back a tensor that "
+            "requires grad"
+        )
+    t._data = array
+    t._vc.value += 1
 
 
 def _check_dim(dim, ndim: int, op: str) -> int:
@@ -449,7 +484,7 @@ def _to_device(t: Tensor, device: str) -> Tensor:
             "move the leaves before building the graph"
         )
     xp = _backend.namespace_for_device(device)
-    data = t.data.get() if hasattr(t.data, "get") else t.data
+    data = t._data.get() if hasattr(t._data, "get") else t._data
     return Tensor._wrap(xp.asarray(data))
 
 

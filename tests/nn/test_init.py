@@ -51,18 +51,18 @@ def test_random_init_statistics(fn, kwargs, bound, std):
     assert fn(t, **kwargs) is t
     assert t._version > v
     assert t.dtype == tg.float32
-    assert t.data.std() == pytest.approx(std, rel=0.03)
+    assert t._data.std() == pytest.approx(std, rel=0.03)
     if bound is not None:
-        assert np.abs(t.data).max() <= bound
+        assert np.abs(t._data).max() <= bound
 
 
 def test_constant_inits_and_generator():
     t = tg.empty(3, 2)
-    np.testing.assert_array_equal(init.zeros_(t).data, 0)
-    np.testing.assert_array_equal(init.ones_(t).data, 1)
-    np.testing.assert_array_equal(init.constant_(t, 0.5).data, 0.5)
-    a = init.normal_(tg.empty(5), generator=tg.Generator(7)).data.copy()
-    b = init.normal_(tg.empty(5), generator=tg.Generator(7)).data.copy()
+    np.testing.assert_array_equal(init.zeros_(t)._data, 0)
+    np.testing.assert_array_equal(init.ones_(t)._data, 1)
+    np.testing.assert_array_equal(init.constant_(t, 0.5)._data, 0.5)
+    a = init.normal_(tg.empty(5), generator=tg.Generator(7))._data.copy()
+    b = init.normal_(tg.empty(5), generator=tg.Generator(7))._data.copy()
     np.testing.assert_array_equal(a, b)
 
 
@@ -72,7 +72,7 @@ def test_manual_seed_makes_models_reproducible():
     tg.manual_seed(42)
     m2 = tg.nn.Sequential(tg.nn.Conv2d(1, 2, 3), tg.nn.Linear(4, 3))
     for p1, p2 in zip(m1.parameters(), m2.parameters(), strict=True):
-        np.testing.assert_array_equal(p1.data, p2.data)
+        np.testing.assert_array_equal(p1._data, p2._data)
 
 
 @pytest.mark.parametrize(
@@ -86,15 +86,15 @@ def test_default_init_bounds_as_torch(layer, torch_mod):
         fan_in = (
             int(np.prod(p.shape[1:])) if name == "weight" else int(np.prod(ours.weight.shape[1:]))
         )
-        assert np.abs(p.data).max() <= 1 / math.sqrt(fan_in) + 1e-7
-        assert np.abs(p.data).max() > 0.8 / math.sqrt(fan_in)  # the full range is used
+        assert np.abs(p._data).max() <= 1 / math.sqrt(fan_in) + 1e-7
+        assert np.abs(p._data).max() > 0.8 / math.sqrt(fan_in)  # the full range is used
         assert bound <= 1 / math.sqrt(fan_in) + 1e-7
 
 
 def test_norm_and_embedding_defaults(torch_mod):
     bn = tg.nn.BatchNorm2d(3)
-    np.testing.assert_array_equal(bn.weight.data, 1)
-    np.testing.assert_array_equal(bn.bias.data, 0)
+    np.testing.assert_array_equal(bn.weight._data, 1)
+    np.testing.assert_array_equal(bn.bias._data, 0)
     emb = tg.nn.Embedding(100, 20, padding_idx=3)
-    np.testing.assert_array_equal(emb.weight.data[3], 0)
-    assert emb.weight.data.std() == pytest.approx(1.0, rel=0.05)
+    np.testing.assert_array_equal(emb.weight._data[3], 0)
+    assert emb.weight._data.std() == pytest.approx(1.0, rel=0.05)

@@ -109,10 +109,10 @@ def test_max_pool2d_return_indices(torch_mod, args):
     x = np.round(rng.standard_normal((2, 2, 7, 7)))  # ties: the first maximum's index
     out, idx = F.max_pool2d(tg.tensor(x), *args, return_indices=True)
     ref, ridx = torch_mod.nn.functional.max_pool2d(torch_mod.tensor(x), *args, return_indices=True)
-    np.testing.assert_array_equal(idx.data, ridx.numpy())
-    np.testing.assert_allclose(out.data, ref.numpy())
+    np.testing.assert_array_equal(idx._data, ridx.numpy())
+    np.testing.assert_allclose(out._data, ref.numpy())
     out, idx = F.max_pool2d(tg.tensor(x[0]), *args, return_indices=True)  # unbatched
-    np.testing.assert_array_equal(idx.data, ridx.numpy()[0])
+    np.testing.assert_array_equal(idx._data, ridx.numpy()[0])
 
 
 @pytest.mark.parametrize("kernel", [2, 3])
@@ -131,7 +131,7 @@ def test_max_pool2d_tiled_backward_keeps_infinite_grads_on_the_maxima(torch_mod)
     xr = torch_mod.tensor(x, requires_grad=True)
     F.max_pool2d(xt, 2).backward(tg.tensor(g))
     torch_mod.nn.functional.max_pool2d(xr, 2).backward(torch_mod.tensor(g))
-    np.testing.assert_array_equal(xt.grad.data, xr.grad.numpy())
+    np.testing.assert_array_equal(xt.grad._data, xr.grad.numpy())
 
 
 def test_max_pool2d_gradcheck():
@@ -291,8 +291,8 @@ def test_activation_gradgradcheck(fn):
 
 def test_softmax_is_stable_for_large_inputs():
     x = tg.tensor([[1000.0, 0.0, -1000.0]])
-    assert np.isfinite(F.softmax(x, 1).data).all()
-    assert np.isfinite(F.log_softmax(x, 1).data).all()
+    assert np.isfinite(F.softmax(x, 1)._data).all()
+    assert np.isfinite(F.log_softmax(x, 1)._data).all()
 
 
 def test_dropout_train_eval_and_seed():
@@ -300,16 +300,16 @@ def test_dropout_train_eval_and_seed():
     drop = tg.nn.Dropout(0.25)
     tg.manual_seed(3)
     y = drop(x)
-    kept = y.data != 0
+    kept = y._data != 0
     assert abs(kept.mean() - 0.75) < 0.05
-    np.testing.assert_allclose(y.data[kept], 1 / 0.75)
+    np.testing.assert_allclose(y._data[kept], 1 / 0.75)
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.data, y.data)  # gradient = mask / (1 - p)
+    np.testing.assert_allclose(x.grad._data, y._data)  # gradient = mask / (1 - p)
     tg.manual_seed(3)
-    np.testing.assert_array_equal(drop(x).data, y.data)
+    np.testing.assert_array_equal(drop(x)._data, y._data)
     drop.eval()
     assert drop(x) is x
-    assert (F.dropout(x, 1.0).data == 0).all()
+    assert (F.dropout(x, 1.0)._data == 0).all()
     with pytest.raises(ValueError, match="between 0 and 1"):
         tg.nn.Dropout(1.5)
 
@@ -321,11 +321,11 @@ def test_embedding_matches_torch(torch_mod):
         theirs = torch_mod.nn.Embedding(5, 3, padding_idx=pad).double()
         ours.load_state_dict({"weight": theirs.weight.detach().numpy()})
         out, ref = ours(tg.tensor(idx)), theirs(torch_mod.tensor(idx))
-        np.testing.assert_allclose(out.data, ref.detach().numpy())
+        np.testing.assert_allclose(out._data, ref.detach().numpy())
         gy = rng.standard_normal(out.shape)
         out.backward(tg.tensor(gy))
         ref.backward(torch_mod.tensor(gy))
-        np.testing.assert_allclose(ours.weight.grad.data, theirs.weight.grad.numpy())
+        np.testing.assert_allclose(ours.weight.grad._data, theirs.weight.grad.numpy())
     w = tg.randn(5, 3, dtype=tg.float64, requires_grad=True)
     assert gradgradcheck(lambda w: F.embedding(tg.tensor(idx), w, padding_idx=0), (w,))
     with pytest.raises(IndexError, match="out of range"):
@@ -337,12 +337,12 @@ def test_pad_one_hot(torch_mod):
     for p in ((1, 2), (1, 0, 0, 2), (-1, 1, 2, 0)):
         ours = F.pad(tg.tensor(x), p, value=0.5)
         ref = torch_mod.nn.functional.pad(torch_mod.tensor(x), p, value=0.5)
-        np.testing.assert_allclose(ours.data, ref.numpy())
+        np.testing.assert_allclose(ours._data, ref.numpy())
     xt = tg.tensor(x, requires_grad=True)
     assert gradgradcheck(lambda x: F.pad(x, (1, 2, -1, 1)), (xt,))
     t = np.array([0, 2, 1])
     np.testing.assert_array_equal(
-        F.one_hot(tg.tensor(t)).data, torch_mod.nn.functional.one_hot(torch_mod.tensor(t)).numpy()
+        F.one_hot(tg.tensor(t))._data, torch_mod.nn.functional.one_hot(torch_mod.tensor(t)).numpy()
     )
     assert F.one_hot(tg.tensor(t), 5).shape == (3, 5)
     with pytest.raises(RuntimeError, match="smaller than num_classes"):
@@ -378,17 +378,17 @@ def test_max_pool2d_nan_wins_like_torch(torch_mod):
     xt = tg.tensor(x, requires_grad=True)
     xr = torch_mod.tensor(x, requires_grad=True)
     out, ref = F.max_pool2d(xt, 2), torch_mod.nn.functional.max_pool2d(xr, 2)
-    np.testing.assert_array_equal(np.isnan(out.data), np.isnan(ref.detach().numpy()))
+    np.testing.assert_array_equal(np.isnan(out._data), np.isnan(ref.detach().numpy()))
     out.sum().backward()
     ref.sum().backward()
-    np.testing.assert_array_equal(xt.grad.data, xr.grad.numpy())
+    np.testing.assert_array_equal(xt.grad._data, xr.grad.numpy())
 
 
 def test_conv_and_pool_results_are_channels_last_views():
     """Note [Channels-last convolution]: results are NHWC in memory, (N, C, H, W) in shape."""
     y = F.max_pool2d(F.conv2d(tg.randn(2, 3, 6, 6), tg.randn(4, 3, 3, 3), padding=1), 2)
     assert y.shape == (2, 4, 3, 3)
-    assert y.data.transpose(0, 2, 3, 1).flags.c_contiguous
+    assert y._data.transpose(0, 2, 3, 1).flags.c_contiguous
 
 
 def test_softplus_module_matches_torch(torch_mod):

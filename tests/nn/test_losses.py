@@ -17,11 +17,11 @@ def _both(torch, fn_ours, fn_theirs, x, *args_np, atol=1e-10):
     conv_o = [tg.tensor(a) if isinstance(a, np.ndarray) else a for a in args_np]
     conv_t = [torch.tensor(a) if isinstance(a, np.ndarray) else a for a in args_np]
     out, ref = fn_ours(xo, *conv_o), fn_theirs(xt, *conv_t)
-    np.testing.assert_allclose(out.data, ref.detach().numpy(), atol=atol, rtol=atol)
+    np.testing.assert_allclose(out._data, ref.detach().numpy(), atol=atol, rtol=atol)
     gy = rng.standard_normal(ref.shape)
     out.backward(tg.tensor(gy, dtype=out.dtype))
     ref.backward(torch.tensor(gy, dtype=ref.dtype))
-    np.testing.assert_allclose(xo.grad.data, xt.grad.numpy(), atol=atol, rtol=atol)
+    np.testing.assert_allclose(xo.grad._data, xt.grad.numpy(), atol=atol, rtol=atol)
 
 
 CE_CASES = [

@@ -72,10 +72,10 @@ def test_setattr_errors():
 def test_state_dict_round_trip_and_sharing():
     a, b = Block(), Block()
     for p in a.parameters():
-        p.data[...] = np.random.default_rng(0).standard_normal(p.shape)
+        p._data[...] = np.random.default_rng(0).standard_normal(p.shape)
     sd = a.state_dict()
     assert "cache" not in sd and "steps" in sd
-    assert np.shares_memory(sd["fc.weight"].data, a.fc.weight.data)
+    assert np.shares_memory(sd["fc.weight"]._data, a.fc.weight._data)
     assert sd["fc.weight"].grad_fn is None and not sd["fc.weight"].requires_grad
     version = b.fc.weight._version
     result = b.load_state_dict(sd)
@@ -83,15 +83,15 @@ def test_state_dict_round_trip_and_sharing():
     assert b.fc.weight._version > version
     for (k, v), (k2, v2) in zip(a.state_dict().items(), b.state_dict().items(), strict=True):
         assert k == k2
-        np.testing.assert_array_equal(v.data, v2.data)
+        np.testing.assert_array_equal(v._data, v2._data)
         if k != "fc.weight":
             continue
-        assert not np.shares_memory(v.data, v2.data)
+        assert not np.shares_memory(v._data, v2._data)
 
 
 def test_load_state_dict_strict_errors():
     m = nn.Linear(3, 2)
-    sd = {k: v.data.copy() for k, v in m.state_dict().items()}
+    sd = {k: v._data.copy() for k, v in m.state_dict().items()}
     sd["extra"] = np.zeros(1)
     del sd["bias"]
     with pytest.raises(RuntimeError) as err:
@@ -101,10 +101,10 @@ def test_load_state_dict_strict_errors():
     assert 'Unexpected key(s) in state_dict: "extra"' in msg
     result = m.load_state_dict(sd, strict=False)
     assert result.missing_keys == ["bias"] and result.unexpected_keys == ["extra"]
-    before = m.weight.data.copy()
+    before = m.weight._data.copy()
     with pytest.raises(RuntimeError, match=r"size mismatch for weight.*\[3, 3\].*\[2, 3\]"):
         m.load_state_dict({"weight": np.ones((3, 3)), "bias": np.ones(2)}, strict=False)
-    np.testing.assert_array_equal(m.weight.data, before)  # nothing was modified
+    np.testing.assert_array_equal(m.weight._data, before)  # nothing was modified
 
 
 def test_train_eval_zero_grad_requires_grad():
@@ -117,7 +117,7 @@ def test_train_eval_zero_grad_requires_grad():
     m(tg.ones(4, 2)).sum().backward()
     g = m[0].weight.grad
     m.zero_grad(set_to_none=False)
-    assert m[0].weight.grad is g and (g.data == 0).all()
+    assert m[0].weight.grad is g and (g._data == 0).all()
     m.zero_grad()
     assert m[0].weight.grad is None
     m.requires_grad_(False)
@@ -143,11 +143,11 @@ def test_forward_hooks():
     h1 = m.register_forward_pre_hook(lambda mod, args: (args[0] * 0,))
     h2 = m.register_forward_hook(lambda mod, args, out: calls.append(out.shape) or out + 1)
     out = m(tg.ones(1, 2))
-    np.testing.assert_allclose(out.data, m.bias.data[None] + 1, rtol=1e-6)
+    np.testing.assert_allclose(out._data, m.bias._data[None] + 1, rtol=1e-6)
     assert calls == [(1, 2)]
     h1.remove()
     h2.remove()
-    np.testing.assert_allclose(m(tg.zeros(1, 2)).data, m.bias.data[None], rtol=1e-6)
+    np.testing.assert_allclose(m(tg.zeros(1, 2))._data, m.bias._data[None], rtol=1e-6)
     assert calls == [(1, 2)]
 
 
@@ -176,24 +176,24 @@ def test_parameter():
     t = tg.randn(2, 3)
     p = nn.Parameter(t)
     assert isinstance(p, tg.Tensor) and p.requires_grad and p.is_leaf
-    assert np.shares_memory(p.data, t.data)
+    assert np.shares_memory(p._data, t._data)
     assert repr(p).startswith("Parameter containing:\ntensor(")
     assert not nn.Parameter(tg.zeros(1), requires_grad=False).requires_grad
     y = (p * 2 + p).sum()  # ops treat a Parameter as a Tensor
     assert type(y) is tg.Tensor
     y.backward()
-    np.testing.assert_allclose(p.grad.data, np.full((2, 3), 3.0))
+    np.testing.assert_allclose(p.grad._data, np.full((2, 3), 3.0))
     q = copy.deepcopy(p)
-    assert isinstance(q, nn.Parameter) and not np.shares_memory(q.data, p.data)
+    assert isinstance(q, nn.Parameter) and not np.shares_memory(q._data, p._data)
 
 
 def test_deepcopy_module():
     m = Block()
     m2 = copy.deepcopy(m)
     assert m2.fc.weight is not m.fc.weight
-    np.testing.assert_array_equal(m2.fc.weight.data, m.fc.weight.data)
+    np.testing.assert_array_equal(m2.fc.weight._data, m.fc.weight._data)
     x = tg.randn(4, 3)
-    np.testing.assert_allclose(m2(x).data, m(x).data, rtol=1e-6)
+    np.testing.assert_allclose(m2(x)._data, m(x)._data, rtol=1e-6)
 
 
 def test_containers():
@@ -249,8 +249,8 @@ def test_small_model_trains_above_95_percent():
             loss.backward()
             with tg.no_grad():
                 for p in model.parameters():
-                    p.data -= lr * p.grad.data
+                    p._data -= lr * p.grad._data
     model.eval()
     with tg.no_grad():
-        pred = model(tg.tensor(x)).data.argmax(axis=1)
+        pred = model(tg.tensor(x))._data.argmax(axis=1)
     assert (pred == y).mean() > 0.95

@@ -189,9 +189,9 @@ def _check(node, in_grads, incoming) -> None:
     if not (_STATE["anomaly"] and _STATE["check_nan"]):
         return
     for i, g in enumerate(in_grads):
-        if g is None or g.data.dtype.kind not in "fc":
+        if g is None or g._data.dtype.kind not in "fc":
             continue
-        data = g.data
+        data = g._data
         finite = np.isfinite(data)
         if finite.all():
             continue
@@ -207,7 +207,7 @@ def _masked_branch_hint(node, bad, incoming) -> str:
     """Note [Masked-branch NaN]: explain a NaN that sits where the incoming gradient was 0."""
     if len(incoming) != 1 or incoming[0] is None:
         return ""
-    inc = incoming[0].data
+    inc = incoming[0]._data
     if inc.shape != bad.shape or not np.all(inc[bad] == 0):
         return ""
     consumers = [r() for r in (node.metadata or {}).get("consumers", ())]

@@ -39,7 +39,7 @@ def vjp_rows(outputs, inputs, rows, *, create_graph=False, vectorize=True):
         return [None] * len(inputs)
     outs = tuple(o for o, _ in live)
     grads = [r if create_graph or not r._rg else r.detach() for _, r in live]
-    B = grads[0].data.shape[0]
+    B = grads[0]._data.shape[0]
     if vectorize and B > 1:
         result = _try_batched(outs, inputs, grads, B, create_graph)
         if result is not None:
@@ -65,7 +65,7 @@ def _try_batched(outs, inputs, grads, B, create_graph):
 def _probe_agrees(outs, inputs, grads, B, captured) -> bool:
     """One ordinary backward on ``Σ c_b v_b`` must equal ``Σ c_b`` (batched row b)."""
     coef = np.random.default_rng(1234).standard_normal(B)
-    mixed = [Tensor._wrap(np.tensordot(coef, g.data, axes=1).astype(g.data.dtype)) for g in grads]
+    mixed = [Tensor._wrap(np.tensordot(coef, g._data, axes=1).astype(g._data.dtype)) for g in grads]
     targets = [engine._target_of(t, i) for i, t in enumerate(inputs)]
     probe = engine.run_backward(outs, mixed, True, False, targets, False)
     # Rounding differs between the rows and their combination wherever the graph computes
@@ -80,16 +80,16 @@ def _probe_agrees(outs, inputs, grads, B, captured) -> bool:
             return False
         if got is None:
             continue
-        combined = np.tensordot(coef, got.data, axes=1)
+        combined = np.tensordot(coef, got._data, axes=1)
         scale = max(
             float(np.max(np.abs(combined), initial=0.0)),
-            float(np.max(np.abs(ref.data), initial=0.0)),
+            float(np.max(np.abs(ref._data), initial=0.0)),
             1e-30,
         )
-        rtol = 1e-3 if narrow or ref.data.dtype.itemsize <= 4 else 1e-8
+        rtol = 1e-3 if narrow or ref._data.dtype.itemsize <= 4 else 1e-8
         with np.errstate(invalid="ignore"):
-            err = float(np.max(np.abs(combined - ref.data), initial=0.0))
-        if not err <= rtol * scale and not (np.isnan(err) and _same_nans(combined, ref.data)):
+            err = float(np.max(np.abs(combined - ref._data), initial=0.0))
+        if not err <= rtol * scale and not (np.isnan(err) and _same_nans(combined, ref._data)):
             return False
     return True
 
@@ -111,24 +111,24 @@ def _row_loop(outs, inputs, grads, B, create_graph):
         if all(g is None for g in acc):
             result.append(None)
             continue
-        zeros = np.zeros(t.data.shape, t.data.dtype)
+        zeros = np.zeros(t._data.shape, t._data.dtype)
         result.append(stack_rows([Tensor._wrap(zeros) if g is None else g for g in acc]))
     return result
 
 
 def _row(g: Tensor, b: int, create_graph: bool) -> Tensor:
     if create_graph and g._rg:
-        pick = np.zeros(g.data.shape[0], g.data.dtype)
+        pick = np.zeros(g._data.shape[0], g._data.dtype)
         pick[b] = 1.0
-        flat = g.reshape(graph.batched_shape((g.data.shape[0], -1)))
-        return (Tensor._wrap(pick) @ flat).reshape(graph.batched_shape(g.data.shape[1:]))
-    return Tensor._wrap(g.data[b])
+        flat = g.reshape(graph.batched_shape((g._data.shape[0], -1)))
+        return (Tensor._wrap(pick) @ flat).reshape(graph.batched_shape(g._data.shape[1:]))
+    return Tensor._wrap(g._data[b])
 
 
 def stack_rows(rows) -> Tensor:
     """Stack equally shaped Tensors along a new first dimension, differentiably."""
-    data = np.stack([r.data for r in rows])
-    shape = rows[0].data.shape
+    data = np.stack([r._data for r in rows])
+    shape = rows[0]._data.shape
     n = len(rows)
 
     def backward(g):
@@ -136,7 +136,7 @@ def stack_rows(rows) -> Tensor:
         flat = g.reshape(graph.batched_shape((n, -1)))
         out = []
         for b in range(n):
-            pick = np.zeros(n, g.data.dtype)
+            pick = np.zeros(n, g._data.dtype)
             pick[b] = 1.0
             out.append((Tensor._wrap(pick) @ flat).reshape(graph.batched_shape(shape)))
         return tuple(out)
@@ -163,17 +163,17 @@ def batched_grad(
     for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
         if not isinstance(o, Tensor) or not o._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad")
-        if not isinstance(g, Tensor) or g.data.shape[1:] != o.data.shape:
+        if not isinstance(g, Tensor) or g._data.shape[1:] != o._data.shape:
             shape = list(getattr(g, "shape", ()))
             raise RuntimeError(
                 f"is_grads_batched: grad_outputs[{i}] of shape {shape} should be "
                 f"[B] + {list(o.shape)}"
             )
-        rows.append(g if g.data.dtype == o.data.dtype else g._cast(o.data.dtype))
+        rows.append(g if g._data.dtype == o._data.dtype else g._cast(o._data.dtype))
     for i, t in enumerate(inputs):
         engine._target_of(t, i)
     result = vjp_rows(outputs, inputs, rows, create_graph=create_graph)
-    B = rows[0].data.shape[0]
+    B = rows[0]._data.shape[0]
     out = engine.fill_unused(inputs, result, allow_unused, materialize_grads, batch=(B,))
     if not (create_graph if retain_graph is None else retain_graph):
         for node in graph.iter_graph(outputs):

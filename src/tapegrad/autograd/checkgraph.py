@@ -57,7 +57,7 @@ def _replay_from_frames(node, frame) -> None:
             loc = make_frame.f_locals
             out = loc.get("out", None)
             outs = (out,) if isinstance(out, Tensor) else loc.get("outs")
-            output = tuple(o.data for o in outs) if outs else None
+            output = tuple(o._data for o in outs) if outs else None
             attach_replay(node, fn, args, kwargs, output)
             return
         frame = frame.f_back
@@ -158,7 +158,7 @@ def check_graph(output, *, eps=1e-6, rtol=1e-4, atol=1e-6, seed=0, raise_excepti
 
 
 def _float64(t: Tensor, requires_grad: bool) -> Tensor:
-    data = t.data.astype(np.float64) if t.data.dtype.kind == "f" else t.data
+    data = t._data.astype(np.float64) if t._data.dtype.kind == "f" else t._data
     leaf = Tensor._wrap(np.array(data, copy=True))
     return leaf.requires_grad_(True) if requires_grad else leaf
 
@@ -180,7 +180,7 @@ def _check_node(node, rng, eps, rtol, atol):
     leaves = []
 
     def to64(t):
-        need = t.requires_grad and t.data.dtype.kind == "f"
+        need = t.requires_grad and t._data.dtype.kind == "f"
         leaf = _float64(t, need)
         if need:
             leaves.append(leaf)
@@ -195,7 +195,7 @@ def _check_node(node, rng, eps, rtol, atol):
         with enable_grad():
             res = fn(*args64, **kwargs64)
         res = res if isinstance(res, tuple) else (res,)
-        return [r for r in res if isinstance(r, Tensor) and r.data.dtype.kind == "f"]
+        return [r for r in res if isinstance(r, Tensor) and r._data.dtype.kind == "f"]
 
     try:
         outs = run()
@@ -203,8 +203,8 @@ def _check_node(node, rng, eps, rtol, atol):
         return None
     if recorded is not None and not _reproduces(outs, recorded):
         return None
-    weights = [rng.uniform(-1, 1, o.data.shape) for o in outs]
-    directions = [rng.standard_normal(t.data.shape) for t in leaves]
+    weights = [rng.uniform(-1, 1, o._data.shape) for o in outs]
+    directions = [rng.standard_normal(t._data.shape) for t in leaves]
 
     def loss(rs):
         total = None
@@ -215,23 +215,23 @@ def _check_node(node, rng, eps, rtol, atol):
 
     total = loss(outs)
     grads = engine.grad(total, leaves, allow_unused=True) if total.requires_grad else ()
-    analytic = sum(float(np.sum(g.data * u)) for g, u in zip(grads, directions) if g is not None)
-    originals = [t.data.copy() for t in leaves]
+    analytic = sum(float(np.sum(g._data * u)) for g, u in zip(grads, directions) if g is not None)
+    originals = [t._data.copy() for t in leaves]
 
     def value(sign):
         for t, x0, u in zip(leaves, originals, directions):
-            t.data[...] = x0 + sign * eps * u
+            t._data[...] = x0 + sign * eps * u
         with no_grad():
-            return float(loss(run()).data)
+            return float(loss(run())._data)
 
     try:
         numeric = (value(1.0) - value(-1.0)) / (2 * eps)
     finally:
         for t, x0 in zip(leaves, originals):
-            t.data[...] = x0
+            t._data[...] = x0
     if abs(analytic - numeric) <= atol + rtol * max(abs(numeric), abs(analytic)):
         return None
-    in_shapes = [t.data.shape for t in leaves]
+    in_shapes = [t._data.shape for t in leaves]
     out_shapes = [m[0] for m in node._out_meta]
     return NodeReport(node, in_shapes, out_shapes, analytic, numeric)
 
@@ -240,9 +240,9 @@ def _reproduces(outs, recorded) -> bool:
     if len(outs) < len([r for r in recorded if r.dtype.kind == "f"]):
         return False
     for o, r in zip(outs, (r for r in recorded if r.dtype.kind == "f")):
-        if o.data.shape != r.shape:
+        if o._data.shape != r.shape:
             return False
         tol = 1e-4 if r.dtype.itemsize <= 4 else 1e-9
-        if not np.allclose(o.data, r, rtol=tol, atol=tol, equal_nan=True):
+        if not np.allclose(o._data, r, rtol=tol, atol=tol, equal_nan=True):
             return False
     return True

@@ -119,7 +119,7 @@ def fill_unused(inputs, grads, allow_unused, materialize_grads, batch=()):
                     "outputs; pass allow_unused=True if this is expected"
                 )
             if materialize_grads:
-                g = Tensor._wrap(np.zeros(batch + t.data.shape, t.data.dtype))
+                g = Tensor._wrap(np.zeros(batch + t._data.shape, t._data.dtype))
         result.append(g)
     return tuple(result)
 
@@ -152,22 +152,22 @@ def _root_grads(roots, grad_tensors, create_graph):
                 "without requires_grad=True?)"
             )
         if g is None:
-            if root.data.size != 1:
+            if root._data.size != 1:
                 raise RuntimeError(
                     f"grad can be implicitly created only for scalar outputs; this output has "
                     f"shape {list(root.shape)}: pass gradient= (a tensor of that shape)"
                 )
-            g = Tensor._wrap(np.ones(root.data.shape, root.data.dtype))
+            g = Tensor._wrap(np.ones(root._data.shape, root._data.dtype))
         else:
             if not isinstance(g, Tensor):
-                g = Tensor._wrap(np.asarray(g, dtype=root.data.dtype))
-            if g.data.shape != root.data.shape:
+                g = Tensor._wrap(np.asarray(g, dtype=root._data.dtype))
+            if g._data.shape != root._data.shape:
                 raise RuntimeError(
                     f"mismatch in shape: gradient has shape {list(g.shape)} but output "
                     f"{i} has shape {list(root.shape)}"
                 )
-            if g.data.dtype != root.data.dtype:
-                g = Tensor._wrap(g.data.astype(root.data.dtype))
+            if g._data.dtype != root._data.dtype:
+                g = Tensor._wrap(g._data.astype(root._data.dtype))
             if not create_graph and g._rg:
                 g = g.detach()
         grads.append(g)
@@ -295,7 +295,7 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
                     if gi is not None:
                         # Inline shape/dtype check and first-arrival store: the hot path.
                         try:
-                            data = gi.data
+                            data = gi._data
                             shape, dtype = child._out_meta[nr]
                             bad = data.shape != shape or data.dtype != dtype
                         except AttributeError:
@@ -379,9 +379,9 @@ def _add_to_buffer(buffers, owned, node, nr, g, create_graph):
     elif create_graph:
         buf[nr] = old + g
     elif id(old) in owned:
-        np.add(old.data, g.data, out=old.data)
+        np.add(old._data, g._data, out=old._data)
     else:
-        new = Tensor._wrap(old.data + g.data)
+        new = Tensor._wrap(old._data + g._data)
         owned[id(new)] = new
         buf[nr] = new
 
@@ -408,21 +408,21 @@ def _check_grad(node, child, nr, g, i, prefix):
         )
     shape, dtype = child._out_meta[nr]
     if prefix:  # Note [Batched gradients]
-        if g.data.shape != prefix + shape:
+        if g._data.shape != prefix + shape:
             raise graph.BatchingError(
-                f"{node.name()} returned a gradient of shape {list(g.data.shape)} for input "
+                f"{node.name()} returned a gradient of shape {list(g._data.shape)} for input "
                 f"{i} in a batched backward; expected batch prefix {list(prefix)} + "
                 f"{list(shape)}"
             )
-        shape = g.data.shape
-    if g.data.shape != shape:
+        shape = g._data.shape
+    if g._data.shape != shape:
         raise RuntimeError(
-            f"{node.name()} returned a gradient of shape {list(g.data.shape)} for input {i}, "
+            f"{node.name()} returned a gradient of shape {list(g._data.shape)} for input {i}, "
             f"which has shape {list(shape)}"
         )
-    if g.data.dtype != dtype:
+    if g._data.dtype != dtype:
         raise RuntimeError(
-            f"{node.name()} returned a gradient of dtype {g.data.dtype} for input {i}, "
+            f"{node.name()} returned a gradient of dtype {g._data.dtype} for input {i}, "
             f"which has dtype {dtype}"
         )
 

@@ -59,7 +59,7 @@ class FunctionCtx:
         out = []
         for kind, value, nr in self._saved:
             if kind == "output" and STATE.enabled and node is not None:
-                t = Tensor._wrap(value.data)
+                t = Tensor._wrap(value._data)
                 t._vc = value._vc
                 t.grad_fn = node
                 t._output_nr = nr
@@ -178,7 +178,7 @@ class Function(metaclass=_FunctionMeta):
         saved_outputs = tuple(r for r in raw if any(t is r for t in ctx._to_save))
         backward = _make_backward(cls, ctx, args)
         outs = graph.make_results(
-            [r.data for r in raw],
+            [r._data for r in raw],
             tensor_args,
             backward,
             cls._backward_name,
@@ -265,16 +265,16 @@ def _make_backward(cls, ctx, args):
             if g is not None and not ctx.needs_input_grad[i]:
                 g = None
             if g is not None:
-                want = graph.batched_shape(args[i].data.shape)
-                if g.data.shape != want:
+                want = graph.batched_shape(args[i]._data.shape)
+                if g._data.shape != want:
                     cls_err = graph.BatchingError if graph.BATCH.prefix else RuntimeError
                     raise cls_err(
                         f"function {name} returned an invalid gradient at index {i} - got "
-                        f"shape {list(g.data.shape)} but expected shape compatible with "
+                        f"shape {list(g._data.shape)} but expected shape compatible with "
                         f"{list(want)} ({cls.__name__}.backward)"
                     )
-                if g.data.dtype != args[i].data.dtype:
-                    g = g._cast(args[i].data.dtype)
+                if g._data.dtype != args[i]._data.dtype:
+                    g = g._cast(args[i]._data.dtype)
             out.append(g)
         return tuple(out)
 
@@ -285,4 +285,4 @@ def _record_replay(node, cls, args, raw):
     """For check_graph: re-running this Function on new inputs means calling apply again."""
     from .checkgraph import attach_replay  # noqa: PLC0415 - debug tooling, loaded on demand
 
-    attach_replay(node, cls.apply, args, {}, tuple(r.data for r in raw))
+    attach_replay(node, cls.apply, args, {}, tuple(r._data for r in raw))

@@ -284,7 +284,7 @@ def jacobian_of(outputs, inputs, create_graph, strict, vectorize, fn_name="jacob
             elif create_graph:
                 blocks.append(r.reshape(shape))
             else:
-                blocks.append(Tensor._wrap(r.data.reshape(shape)))
+                blocks.append(Tensor._wrap(r._data.reshape(shape)))
         res.append(blocks)
     return res
 

@@ -39,7 +39,7 @@ def _outputs(result):
 def _reduce(outputs, weights):
     total = None
     for out, w in zip(outputs, weights):
-        if out.data.dtype.kind != "f":
+        if out._data.dtype.kind != "f":
             continue
         term = (out * w).sum()
         total = term if total is None else total + term
@@ -101,7 +101,7 @@ def gradcheck(
 
     with enable_grad():
         outputs = _outputs(fn(*inputs))
-    weights = [_weights(o.data.shape, o.data.dtype, seed + k) for k, o in enumerate(outputs)]
+    weights = [_weights(o._data.shape, o._data.dtype, seed + k) for k, o in enumerate(outputs)]
 
     with enable_grad():
         loss = _reduce(outputs, weights)
@@ -114,17 +114,17 @@ def gradcheck(
     def value():
         with no_grad():
             total = _reduce(_outputs(fn(*inputs)), weights)
-        return 0.0 if total is None else float(total.data)
+        return 0.0 if total is None else float(total._data)
 
     for (label, t), a in zip(named, analytic):
-        a = np.zeros(t.data.shape) if a is None else np.asarray(a.data, dtype=np.float64)
-        for idx in np.ndindex(*t.data.shape):
-            orig = t.data[idx].copy()
-            t.data[idx] = orig + eps
+        a = np.zeros(t._data.shape) if a is None else np.asarray(a._data, dtype=np.float64)
+        for idx in np.ndindex(*t._data.shape):
+            orig = t._data[idx].copy()
+            t._data[idx] = orig + eps
             plus = value()
-            t.data[idx] = orig - eps
+            t._data[idx] = orig - eps
             minus = value()
-            t.data[idx] = orig
+            t._data[idx] = orig
             numeric = (plus - minus) / (2 * eps)
             got = float(a[idx])
             if not abs(got - numeric) <= atol + rtol * abs(numeric) or np.isnan(got):
@@ -168,7 +168,7 @@ def gradgradcheck(
         with enable_grad():
             outputs = _outputs(fn(*args))
             weights = [
-                _weights(o.data.shape, o.data.dtype, seed + 100 + k) for k, o in enumerate(outputs)
+                _weights(o._data.shape, o._data.dtype, seed + 100 + k) for k, o in enumerate(outputs)
             ]
             loss = _reduce(outputs, weights)
             if loss is None or not loss.requires_grad:

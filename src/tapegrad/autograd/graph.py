@@ -218,7 +218,7 @@ class Node:
                 if t is not None and grads[nr] is not None:
                     g = grads[nr]
                     if t.grad is None:
-                        t.grad = g if STATE.enabled else Tensor._wrap(g.data.copy())
+                        t.grad = g if STATE.enabled else Tensor._wrap(g._data.copy())
                     else:
                         t.grad = t.grad + g
         return grads
@@ -276,13 +276,13 @@ def accumulate_into(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
     else:
         current = leaf.grad
         if current is None:
-            data = g.data
+            data = g._data
             leaf.grad = Tensor._wrap(data.copy())
-        elif current.grad_fn is None and current.data.flags.writeable:
-            current.data += g.data
+        elif current.grad_fn is None and current._data.flags.writeable:
+            current._data += g._data
             current._vc.value += 1
         else:
-            leaf.grad = Tensor._wrap(current.data + g.data)
+            leaf.grad = Tensor._wrap(current._data + g._data)
     hooks = leaf._post_hooks
     if hooks:
         for fn in list(hooks):
@@ -410,11 +410,11 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
     edges = edges_to(inputs)
     if edges is None:
         return out
-    node = Node(backward, edges, name, ((out.data.shape, out.data.dtype),))
+    node = Node(backward, edges, name, ((out._data.shape, out._data.dtype),))
     if saved:
         node._saved_versions = tuple(_version_record(t) for t in saved)
     if save_output:
-        node._saved_output = out.data
+        node._saved_output = out._data
         versions = node._saved_versions or ()
         node._saved_versions = versions + (_version_record(out),)
     if ANOMALY["enabled"]:
@@ -427,7 +427,7 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
 def _version_record(t: Tensor):
     """What a Node keeps to detect later in-place changes of a tensor it saved."""
     counter = t._vc
-    return (counter, counter.value, t.data.shape)
+    return (counter, counter.value, t._data.shape)
 
 
 def make_results(datas, inputs, backward, name, saved=None, node_type=None):
@@ -443,14 +443,14 @@ def make_results(datas, inputs, backward, name, saved=None, node_type=None):
     edges = edges_to(inputs)
     if edges is None:
         return outs
-    meta = tuple((o.data.shape, o.data.dtype) for o in outs)
+    meta = tuple((o._data.shape, o._data.dtype) for o in outs)
     node = (node_type or Node)(backward, edges, name, meta)
     if saved:
         node._saved_versions = tuple(_version_record(t) for t in saved)
     if ANOMALY["enabled"]:
         ANOMALY["record"](node)
     for nr, o in enumerate(outs):
-        if o.data.dtype.kind == "f":
+        if o._data.dtype.kind == "f":
             o.grad_fn = node
             o._rg = True
             o._output_nr = nr
@@ -465,7 +465,7 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
     """
     prefix = BATCH.prefix
     full = prefix + tuple(shape) if prefix else shape
-    gshape = g.data.shape
+    gshape = g._data.shape
     if gshape == full:
         return g
     p = len(prefix)
@@ -475,7 +475,7 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
     )
     if axes:
         g = g.sum(dim=axes, keepdim=True)
-    if g.data.shape != full:
+    if g._data.shape != full:
         g = g.reshape(full)
     return g
 

@@ -54,7 +54,7 @@ def saved_buffers(nodes) -> dict:
     param_vcs = {id(n.variable._vc) for n in nodes if type(n) is AccumulateGrad}
     param_vcs.update(id(t._vc) for t in tensors if t.grad_fn is None and t._rg)
     for t in tensors:
-        arrays.append((t.data, id(t._vc) not in param_vcs))
+        arrays.append((t._data, id(t._vc) not in param_vcs))
     param_bases = {id(base_of(a)) for a, activation in arrays if activation is False}
     counted = {}
     for array, activation in arrays:
@@ -69,7 +69,7 @@ def saved_arrays(node):
     the Tensors and the raw arrays its closure captured (for pictures and reports)."""
     tensors, arrays = [], []
     _collect_node(node, tensors, arrays)
-    return [a for a, _ in arrays] + [t.data for t in tensors]
+    return [a for a, _ in arrays] + [t._data for t in tensors]
 
 
 def _collect_node(node, tensors, arrays):

@@ -78,7 +78,7 @@ class CachedFunction:
         program = entry.program
         if program is not None:
             self._replays += 1
-            arrays = [leaf.data if type(leaf) is Tensor else leaf for leaf in leaves]
+            arrays = [leaf._data if type(leaf) is Tensor else leaf for leaf in leaves]
             if self.verify_every and self._replays % self.verify_every == 0:
                 result = self._verify(entry, arrays, args, kwargs)
             else:
@@ -205,7 +205,7 @@ def _arrays(values):
 
 def _value(v):
     if isinstance(v, Tensor):
-        return v.data
+        return v._data
     return v if isinstance(v, np.ndarray) else None
 
 
@@ -246,7 +246,7 @@ def _build(template, result):
 def _flatten(template, value, acc):
     t = type(template)
     if t is OutTensor:
-        acc.append(value.data)
+        acc.append(value._data)
     elif t is OutArray:
         acc.append(value)
     elif t is tuple or t is list:
@@ -265,7 +265,7 @@ def cache(fn=None, *, maxsize=1024, verify_every=None, modules=()):
 
     The first calls with a new signature run ``fn`` eagerly while recording every
     NumPy call that tapegrad makes for it (forward, the backward pass, gradient
-    accumulation into ``.grad``, optimizer updates done with NumPy on ``p.data`` and
+    accumulation into ``.grad``, optimizer updates done with NumPy on ``p._data`` and
     on state arrays). Once two consecutive recordings agree, later calls with that
     signature replay the recorded calls as one flat generated function on plain
     arrays: no Tensor objects, no graph, no module code.

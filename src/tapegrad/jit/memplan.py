@@ -6,7 +6,7 @@ before it runs. Arrays are grouped by *storage*: a slot that views another slot
 (``x.T``, ``x.reshape``, ``x[1:]``) shares its root's storage, and a storage is live
 from the op that allocates it to the last op that uses any slot viewing it.
 Only storage that the replay itself allocates is ever reused: arguments, state
-arrays (``p.data``, optimizer state) and constants never are, nor is any array
+arrays (``p._data``, optimizer state) and constants never are, nor is any array
 whose memory overlaps theirs. Three rewrites follow:
 
 * **In-place fusion.** ``b = f(a, ...)`` for an elementwise ufunc, where ``a`` has

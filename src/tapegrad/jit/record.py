@@ -64,12 +64,12 @@ def record(fn, args, kwargs, leaves, extra_roots, name) -> Recording:
     out = Recording()
     swaps, arg_slots, traced_args = [], [], {}
     for j, leaf in enumerate(leaves):
-        arr = leaf.data if isinstance(leaf, Tensor) else leaf
+        arr = leaf._data if isinstance(leaf, Tensor) else leaf
         tr = rec.new_slot(arr, ("arg", j))
         arg_slots.append(tr._tg_slot)
         if isinstance(leaf, Tensor):
-            swaps.append((Location(leaf, "data", "attr", f"argument {j}.data"), arr, tr))
-            leaf.data = tr
+            swaps.append((Location(leaf, "_data", "attr", f"argument {j}._data"), arr, tr))
+            leaf._data = tr
         else:
             traced_args[id(leaf)] = tr
     arg_grads = [(leaf, leaf.grad) for leaf in leaves if isinstance(leaf, Tensor)]
@@ -233,12 +233,12 @@ def _settle(rec, swaps, guards, originals, containers):
 
 
 def _settle_new_tensor(rec, t, loc, assignments):
-    slot = _slot_of_traced(rec, t.data)
+    slot = _slot_of_traced(rec, t._data)
     if slot is None:
         rec.problems.append(f"{loc} got a tensor whose data the trace did not compute")
         return
-    assignments.append((Location(t, "data", "attr", f"{loc}.data"), ("slot", slot)))
-    t.data = _plain(t.data)
+    assignments.append((Location(t, "_data", "attr", f"{loc}._data"), ("slot", slot)))
+    t._data = _plain(t._data)
     if t.grad is not None:
         rec.problems.append(f"{loc} got a tensor that has a .grad of its own")
 
@@ -260,8 +260,8 @@ def _outputs(rec, result):
 
     def visit(x):
         if isinstance(x, Tensor):
-            slot = rec._slot_of(x.data)
-            x.data = _plain(x.data)
+            slot = rec._slot_of(x._data)
+            x._data = _plain(x._data)
             outputs.append(slot)
             return OutTensor(len(outputs) - 1)
         if isinstance(x, np.ndarray):

@@ -2,7 +2,7 @@
 
 Note [Slots]
 Every array the recorded call touches gets a *slot*: an argument (bound per call),
-a state location (read at replay time from the object that held it: ``p.data``,
+a state location (read at replay time from the object that held it: ``p._data``,
 ``opt.state[p]['m']``), a constant made during the call (copied from its value at
 first use), a random draw, or the result of an op. A slot stands for one array
 object; an op that writes through ``out=``, ``fill`` or ``a[i] = v`` writes into the
@@ -187,7 +187,7 @@ class Recorder:
 
     def _check_not_a_copy(self, x):
         """Refuse a constant equal to a traced array: a copy made behind the tracer's back
-        (``np.array(t.data)``) would be baked into the program with today's values."""
+        (``np.array(t._data)``) would be baked into the program with today's values."""
         if x.size < 2 or x.dtype.kind not in "fiuc" or bool((x == x.flat[0]).all()):
             return  # uniform arrays (zeros, ones) are almost always genuine constants
         for traced in self.objects:

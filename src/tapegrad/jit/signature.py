@@ -36,7 +36,7 @@ def _part(x, leaves):
     t = type(x)
     if t is Tensor or isinstance(x, Tensor):
         leaves.append(x)
-        d = x.data
+        d = x._data
         return ("T", d.shape, d.strides, d.dtype.str, type(d), x._rg)
     if isinstance(x, np.ndarray):
         leaves.append(x)

@@ -6,7 +6,7 @@ its code names (and those of the functions it reaches), explicit ``modules=``,
 and non-tensor arguments, through object attributes, dicts, lists and tuples, and
 Tensors' ``data`` and ``grad``. It returns *locations* (a container and a key):
 
-* array locations (``p.data``, ``opt.state[p]['exp_avg']``): the recorder swaps a
+* array locations (``p._data``, ``opt.state[p]['exp_avg']``): the recorder swaps a
   tracing view into each, so in-place updates of parameters and optimizer state
   are recorded, and the replay reads the array found there at call time;
 * guard locations: Python numbers, strings, booleans (a module's ``training``
@@ -139,7 +139,7 @@ def guard_holds(loc, expected) -> bool:
 
 def _children(obj, label):
     if isinstance(obj, Tensor):
-        yield Location(obj, "data", "attr", f"{label}.data"), obj.data
+        yield Location(obj, "_data", "attr", f"{label}._data"), obj._data
         if label.endswith(".grad"):
             return  # a gradient: its own grad and requires_grad never matter
         yield Location(obj, "grad", "attr", f"{label}.grad"), obj.grad

@@ -213,34 +213,34 @@ def _bias_grad(g):
     over the leading axis of a (P, O) array is ~10x slower); a recorded sum under create_graph."""
     if STATE.enabled:
         return g.sum(dim=(0, 2, 3))
-    gm = _out_grad_matrix(g.data)
+    gm = _out_grad_matrix(g._data)
     return Tensor._wrap(np.ones(gm.shape[0], gm.dtype) @ gm)
 
 
 def conv2d(x, w, b, geom):
     """y = conv(x, w) + b for x (N, C, H, W), w (O, C/G, kh, kw), b (O,) or None."""
-    n, _, h, wd = x.data.shape
-    o, _, kh, kw = w.data.shape
+    n, _, h, wd = x._data.shape
+    o, _, kh, kw = w._data.shape
     (pt, pb), (pl, pr) = geom.pads
     out_hw = (
         out_size(h, kh, geom.stride[0], geom.dilation[0], pt, pb),
         out_size(wd, kw, geom.stride[1], geom.dilation[1], pl, pr),
     )
-    wms = _weight_matrices(w.data, geom.groups)
+    wms = _weight_matrices(w._data, geom.groups)
     og = o // geom.groups
-    prod = new_like(x.data, (n * out_hw[0] * out_hw[1], o), None, np.result_type(x.data, w.data))
-    win = _windows(x.data, (kh, kw), out_hw, geom)
+    prod = new_like(x._data, (n * out_hw[0] * out_hw[1], o), None, np.result_type(x._data, w._data))
+    win = _windows(x._data, (kh, kw), out_hw, geom)
     for rows, k, cols in _column_blocks(win, geom.groups):
         if geom.groups == 1:
             np.matmul(cols, wms[0].T, out=prod[rows])
         else:
             prod[rows, k * og : (k + 1) * og] = cols @ wms[k].T
     if b is not None:
-        prod += b.data
+        prod += b._data
     out = prod.reshape(n, out_hw[0], out_hw[1], o).transpose(0, 3, 1, 2)
     need_x, need_w = x._rg, w._rg
     need_b = b is not None and b._rg
-    x_shape, w_shape = x.data.shape, w.data.shape
+    x_shape, w_shape = x._data.shape, w._data.shape
 
     def backward(g):
         gx = conv2d_input_grad(g, w, x_shape, geom) if need_x else None
@@ -254,17 +254,17 @@ def conv2d(x, w, b, geom):
 
 def conv2d_input_grad(g, w, x_shape, geom):
     """gx = convᵀ(g, w): the gradient of conv with respect to its input."""
-    gm = _out_grad_matrix(g.data)
-    out_hw = g.data.shape[2:]
+    gm = _out_grad_matrix(g._data)
+    out_hw = g._data.shape[2:]
     if geom.groups == 1:
-        out = _input_grad_by_taps(gm, w.data, x_shape, out_hw, geom)
+        out = _input_grad_by_taps(gm, w._data, x_shape, out_hw, geom)
     else:
         og = gm.shape[1] // geom.groups
-        wms = _weight_matrices(w.data, geom.groups)
+        wms = _weight_matrices(w._data, geom.groups)
         gcols = [gm[:, k * og : (k + 1) * og] @ m for k, m in enumerate(wms)]
-        out = _col2im(gcols, x_shape, w.data.shape[2:], out_hw, geom)
+        out = _col2im(gcols, x_shape, w._data.shape[2:], out_hw, geom)
     need_g, need_w = g._rg, w._rg
-    w_shape = w.data.shape
+    w_shape = w._data.shape
 
     def backward(v):
         gg = conv2d(v, w, None, geom) if need_g else None
@@ -278,16 +278,16 @@ def conv2d_input_grad(g, w, x_shape, geom):
 def conv2d_weight_grad(x, g, w_shape, geom):
     """gw = Σ g ⊗ windows(x): the gradient of conv with respect to its weight."""
     o, cg, kh, kw = w_shape
-    gm = _out_grad_matrix(g.data)
+    gm = _out_grad_matrix(g._data)
     og = o // geom.groups
     gw = new_like(gm, (o, kh * kw * cg))
-    win = _windows(x.data, (kh, kw), g.data.shape[2:], geom)
+    win = _windows(x._data, (kh, kw), g._data.shape[2:], geom)
     for rows, k, cols in _column_blocks(win, geom.groups):
         gw[k * og : (k + 1) * og] += gm[rows, k * og : (k + 1) * og].T @ cols
     # .copy(), not np.ascontiguousarray: a method call tapegrad.jit's tracing array sees
     out = gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2).copy()
     need_x, need_g = x._rg, g._rg
-    x_shape = x.data.shape
+    x_shape = x._data.shape
 
     def backward(v):
         gx = conv2d_input_grad(g, v, x_shape, geom) if need_x else None

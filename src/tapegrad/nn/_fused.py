@@ -17,10 +17,10 @@ def linear(x, w, b=None):
 
     dx = g @ w,  dw = gᵀ @ x (over all leading dims),  db = Σ g.
     """
-    xd, wd = x.data, w.data
+    xd, wd = x._data, w._data
     out = np.matmul(xd, wd.T)
     if b is not None:
-        out += b.data
+        out += b._data
     need_x, need_w = x._rg, w._rg
     need_b = b is not None and b._rg
     x_shape = xd.shape
@@ -49,9 +49,9 @@ def embedding(idx, weight, padding_idx=None):
     if padding_idx is None:
         return take_index(weight, (idx,), True, "EmbeddingBackward", "embedding")
     keep = (idx != padding_idx)[..., None]
-    shape = weight.data.shape
+    shape = weight._data.shape
 
     def backward(g):
         return (scatter_back(g * keep, shape, (idx,), True),)
 
-    return make_result(weight.data[idx], (weight,), backward, "EmbeddingBackward")
+    return make_result(weight._data[idx], (weight,), backward, "EmbeddingBackward")

@@ -23,7 +23,7 @@ def soft_cross_entropy(x, coef, dim, reduce, offset=None):
 
     ``offset``: an optional 0-d array added to the reduced value (no gradient).
     """
-    xd = x.data
+    xd = x._data
     shifted = xd - xd.max(axis=dim, keepdims=True)
     e = np.exp(shifted)
     s = e.sum(axis=dim, keepdims=True)
@@ -51,7 +51,7 @@ def bce_with_logits(x, y, pos_weight=None):
     Computed as ``(1 − y)·x + (1 + (p − 1)·y)·softplus(−x)`` with p = pos_weight (1 if None).
     dx = (1 − y) − (1 + (p − 1)·y)·σ(−x);  dy = −x + (p − 1)·softplus(−x).
     """
-    xd, yd = x.data, y.data
+    xd, yd = x._data, y._data
     sp = np.logaddexp(0, -xd)  # softplus(−x) without overflow
     pw = 1.0 if pos_weight is None else pos_weight
     lw = 1.0 + (pw - 1.0) * yd if pos_weight is not None else 1.0

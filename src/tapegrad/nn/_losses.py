@@ -39,7 +39,7 @@ def _class_dim(x, op):
 def _weight_array(weight, n_classes, dtype, op):
     if weight is None:
         return None
-    w = weight.data if isinstance(weight, Tensor) else np.asarray(weight)
+    w = weight._data if isinstance(weight, Tensor) else np.asarray(weight)
     if w.shape != (n_classes,):
         raise RuntimeError(f"{op}: weight must have shape [{n_classes}], got {list(w.shape)}")
     if isinstance(weight, Tensor) and weight.requires_grad:
@@ -50,7 +50,7 @@ def _weight_array(weight, n_classes, dtype, op):
 def _array(x):
     """The array of a Tensor or array (as is: a traced array stays traced), else a new one."""
     if isinstance(x, Tensor):
-        return x.data
+        return x._data
     return x if isinstance(x, np.ndarray) else np.asarray(x)
 
 
@@ -133,7 +133,7 @@ def cross_entropy(
             view = [1] * x.ndim
             view[cdim] = n_classes
             coef = coef * w.reshape(view)
-        denom = x.data.size // max(n_classes, 1)
+        denom = x._data.size // max(n_classes, 1)
     else:
         coef, denom = _index_coefficients(
             x, tdata, weight, ignore_index, label_smoothing, "cross_entropy"
@@ -169,7 +169,7 @@ def mse_loss(input, target, reduction="mean"):
 def l1_loss(input, target, reduction="mean"):
     """Mean absolute error ``|input − target|`` (gradient sign(d), 0 at d = 0), reduced."""
     d = input - target
-    return _reduce(d * Tensor._wrap(np.sign(d.data)), reduction)
+    return _reduce(d * Tensor._wrap(np.sign(d._data)), reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
@@ -185,7 +185,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
         if isinstance(pos_weight, Tensor) and pos_weight.requires_grad:
             raise NotImplementedError("binary_cross_entropy_with_logits: pos_weight with grad")
         pw = np.asarray(
-            pos_weight.data if isinstance(pos_weight, Tensor) else pos_weight, dtype=input.dtype
+            pos_weight._data if isinstance(pos_weight, Tensor) else pos_weight, dtype=input.dtype
         )
     loss = _loss_ops.bce_with_logits(input, target, pw)
     if weight is not None:

@@ -31,7 +31,7 @@ def normalize(x, weight, bias, axes, param_axes, view, eps):
         ``(y, mean, var)``: the result Tensor and the batch statistics as arrays
         (``mean`` and biased ``var``, with the reduced axes kept).
     """
-    xd = x.data
+    xd = x._data
     mean = xd.mean(axis=axes, keepdims=True)
     xc = xd - mean
     var = np.mean(xc * xc, axis=axes, keepdims=True)
@@ -39,9 +39,9 @@ def normalize(x, weight, bias, axes, param_axes, view, eps):
     xhat = xc * invstd
     out = xhat
     if weight is not None:
-        out = out * weight.data.reshape(view)
+        out = out * weight._data.reshape(view)
     if bias is not None:
-        out = out + bias.data.reshape(view)
+        out = out + bias._data.reshape(view)
     if out is xhat:
         out = xhat.copy()  # x̂ stays private to the backward
     need_x, need_w = x._rg, weight is not None and weight._rg

@@ -47,7 +47,7 @@ def max_pool2d(x, kernel, out_hw, geom, return_indices=False):
         result = _max_pool_tiled(x, kernel, out_hw, return_indices)
         if result is not None:
             return result
-    xh = padded_nhwc(x.data, geom.pads, -np.inf)
+    xh = padded_nhwc(x._data, geom.pads, -np.inf)
     taps = _taps(kernel, out_hw, geom)
     dtype = np.uint8 if len(taps) < 256 else np.intp
     _, (rs, cs) = taps[0]
@@ -64,7 +64,7 @@ def max_pool2d(x, kernel, out_hw, geom, return_indices=False):
     elif np.isnan(best).any():
         idx, best = _argmax_windows(xh, kernel, out_hw, geom)
     idx = idx.transpose(0, 3, 1, 2)
-    x_shape = x.data.shape
+    x_shape = x._data.shape
 
     def backward(g):
         return (_scatter(g, idx, x_shape, kernel, geom),)
@@ -84,12 +84,12 @@ def _argmax_windows(xh, kernel, out_hw, geom):
 
 def _gather(x, idx, kernel, geom):
     """The value of ``x``'s window at tap ``idx`` (max pooling with positions fixed)."""
-    xh = padded_nhwc(x.data, geom.pads, 0.0)
+    xh = padded_nhwc(x._data, geom.pads, 0.0)
     ih = nhwc(idx)
     out = new_like(xh, ih.shape)
     for k, (rs, cs) in _taps(kernel, ih.shape[1:3], geom):
         np.copyto(out, xh[:, rs, cs], where=ih == k)
-    x_shape = x.data.shape
+    x_shape = x._data.shape
 
     def backward(g):
         return (_scatter(g, idx, x_shape, kernel, geom),)
@@ -99,7 +99,7 @@ def _gather(x, idx, kernel, geom):
 
 def _scatter(g, idx, x_shape, kernel, geom):
     """Adjoint of :func:`_gather`: g added into the tap each window selected."""
-    gh = nhwc(g.data)
+    gh = nhwc(g._data)
     ih = nhwc(idx)
     gxp = new_like(gh, padded_shape(x_shape, geom))
     zero = np.zeros((), gh.dtype)
@@ -135,7 +135,7 @@ def _tap_views(a6):
 def _max_pool_tiled(x, kernel, out_hw, return_indices):
     """Max pooling of tiling windows, or None when a window holds NaN (the general path
     decides which NaN wins)."""
-    v = _tiled(x.data, kernel, out_hw)
+    v = _tiled(x._data, kernel, out_hw)
     taps = _tap_views(v)
     best = taps[0].copy()
     for t in taps[1:]:
@@ -150,7 +150,7 @@ def _max_pool_tiled(x, kernel, out_hw, return_indices):
     for t in first[1:]:
         np.greater(t, seen, out=t)  # t and not seen: ties keep the first maximum
         np.logical_or(seen, t, out=seen)
-    x_shape = x.data.shape
+    x_shape = x._data.shape
 
     def backward(g):
         return (_scatter_tiled(g, mask, x_shape),)
@@ -171,7 +171,7 @@ def _mask_indices(mask):
 def _scatter_tiled(g, mask, x_shape):
     """Adjoint of :func:`_gather_tiled`: g placed at each window's masked tap, 0 elsewhere."""
     n, c, h, w = x_shape
-    gh = nhwc(g.data)[:, :, None, :, None]
+    gh = nhwc(g._data)[:, :, None, :, None]
     if not _trace.recording() and np.isfinite(gh).all():
         g6 = np.multiply(gh, mask)
     else:  # inf · 0 would leave NaN off the maxima (and a recording may not branch on g)
@@ -191,10 +191,10 @@ def _scatter_tiled(g, mask, x_shape):
 def _gather_tiled(x, mask):
     """Each window's value at its masked tap (max pooling with the positions fixed)."""
     _, ho, kh, wo, kw, _ = mask.shape
-    out = new_like(x.data, mask[:, :, 0, :, 0].shape)
-    for t, m in zip(_tap_views(_tiled(x.data, (kh, kw), (ho, wo))), _tap_views(mask), strict=True):
+    out = new_like(x._data, mask[:, :, 0, :, 0].shape)
+    for t, m in zip(_tap_views(_tiled(x._data, (kh, kw), (ho, wo))), _tap_views(mask), strict=True):
         np.copyto(out, t, where=m)
-    x_shape = x.data.shape
+    x_shape = x._data.shape
 
     def backward(g):
         return (_scatter_tiled(g, mask, x_shape),)
@@ -204,12 +204,12 @@ def _gather_tiled(x, mask):
 
 def avg_pool2d(x, kernel, out_hw, geom, divisor):
     """Σ over each window / ``divisor`` (a scalar or an (Ho, Wo) array)."""
-    xh = padded_nhwc(x.data, geom.pads, 0.0)
+    xh = padded_nhwc(x._data, geom.pads, 0.0)
     out = np.zeros((xh.shape[0],) + tuple(out_hw) + (xh.shape[3],), xh.dtype)
     for _, (rs, cs) in _taps(kernel, out_hw, geom):
         out += xh[:, rs, cs]
     out /= _nhwc_divisor(divisor)
-    x_shape = x.data.shape
+    x_shape = x._data.shape
 
     def backward(g):
         return (_avg_pool_adjoint(g, x_shape, kernel, geom, divisor),)
@@ -222,7 +222,7 @@ def _nhwc_divisor(divisor):
 
 
 def _avg_pool_adjoint(g, x_shape, kernel, geom, divisor):
-    gh = nhwc(g.data) / _nhwc_divisor(divisor)
+    gh = nhwc(g._data) / _nhwc_divisor(divisor)
     gxp = new_like(gh, padded_shape(x_shape, geom))
     out_hw = gh.shape[1:3]
     for _, (rs, cs) in _taps(kernel, out_hw, geom):

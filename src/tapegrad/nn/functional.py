@@ -60,7 +60,7 @@ def _tensor(x, op, name="input"):
 
 
 def _same_dtype(op, *tensors):
-    dtypes = {t.data.dtype for t in tensors if t is not None}
+    dtypes = {t._data.dtype for t in tensors if t is not None}
     if len(dtypes) > 1:
         names = ", ".join(sorted(str(d) for d in dtypes))
         raise RuntimeError(f"{op}: expected all tensors to have the same dtype, got {names}")
@@ -255,7 +255,7 @@ def batch_norm(
         if t is not None and tuple(t.shape) != (c,):
             raise RuntimeError(f"batch_norm: {name} must have shape [{c}], got {list(t.shape)}")
     if training:
-        count = x.data.size // max(c, 1)
+        count = x._data.size // max(c, 1)
         if count <= 1:
             raise ValueError(
                 "Expected more than 1 value per channel when training, got input size "
@@ -263,17 +263,17 @@ def batch_norm(
             )
         out, mean, var = _norm_ops.normalize(x, weight, bias, axes, axes, view, eps)
         if running_mean is not None:
-            running_mean.data *= 1.0 - momentum
-            running_mean.data += momentum * mean.reshape(c)
+            running_mean._data *= 1.0 - momentum
+            running_mean._data += momentum * mean.reshape(c)
             running_mean._vc.bump("batch_norm")
         if running_var is not None:
-            running_var.data *= 1.0 - momentum
-            running_var.data += (momentum * count / (count - 1)) * var.reshape(c)
+            running_var._data *= 1.0 - momentum
+            running_var._data += (momentum * count / (count - 1)) * var.reshape(c)
             running_var._vc.bump("batch_norm")
         return out
     if running_mean is None or running_var is None:
         raise RuntimeError("batch_norm: running_mean and running_var are needed when not training")
-    invstd = Tensor._wrap((1.0 / np.sqrt(running_var.data + eps)).astype(x.dtype, copy=False))
+    invstd = Tensor._wrap((1.0 / np.sqrt(running_var._data + eps)).astype(x.dtype, copy=False))
     scale = invstd if weight is None else weight * invstd
     shift = running_mean.detach() * scale
     shift = -shift if bias is None else bias - shift
@@ -343,7 +343,7 @@ def log_softmax(input, dim=None, dtype=None):
 
 def one_hot(tensor, num_classes=-1):
     """int64 one-hot encoding along a new last dim (``num_classes=-1``: max + 1)."""
-    t = tensor.data
+    t = tensor._data
     if t.dtype.kind not in "iu":
         raise RuntimeError(f"one_hot is only applicable to index tensor, got dtype {t.dtype}")
     if t.size and t.min() < 0:
@@ -363,7 +363,7 @@ def pad(input, pad, mode="constant", value=None):
 
 def embedding(input, weight, padding_idx=None):
     """Rows of ``weight`` (num_embeddings, dim) at the integer indices ``input``."""
-    idx = input.data if isinstance(input, Tensor) else np.asarray(input)
+    idx = input._data if isinstance(input, Tensor) else np.asarray(input)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
     n = weight.shape[0]

@@ -1,6 +1,6 @@
 """Parameter initialisation, in place, with PyTorch's formulas and a seedable generator.
 
-Each function writes into ``tensor.data`` (no graph is recorded), bumps the
+Each function writes into ``tensor._data`` (no graph is recorded), bumps the
 tensor's version counter, and returns the tensor. Random ones draw from
 ``generator`` (a ``tg.Generator``), by default ``tg.default_generator``, so
 ``tg.manual_seed`` makes model construction reproducible.
@@ -33,7 +33,7 @@ def _rng(generator):
 
 
 def _write(tensor, values, op):
-    tensor.data[...] = values
+    tensor._data[...] = values
     tensor._vc.bump(op)
     return tensor
 
@@ -74,7 +74,7 @@ def calculate_gain(nonlinearity, param=None):
 
 
 def _fans(tensor):
-    shape = tensor.data.shape
+    shape = tensor._data.shape
     if len(shape) < 2:
         raise ValueError(
             "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
@@ -85,13 +85,13 @@ def _fans(tensor):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with samples of U(a, b)."""
-    values = _rng(generator).uniform(a, b, size=tensor.data.shape)
+    values = _rng(generator).uniform(a, b, size=tensor._data.shape)
     return _write(tensor, values, "uniform_")
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with samples of N(mean, std²)."""
-    values = _rng(generator).normal(mean, std, size=tensor.data.shape)
+    values = _rng(generator).normal(mean, std, size=tensor._data.shape)
     return _write(tensor, values, "normal_")
 
 

@@ -279,11 +279,11 @@ class Module:
             if key not in state_dict:
                 continue
             value = state_dict[key]
-            array = value.data if isinstance(value, Tensor) else np.asarray(value)
-            if array.shape != target.data.shape:
+            array = value._data if isinstance(value, Tensor) else np.asarray(value)
+            if array.shape != target._data.shape:
                 errors.append(
                     f"size mismatch for {key}: copying a param with shape {list(array.shape)} "
-                    f"from checkpoint, the shape in current model is {list(target.data.shape)}."
+                    f"from checkpoint, the shape in current model is {list(target._data.shape)}."
                 )
             else:
                 updates.append((target, array))
@@ -301,7 +301,7 @@ class Module:
             )
         with no_grad():
             for target, array in updates:
-                np.copyto(target.data, array, casting="unsafe")
+                np.copyto(target._data, array, casting="unsafe")
                 target._vc.bump("load_state_dict")
         return IncompatibleKeys(missing, unexpected)
 
@@ -334,7 +334,7 @@ class Module:
             else:
                 if p.grad.grad_fn is not None:
                     p.grad = p.grad.detach()
-                p.grad.data[...] = 0
+                p.grad._data[...] = 0
                 p.grad._vc.bump("zero_grad")
 
     def apply(self, fn):
@@ -354,16 +354,16 @@ class Module:
         dtype = _dtypes.to_dtype(dtype)
 
         def convert(t):
-            if dtype is not None and t.data.dtype.kind == "f":
-                t2 = Tensor._wrap(t.data).to(device=device, dtype=dtype)
+            if dtype is not None and t._data.dtype.kind == "f":
+                t2 = Tensor._wrap(t._data).to(device=device, dtype=dtype)
             else:
-                t2 = Tensor._wrap(t.data).to(device=device)
-            return t2.data
+                t2 = Tensor._wrap(t._data).to(device=device)
+            return t2._data
 
         for t in list(self.parameters()) + list(self.buffers()):
             new = convert(t)
-            if new is not t.data:
-                t.data = new
+            if new is not t._data:
+                t._data = new
                 t._vc.bump("to")
                 if t.grad is not None:
                     t.grad = Tensor._wrap(convert(t.grad))

@@ -60,9 +60,9 @@ class _BatchNorm(Module):
 
     def reset_running_stats(self):
         if self.track_running_stats:
-            self.running_mean.data[...] = 0
-            self.running_var.data[...] = 1
-            self.num_batches_tracked.data[...] = 0
+            self.running_mean._data[...] = 0
+            self.running_var._data[...] = 1
+            self.num_batches_tracked._data[...] = 0
 
     def reset_parameters(self):
         self.reset_running_stats()
@@ -77,12 +77,12 @@ class _BatchNorm(Module):
             raise ValueError(f"expected {dims} input (got {input.ndim}D input)")
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
-            self.num_batches_tracked.data += 1
+            self.num_batches_tracked._data += 1
             self.num_batches_tracked._vc.bump("batch_norm")
             if self.momentum is None:  # cumulative moving average
                 # A 0-d array, not a Python float: the count never reaches Python, so
                 # tapegrad.jit replays this with the current count.
-                factor = 1.0 / self.num_batches_tracked.data
+                factor = 1.0 / self.num_batches_tracked._data
         use_batch_stats = self.training or self.running_mean is None
         track = not self.training or self.track_running_stats
         return F.batch_norm(

@@ -29,7 +29,7 @@ class Parameter(Tensor):
         if data is None:
             _init(self, np.empty(0, _dtypes.get_default_dtype()))
         elif isinstance(data, Tensor):
-            _init(self, data.data)
+            _init(self, data._data)
             self._vc = data._vc
         else:
             Tensor.__init__(self, data)
@@ -40,13 +40,13 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, protocol):
-        return (Parameter, (Tensor._wrap(self.data.copy()), self._rg))
+        return (Parameter, (Tensor._wrap(self._data.copy()), self._rg))
 
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        p = Parameter(Tensor._wrap(self.data.copy()), self._rg)
+        p = Parameter(Tensor._wrap(self._data.copy()), self._rg)
         if self.grad is not None:
-            p.grad = Tensor._wrap(self.grad.data.copy())
+            p.grad = Tensor._wrap(self.grad._data.copy())
         memo[id(self)] = p
         return p

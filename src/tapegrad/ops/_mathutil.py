@@ -30,7 +30,7 @@ def unreduce(g: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
     Note [Batched gradients]) are kept; a saved output without them works the same.
     """
     if not keepdim and dims:
-        gshape = g.data.shape
+        gshape = g._data.shape
         lead = len(gshape) - (len(shape) - len(dims))
         g = g.reshape(gshape[:lead] + kept_shape(shape, dims))
     return g

@@ -18,12 +18,12 @@ def as_tensor_or_scalar(x, op: str):
     arrays and NumPy scalars become constant Tensors.
     """
     if isinstance(x, Tensor):
-        return x, x.data
+        return x, x._data
     if isinstance(x, _SCALARS):
         return None, x
     if isinstance(x, (np.ndarray, np.generic, list, tuple)):
         t = Tensor(x)
-        return t, t.data
+        return t, t._data
     raise TypeError(f"{op}: unsupported operand type {type(x).__name__}")
 
 
@@ -37,8 +37,8 @@ def as_tensor(x, op: str) -> Tensor:
 
 
 def float_data(t: Tensor):
-    """``t.data``, cast to the default float dtype when it is an integer or bool array."""
-    data = t.data
+    """``t._data``, cast to the default float dtype when it is an integer or bool array."""
+    data = t._data
     if data.dtype.kind in "fc":
         return data
     return data.astype(_dtypes.get_default_dtype())
@@ -46,9 +46,9 @@ def float_data(t: Tensor):
 
 def reduce_grad(g, t: Tensor):
     """``g`` summed back to ``t``'s shape (undoing broadcasting) and cast to ``t``'s dtype."""
-    g = sum_to(g, t.data.shape)
-    if g.data.dtype != t.data.dtype:
-        g = g._cast(t.data.dtype)
+    g = sum_to(g, t._data.shape)
+    if g._data.dtype != t._data.dtype:
+        g = g._cast(t._data.dtype)
     return g
 
 

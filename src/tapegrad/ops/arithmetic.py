@@ -24,11 +24,11 @@ __all__ = ["add", "sub", "mul", "div", "neg", "pow", "floor_divide", "remainder"
 def _operands(a, b, op):
     """``(tensor_or_None, data)`` for both operands; plain Tensors take the fast path."""
     if a.__class__ is Tensor:
-        ta, da = a, a.data
+        ta, da = a, a._data
     else:
         ta, da = as_tensor_or_scalar(a, op)
     if b.__class__ is Tensor:
-        tb, db = b, b.data
+        tb, db = b, b._data
     else:
         tb, db = as_tensor_or_scalar(b, op)
     return ta, da, tb, db
@@ -62,17 +62,17 @@ def _meta(t, needed):
     """An operand's (shape, dtype) when its gradient is needed. Rules that need only this
     capture it rather than the Tensor, which would keep the operand's data alive for as
     long as the graph lives (Note [What saved_bytes counts] in autograd/memory.py)."""
-    return (t.data.shape, t.data.dtype) if needed else None
+    return (t._data.shape, t._data.dtype) if needed else None
 
 
 def _fit(g, meta):
     """``g`` as the gradient of an operand with ``meta = (shape, dtype)``: summed back over
     broadcast axes and cast, when needed (most often it already fits)."""
-    data = g.data
+    data = g._data
     if data.shape == meta[0] and data.dtype == meta[1]:
         return g
     g = sum_to(g, meta[0])
-    return g if g.data.dtype == meta[1] else g._cast(meta[1])
+    return g if g._data.dtype == meta[1] else g._cast(meta[1])
 
 
 @register("add", operators=("__add__", "__radd__"))
@@ -193,7 +193,7 @@ Tensor.__rtruediv__ = _rdiv
 @register("neg", operators=("__neg__",))
 def neg(input):
     """``-input``."""
-    out = np.negative(input.data)
+    out = np.negative(input._data)
 
     def backward(g):
         return (-g,)
@@ -220,7 +220,7 @@ def pow(input, exponent):
     ta, da, tb, db = _operands(input, exponent, "pow")
     if ta is None:  # scalar ** tensor
         ta = Tensor(da) if not isinstance(da, float) else Tensor(da, dtype=tb.dtype)
-        da = ta.data
+        da = ta._data
     out = _compute(np.power, da, db, "pow", ta, tb)
     na = ta._rg
     nb = tb is not None and tb._rg
@@ -246,7 +246,7 @@ def pow(input, exponent):
 
 def _safe_log(a: Tensor):
     """log(a) where a > 0, 0 elsewhere (keeps pow's exponent gradient finite at a == 0)."""
-    return where(Tensor._wrap(a.data > 0), a, 1.0).log()
+    return where(Tensor._wrap(a._data > 0), a, 1.0).log()
 
 
 def _rpow(self, other):
@@ -356,7 +356,7 @@ def _logical(name, fn):
 Tensor.__and__ = _logical("and", np.bitwise_and)
 Tensor.__or__ = _logical("or", np.bitwise_or)
 Tensor.__xor__ = _logical("xor", np.bitwise_xor)
-Tensor.__invert__ = lambda self: Tensor._wrap(np.asanyarray(np.invert(self.data)))
+Tensor.__invert__ = lambda self: Tensor._wrap(np.asanyarray(np.invert(self._data)))
 
 
 # -- dtype change and copy --------------------------------------------------------------
@@ -366,8 +366,8 @@ Tensor.__invert__ = lambda self: Tensor._wrap(np.asanyarray(np.invert(self.data)
 def _cast(input, dtype):
     """A copy with another dtype; differentiable between float dtypes."""
     dtype = _dtypes.to_dtype(dtype)
-    out = input.data.astype(dtype)
-    src = input.data.dtype
+    out = input._data.astype(dtype)
+    src = input._data.dtype
     if dtype.kind != "f":
         return Tensor._wrap(out)
 
@@ -380,7 +380,7 @@ def _cast(input, dtype):
 @register("clone")
 def clone(input):
     """A copy that stays in the graph (gradient passes through unchanged)."""
-    out = input.data.copy()
+    out = input._data.copy()
 
     def backward(g):
         return (g,)

@@ -38,7 +38,7 @@ def clamp(input, min=None, max=None):
     x = as_tensor(input, "clamp")
     tlo, lo = (None, None) if min is None else as_tensor_or_scalar(min, "clamp")
     thi, hi = (None, None) if max is None else as_tensor_or_scalar(max, "clamp")
-    xd = x.data
+    xd = x._data
     try:
         out = xd
         if lo is not None:
@@ -60,7 +60,7 @@ def clamp(input, min=None, max=None):
     def backward(g):
         # Masks multiply g (as relu's rule does): a NumPy product is ~2x faster than where.
         # NOTE: so an inf/NaN upstream gradient becomes NaN (not 0) where x is clamped.
-        xv = x.data
+        xv = x._data
         gx = glo = ghi = None
         if nx:
             if lo is None:
@@ -95,16 +95,16 @@ def _binary_extremum(name, fn, wins, node):
         a = as_tensor(input, name)
         b = as_tensor(other, name)
         try:
-            out = fn(a.data, b.data)
+            out = fn(a._data, b._data)
         except ValueError:
             raise broadcast_error(name, a.shape, b.shape) from None
-        out = _dtypes.fix_float_result(np.asanyarray(out), a.data.dtype, b.data.dtype)
+        out = _dtypes.fix_float_result(np.asanyarray(out), a._data.dtype, b._data.dtype)
         na, nb = a._rg, b._rg
 
         def backward(g):
-            ad, bd = a.data, b.data
+            ad, bd = a._data, b._data
             # Ties split the gradient evenly; the losing side gets nothing.
-            share_a = np.where(ad == bd, 0.5, wins(ad, bd)).astype(g.data.dtype, copy=False)
+            share_a = np.where(ad == bd, 0.5, wins(ad, bd)).astype(g._data.dtype, copy=False)
             ga = reduce_grad(g * const(share_a), a) if na else None
             gb = reduce_grad(g * const(1.0 - share_a), b) if nb else None
             return ga, gb

@@ -149,8 +149,8 @@ def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     ts = tuple(as_tensor(t, "einsum") for t in operands)
-    spec = _parse(equation, [t.data.shape for t in ts])
-    datas = [t.data for t in ts]
+    spec = _parse(equation, [t._data.shape for t in ts])
+    datas = [t._data for t in ts]
     optimize = len(ts) > 2 and not spec.broadcasts
     out = np.asanyarray(np.einsum(spec.equation(), *datas, optimize=optimize))
     if out.dtype.kind == "f":
@@ -165,7 +165,7 @@ def einsum(equation, *operands):
 
 def _operand_grad(g: Tensor, spec: _Spec, ts, k: int) -> Tensor:
     term = spec.inputs[k]
-    shape = ts[k].data.shape
+    shape = ts[k]._data.shape
     letters = "".join(dict.fromkeys(term))  # unique, in order of first appearance
     others = [spec.inputs[j] for j in range(len(ts)) if j != k]
     reachable = set(spec.output).union(*others)
@@ -182,12 +182,12 @@ def _operand_grad(g: Tensor, spec: _Spec, ts, k: int) -> Tensor:
     )
     own = {c: n for c, n in zip(term, shape, strict=True)}
     # Letters only this operand has: the gradient is constant along them (size 1 for now).
-    gshape = grad.data.shape
+    gshape = grad._data.shape
     grad = grad.reshape(
         prefix + tuple(gshape[p + target.index(c)] if c in target else 1 for c in letters)
     )
     # Size-1 dims of this operand that broadcast against others: sum the gradient back.
-    gshape = grad.data.shape
+    gshape = grad._data.shape
     summed = tuple(p + i for i, c in enumerate(letters) if own[c] == 1 and gshape[p + i] != 1)
     if summed:
         grad = grad.sum(dim=summed, keepdim=True)
@@ -206,8 +206,8 @@ def _operand_grad(g: Tensor, spec: _Spec, ts, k: int) -> Tensor:
             if first[c] != i:
                 mask &= index[i] == index[first[c]]
         grad = grad.expand(prefix + shape) * const(mask)
-    if grad.data.dtype != ts[k].data.dtype:
-        grad = grad._cast(ts[k].data.dtype)
+    if grad._data.dtype != ts[k]._data.dtype:
+        grad = grad._cast(ts[k]._data.dtype)
     return grad
 
 

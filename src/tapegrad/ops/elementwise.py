@@ -111,12 +111,12 @@ def _sigmoid_backward(g, out):
 @register("relu")
 def relu(input):
     """max(x, 0).  d/dx = 1 where x > 0, else 0 (relu'(0) = 0, as PyTorch)."""
-    out = np.maximum(input.data, 0)
+    out = np.maximum(input._data, 0)
     return make_result(out, (input,), _relu_backward, "ReluBackward", save_output=True)
 
 
 def _relu_backward(g, out):
-    return (g * (out.data > 0),)
+    return (g * (out._data > 0),)
 
 
 @register("where", method=False)
@@ -125,7 +125,7 @@ def where(condition, input, other):
 
     d/dinput = g where condition, 0 elsewhere; d/dother the complement.
     """
-    cond = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
+    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if cond.dtype != np.bool_:
         cond = cond.astype(bool)
     ta, da = as_tensor_or_scalar(input, "where")
@@ -135,14 +135,14 @@ def where(condition, input, other):
     except ValueError:
         raise broadcast_error("where", cond.shape, np.shape(da), np.shape(db)) from None
     if ta is None and tb is not None:
-        out = out.astype(tb.data.dtype, copy=False)
+        out = out.astype(tb._data.dtype, copy=False)
     elif tb is None and ta is not None:
-        out = out.astype(ta.data.dtype, copy=False)
+        out = out.astype(ta._data.dtype, copy=False)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
 
     def backward(g):
-        zero = np.zeros((), g.data.dtype)
+        zero = np.zeros((), g._data.dtype)
         ga = reduce_grad(where(cond, g, zero), ta) if na else None
         gb = reduce_grad(where(cond, zero, g), tb) if nb else None
         return ga, gb
@@ -163,10 +163,10 @@ Tensor.where = _where_method
 @register("abs", operators=("__abs__",))
 def abs(input):
     """|x|.  d/dx = sign(x), which is 0 at x = 0 (PyTorch's subgradient)."""
-    out = np.abs(input.data)
+    out = np.abs(input._data)
 
     def backward(g):
-        return (g * const(np.sign(input.data)),)
+        return (g * const(np.sign(input._data)),)
 
     return make_result(out, (input,), backward, "AbsBackward", saved=(input,))
 
@@ -175,13 +175,13 @@ Tensor.absolute = abs
 
 
 def _zero_backward(g):
-    return (Tensor._wrap(np.zeros(g.data.shape, g.data.dtype)),)
+    return (Tensor._wrap(np.zeros(g._data.shape, g._data.dtype)),)
 
 
 @register("sign")
 def sign(input):
     """-1, 0 or 1 by the sign of x.  d/dx = 0."""
-    return make_result(np.sign(input.data), (input,), _zero_backward, "SignBackward")
+    return make_result(np.sign(input._data), (input,), _zero_backward, "SignBackward")
 
 
 @register("log1p")
@@ -256,7 +256,7 @@ def _step(name, fn, node):
     """A piecewise-constant function: integer tensors pass through (copied), d/dx = 0."""
 
     def step(input):
-        data = input.data
+        data = input._data
         out = data.copy() if data.dtype.kind in "iub" else fn(data)
         return make_result(out, (input,), _zero_backward, node)
 
@@ -272,7 +272,7 @@ ceil = register("ceil")(_step("ceil", np.ceil, "CeilBackward"))
 @register("round")
 def round(input, *, decimals=0):
     """Round half to even (as PyTorch), to ``decimals`` decimal places.  d/dx = 0."""
-    data = input.data
+    data = input._data
     if data.dtype.kind in "iub" and decimals >= 0:
         out = data.copy()
     else:

@@ -28,7 +28,7 @@ MinResult = namedtuple("min", ["values", "indices"])
 
 def _tied_extreme(input, dims, keepdim, fn, op, node):
     """The extreme over ``dims``; backward shares ``g`` evenly among the tied extremes."""
-    data = input.data
+    data = input._data
     for d in dims:
         if data.shape[d] == 0:
             raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
@@ -37,31 +37,31 @@ def _tied_extreme(input, dims, keepdim, fn, op, node):
 
     def backward(g, out):
         # NaN is the extreme of a slice that contains one; it takes the gradient.
-        x = input.data
-        kept = unreduce(out, shape, dims, keepdim).data
+        x = input._data
+        kept = unreduce(out, shape, dims, keepdim)._data
         mask = x == kept
         # (Recorded steps always add the NaN term: a replay cannot branch on values.)
         if _trace.recording() or np.isnan(kept).any():
             mask |= np.isnan(x) & np.isnan(kept)
         count = np.sum(mask, axis=dims, keepdims=True)
-        weights = (mask / count).astype(g.data.dtype, copy=False)
+        weights = (mask / count).astype(g._data.dtype, copy=False)
         return (unreduce(g, shape, dims, keepdim) * const(weights),)
 
     return make_result(out, (input,), backward, node, saved=(input,), save_output=True)
 
 
 def _reduce_all(input, fn, op, node):
-    if input.data.size == 0:
+    if input._data.size == 0:
         raise RuntimeError(
             f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
             "Specify the reduction dim with the 'dim' argument."
         )
-    return _tied_extreme(input, tuple(range(input.data.ndim)), False, fn, op, node)
+    return _tied_extreme(input, tuple(range(input._data.ndim)), False, fn, op, node)
 
 
 def _select_along(input, dim, keepdim, argfn, op, node, result):
     """Values and indices of the extreme along one dim; the gradient goes to that index."""
-    data = input.data
+    data = input._data
     nd = data.ndim
     d = _check_dim(dim, nd, op)
     if nd == 0:
@@ -80,7 +80,7 @@ def _select_along(input, dim, keepdim, argfn, op, node, result):
 
     def backward(g):
         chosen = idx if keepdim else np.expand_dims(idx, d)
-        onehot = (positions == chosen).astype(g.data.dtype, copy=False)
+        onehot = (positions == chosen).astype(g._data.dtype, copy=False)
         return (unreduce(g, shape, (d,), keepdim) * const(onehot),)
 
     return result(make_result(values, (input,), backward, node), Tensor._wrap(idx.astype(np.int64)))
@@ -122,19 +122,19 @@ def amax(input, dim=(), keepdim=False):
 
     d/dx = g / k at each of the k tied maxima of a slice, 0 elsewhere.
     """
-    dims = normalize_dims(_all_if_empty(dim), input.data.ndim, "amax")
+    dims = normalize_dims(_all_if_empty(dim), input._data.ndim, "amax")
     return _tied_extreme(input, dims, keepdim, np.max, "amax", "AmaxBackward")
 
 
 @register("amin")
 def amin(input, dim=(), keepdim=False):
     """The minimum over ``dim``; ties share the gradient evenly. See :func:`amax`."""
-    dims = normalize_dims(_all_if_empty(dim), input.data.ndim, "amin")
+    dims = normalize_dims(_all_if_empty(dim), input._data.ndim, "amin")
     return _tied_extreme(input, dims, keepdim, np.min, "amin", "AminBackward")
 
 
 def _arg_extreme(input, dim, keepdim, fn, op):
-    data = input.data
+    data = input._data
     if dim is None:
         if data.size == 0:
             raise IndexError(

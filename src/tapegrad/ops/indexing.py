@@ -48,7 +48,7 @@ def normalize_key(key, op: str = "index", shape=None):
     advanced = False
     for k in key:
         if isinstance(k, Tensor):
-            k = k.data
+            k = k._data
         if isinstance(k, (list, np.ndarray)):
             k = np.asarray(k)
             if k.dtype.kind == "f" and k.size == 0:
@@ -107,8 +107,8 @@ def _take(data, key, op):
 
 def take_index(input: Tensor, key: tuple, advanced: bool, name: str, op: str = "index"):
     """``input[key]`` for a normalised key, recorded with the scatter-back rule."""
-    out = _take(input.data, key, op)
-    shape = input.data.shape
+    out = _take(input._data, key, op)
+    shape = input._data.shape
 
     def backward(g):
         return (scatter_back(g, shape, key, advanced),)
@@ -124,7 +124,7 @@ def getitem(input, key):
 
     d/dx: the gradient is added back at the indexed positions; repeated indices add up.
     """
-    key, advanced = normalize_key(key, "index", input.data.shape)
+    key, advanced = normalize_key(key, "index", input._data.shape)
     return take_index(input, key, advanced, "IndexBackward" if advanced else "SliceBackward")
 
 
@@ -157,7 +157,7 @@ def index_grad(g: Tensor, key: tuple, advanced: bool, name: str = "IndexBackward
         return take_index(g, lead + key, False, name)
     # Array keys: NumPy moves the indexed dims to the front when the arrays are not
     # adjacent, which a leading batch slice would upset; pick flat positions instead.
-    pos, n = _flat_positions(g.data.shape[p:], key)
+    pos, n = _flat_positions(g._data.shape[p:], key)
     return take_index(g.reshape(prefix + (n,)), lead + (pos,), True, name)
 
 
@@ -169,7 +169,7 @@ def _flat_positions(shape, key):
 
 
 def _scatter_node(g: Tensor, shape: tuple, key: tuple, advanced: bool) -> Tensor:
-    out = _scatter_add_array(g.data, shape, key, advanced)
+    out = _scatter_add_array(g._data, shape, key, advanced)
 
     def backward(gg):
         return (index_grad(gg, key, advanced),)
@@ -244,25 +244,25 @@ def _leading_int_arrays(key):
 def index_put(input: Tensor, key: tuple, advanced: bool, values, out=None) -> Tensor:
     """``input`` with ``values`` written at ``key`` (last write wins for repeated indices).
 
-    ``out``: the array to write into (``input.data`` itself for an in-place op);
+    ``out``: the array to write into (``input._data`` itself for an in-place op);
     a new copy of ``input`` when None.  d/dinput = g with zeros at key;
     d/dvalues = g[key] summed back to values' shape.
     """
     tv, dv = as_tensor_or_scalar(values, "index_put")
-    data = input.data.copy() if out is None else out
+    data = input._data.copy() if out is None else out
     try:
         data[key] = dv
     except IndexError as e:
         raise IndexError(
             f"index_put: index {_describe(key)} is out of range or invalid for a tensor of "
-            f"shape {list(input.data.shape)} ({e})"
+            f"shape {list(input._data.shape)} ({e})"
         ) from None
     except ValueError:
-        picked = np.shape(_take(input.data, key, "index_put"))
+        picked = np.shape(_take(input._data, key, "index_put"))
         raise RuntimeError(
             f"index_put: cannot assign a value of shape {list(np.shape(dv))} to the "
             f"{list(picked)} elements selected by {_describe(key)} of a tensor of shape "
-            f"{list(input.data.shape)}"
+            f"{list(input._data.shape)}"
         ) from None
     na = input._rg
     nv = tv is not None and tv._rg
@@ -272,7 +272,7 @@ def index_put(input: Tensor, key: tuple, advanced: bool, values, out=None) -> Te
         # replay computes it from its own key, and keeps a zero gradient even when
         # every element is overwritten (a value test; tapegrad._trace).
         traced = advanced and _trace.recording()
-        keep = np.ones_like(input.data, bool) if traced else np.ones(data.shape, bool)
+        keep = np.ones_like(input._data, bool) if traced else np.ones(data.shape, bool)
         keep[key] = False
         if keep.size and not traced and not keep.any():
             na = False  # all overwritten: no gradient reaches input
@@ -289,7 +289,7 @@ def index_put(input: Tensor, key: tuple, advanced: bool, values, out=None) -> Te
 
 
 def _int_index(index, op):
-    idx = index.data if isinstance(index, Tensor) else np.asarray(index)
+    idx = index._data if isinstance(index, Tensor) else np.asarray(index)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"{op}: index must be an integer tensor, got dtype {idx.dtype}")
     return idx
@@ -298,7 +298,7 @@ def _int_index(index, op):
 @register("index_select")
 def index_select(input, dim, index):
     """The entries of ``input`` along ``dim`` at the positions in the 1-D ``index``."""
-    data = input.data
+    data = input._data
     d = _check_dim(dim, data.ndim, "index_select")
     idx = _int_index(index, "index_select")
     if idx.ndim > 1:
@@ -364,7 +364,7 @@ def gather(input, dim, index):
     d/dinput: scatter_add of g at the same positions.
     """
     idx = _int_index(index, "gather")
-    key, advanced = _gather_key(input.data, dim, idx, "gather")
+    key, advanced = _gather_key(input._data, dim, idx, "gather")
     return take_index(input, key, advanced, "GatherBackward", "gather")
 
 
@@ -375,9 +375,9 @@ def take_along_dim(input, indices, dim=None):
     idx = _int_index(indices, "take_along_dim")
     if dim is None:
         flat = input.reshape(-1)
-        _check_range(idx, flat.data.shape[0], "take_along_dim", 0, input.data.shape)
+        _check_range(idx, flat._data.shape[0], "take_along_dim", 0, input._data.shape)
         return take_index(flat, (idx.reshape(-1),), True, "TakeAlongDimBackward", "take_along_dim")
-    data = input.data
+    data = input._data
     d = _check_dim(dim, data.ndim, "take_along_dim")
     if idx.ndim != data.ndim:
         raise RuntimeError(
@@ -412,18 +412,18 @@ def take_along_dim(input, indices, dim=None):
 
 def _scatter(input, dim, index, src, reduce_add, op):
     idx = _int_index(index, op)
-    data = input.data
+    data = input._data
     key, advanced = _gather_key(data, dim, idx, op)
     ts, ds = as_tensor_or_scalar(src, op)
     if ts is not None:
-        if ts.data.ndim != idx.ndim or any(
-            a > b for a, b in zip(idx.shape, ts.data.shape, strict=False)
+        if ts._data.ndim != idx.ndim or any(
+            a > b for a, b in zip(idx.shape, ts._data.shape, strict=False)
         ):
             raise RuntimeError(
-                f"{op}: src shape {list(ts.data.shape)} must have index's number of dims and be "
+                f"{op}: src shape {list(ts._data.shape)} must have index's number of dims and be "
                 f"at least index's shape {list(idx.shape)}"
             )
-        ds = ts.data[tuple(slice(0, n) for n in idx.shape)]
+        ds = ts._data[tuple(slice(0, n) for n in idx.shape)]
     out = data.copy()
     if reduce_add:
         out = out + _scatter_add_array(
@@ -438,7 +438,7 @@ def _scatter(input, dim, index, src, reduce_add, op):
     if ni and not reduce_add:
         keep = np.ones(data.shape, bool)
         keep[key] = False
-    src_shape = ts.data.shape if ts is not None else None
+    src_shape = ts._data.shape if ts is not None else None
     name = "ScatterAddBackward" if reduce_add else "ScatterBackward"
 
     def backward(g):
@@ -448,8 +448,8 @@ def _scatter(input, dim, index, src, reduce_add, op):
         gs = None
         if ns:
             gs = index_grad(g, key, advanced, "GatherBackward")
-            if gs.data.shape[len(BATCH.prefix) :] != src_shape:
-                pad = np.zeros(batched_shape(src_shape), g.data.dtype)
+            if gs._data.shape[len(BATCH.prefix) :] != src_shape:
+                pad = np.zeros(batched_shape(src_shape), g._data.dtype)
                 lead = (slice(None),) * len(BATCH.prefix)
                 gs = index_put(
                     Tensor._wrap(pad),
@@ -491,15 +491,15 @@ def masked_fill(input, mask, value):
 
     d/dinput = g where mask is False; d/dvalue (a 0-d tensor) = sum of g where mask.
     """
-    m = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise TypeError(f"masked_fill: mask must be a bool tensor, got dtype {m.dtype}")
     tv, dv = as_tensor_or_scalar(value, "masked_fill")
-    if tv is not None and tv.data.ndim != 0:
+    if tv is not None and tv._data.ndim != 0:
         raise RuntimeError(
             f"masked_fill: value must be a number or a 0-d tensor, got shape {list(tv.shape)}"
         )
-    data = input.data
+    data = input._data
     try:
         m = np.broadcast_to(m, data.shape)
     except ValueError:

@@ -1,7 +1,7 @@
 """In-place ops: add_ sub_ mul_ div_ zero_ fill_ copy_ clamp_, ``x[key] = v``, ``+= -= *= /=``.
 
 Note [In-place ops and the graph]
-Every in-place op writes into ``self.data`` (so views and other holders of the array
+Every in-place op writes into ``self._data`` (so views and other holders of the array
 see the change) and bumps the shared version counter, recording the user's line.
 
 * Nothing to record (grad mode off, or no tensor involved requires grad): a plain
@@ -11,7 +11,7 @@ see the change) and bumps the shared version counter, recording the user's line.
   its data and version counter, or holds a private copy when the op's backward reads
   the old values (``mul_`` by a tensor that requires grad, ``clamp_``). The result is
   computed from ``old`` with the ordinary differentiable op, written into
-  ``self.data``, and ``self`` is rebased onto the result's Node. No Node captures
+  ``self._data``, and ``self`` is rebased onto the result's Node. No Node captures
   ``self`` (it changes); an operand that *is* self is replaced by ``old``.
 * A leaf that requires grad may not be modified in place outside no_grad (its
   ``.grad`` would describe values it no longer holds), and nor may a view of one.
@@ -35,7 +35,7 @@ __all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_", 
 
 
 def _data(x):
-    return x.data if isinstance(x, Tensor) else x
+    return x._data if isinstance(x, Tensor) else x
 
 
 def _needs_graph(self, others) -> bool:
@@ -45,7 +45,7 @@ def _needs_graph(self, others) -> bool:
 
 
 def _check_writable(self, op):
-    if not self.data.flags.writeable:
+    if not self._data.flags.writeable:
         raise RuntimeError(
             f"{op}: cannot write into this tensor of shape {list(self.shape)}: its memory is "
             "read-only (for example the result of expand() or broadcast_to(), whose elements "
@@ -62,9 +62,9 @@ def _check_graph_rules(self, op):
             f"{op}: a leaf Variable that requires grad is being used in an in-place "
             "operation. Wrap it in tg.no_grad() (as optimizers do) or modify a .clone()."
         )
-    if self.data.dtype.kind != "f":
+    if self._data.dtype.kind != "f":
         raise RuntimeError(
-            f"{op}: cannot record an in-place op on a tensor of dtype {self.data.dtype} "
+            f"{op}: cannot record an in-place op on a tensor of dtype {self._data.dtype} "
             "with an operand that requires grad (only float tensors carry gradients)"
         )
     base = self._base
@@ -86,8 +86,8 @@ def _check_graph_rules(self, op):
 
 def _can_rewire(base: Tensor, view: Tensor) -> bool:
     """Whether ``view``'s elements can be located in ``base``'s memory."""
-    return base.data.dtype == view.data.dtype and (
-        view.data.size == 0 or np.shares_memory(base.data, view.data)
+    return base._data.dtype == view._data.dtype and (
+        view._data.size == 0 or np.shares_memory(base._data, view._data)
     )
 
 
@@ -117,24 +117,24 @@ def _positions_in(base: Tensor, view: Tensor) -> tuple:
     """The index (an advanced key into ``base``) of every element of ``view``, found by
     matching memory addresses (any strides; ``base`` never overlaps itself, as in-place
     writes into expanded arrays are refused)."""
-    start = base.data.__array_interface__["data"][0]
-    base_offsets = _byte_offsets(base.data, start).ravel()
+    start = base._data.__array_interface__["data"][0]
+    base_offsets = _byte_offsets(base._data, start).ravel()
     order = np.argsort(base_offsets, kind="stable")
-    where = np.searchsorted(base_offsets[order], _byte_offsets(view.data, start))
-    return np.unravel_index(order[where], base.data.shape)
+    where = np.searchsorted(base_offsets[order], _byte_offsets(view._data, start))
+    return np.unravel_index(order[where], base._data.shape)
 
 
 def _commit_through_view(self, result: Tensor, base: Tensor, op: str) -> None:
     """Record ``self = result`` where ``self`` is a view of ``base`` (PyTorch's CopySlices):
     ``base`` becomes ``index_put(base, positions, result)`` and ``self`` that node's
     elements at ``positions``, while both keep their memory."""
-    if result.data.shape != self.data.shape:
+    if result._data.shape != self._data.shape:
         raise RuntimeError(
             f"{op}: the result has shape {list(result.shape)}, which cannot be written into "
             f"a tensor of shape {list(self.shape)} (in-place ops do not broadcast self)"
         )
     key = _positions_in(base, self)
-    new_base = index_put(_alias(base, False), key, True, result, out=base.data)
+    new_base = index_put(_alias(base, False), key, True, result, out=base._data)
     base.grad_fn, base._output_nr, base._rg = new_base.grad_fn, 0, True
     view = take_index(new_base, key, True, "CopySlicesBackward", op)
     self.grad_fn, self._output_nr, self._rg = view.grad_fn, 0, True
@@ -142,7 +142,7 @@ def _commit_through_view(self, result: Tensor, base: Tensor, op: str) -> None:
 
 def _alias(self, copy: bool) -> Tensor:
     """A Tensor standing for self's current value in the graph (Note [In-place ops ...])."""
-    old = Tensor._wrap(self.data.copy() if copy else self.data)
+    old = Tensor._wrap(self._data.copy() if copy else self._data)
     if not copy:
         old._vc = self._vc
     old.grad_fn = self.grad_fn
@@ -153,15 +153,15 @@ def _alias(self, copy: bool) -> Tensor:
 
 def _commit(self, result: Tensor, op: str) -> None:
     """Write ``result`` into self and make self stand for it in the graph."""
-    if result.data.shape != self.data.shape:
+    if result._data.shape != self._data.shape:
         raise RuntimeError(
             f"{op}: the result has shape {list(result.shape)}, which cannot be written into "
             f"a tensor of shape {list(self.shape)} (in-place ops do not broadcast self)"
         )
-    if result.data.dtype != self.data.dtype:
-        result = result._cast(self.data.dtype)
-    if result.data is not self.data:
-        np.copyto(self.data, result.data)
+    if result._data.dtype != self._data.dtype:
+        result = result._cast(self._data.dtype)
+    if result._data is not self._data:
+        np.copyto(self._data, result._data)
     self.grad_fn = result.grad_fn
     self._output_nr = result._output_nr
     self._rg = result._rg
@@ -184,12 +184,12 @@ def _run(self, op, others, graph_fn, fast_fn, copy_old=False):
             _commit_through_view(self, result, base, op)
     else:
         try:
-            fast_fn(self.data)
+            fast_fn(self._data)
         except ValueError:
             raise _shape_error(self, op, others) from None
         except TypeError as e:  # NumPy refuses to cast the result (float into int)
             raise RuntimeError(
-                f"{op}: the result can't be cast to the tensor's dtype {self.data.dtype} "
+                f"{op}: the result can't be cast to the tensor's dtype {self._data.dtype} "
                 f"in place ({e})"
             ) from None
     self._vc.bump(op)
@@ -271,7 +271,7 @@ def fill_(self, value):
 
     d/dself = 0; d/dvalue = sum of g.
     """
-    if isinstance(value, Tensor) and value.data.ndim != 0:
+    if isinstance(value, Tensor) and value._data.ndim != 0:
         raise RuntimeError(
             f"fill_: value must be a number or a 0-d tensor, got shape {list(value.shape)}"
         )
@@ -280,7 +280,7 @@ def fill_(self, value):
         a[...] = _data(value)
 
     def graph(old):
-        return index_put(old, (Ellipsis,), False, value, out=self.data)
+        return index_put(old, (Ellipsis,), False, value, out=self._data)
 
     return _run(self, "fill_", (value,), graph, fast)
 
@@ -299,7 +299,7 @@ def copy_(self, src):
     """
     src_data = _data(src)
     try:
-        fits = np.broadcast_shapes(np.shape(src_data), self.data.shape) == self.data.shape
+        fits = np.broadcast_shapes(np.shape(src_data), self._data.shape) == self._data.shape
     except ValueError:
         fits = False
     if not fits:
@@ -312,7 +312,7 @@ def copy_(self, src):
         a[...] = src_data
 
     def graph(old):
-        return index_put(old, (Ellipsis,), False, _swap(src, self, old), out=self.data)
+        return index_put(old, (Ellipsis,), False, _swap(src, self, old), out=self._data)
 
     return _run(self, "copy_", (src,), graph, fast)
 
@@ -341,7 +341,7 @@ def setitem(self, key, value):
 
     d/dself = g with zeros at key; d/dvalue = g[key] summed back to value's shape.
     """
-    key, advanced = normalize_key(key, "setitem", self.data.shape)
+    key, advanced = normalize_key(key, "setitem", self._data.shape)
 
     def fast(a):
         try:
@@ -353,6 +353,6 @@ def setitem(self, key, value):
             ) from None
 
     def graph(old):
-        return index_put(old, key, advanced, _swap(value, self, old), out=self.data)
+        return index_put(old, key, advanced, _swap(value, self, old), out=self._data)
 
     _run(self, "setitem", (value,), graph, fast)

@@ -31,14 +31,14 @@ def _tensor_list(tensors, op):
 
 
 def _shapes(tensors):
-    return ", ".join(str(list(t.data.shape)) for t in tensors)
+    return ", ".join(str(list(t._data.shape)) for t in tensors)
 
 
 def _split_dim(tensor, dim, op):
     """``dim`` normalised; a 0-d tensor has no dimension to cut (PyTorch raises too)."""
-    if tensor.data.ndim == 0:
+    if tensor._data.ndim == 0:
         raise RuntimeError(f"{op}: expects a tensor with at least 1 dimension, got a 0-d tensor")
-    return _check_dim(dim, tensor.data.ndim, op)
+    return _check_dim(dim, tensor._data.ndim, op)
 
 
 @register("cat", method=False)
@@ -48,22 +48,22 @@ def cat(tensors, dim=0):
     All shapes must match except in ``dim``. 1-D empty tensors are skipped, as PyTorch does.
     """
     tensors = _tensor_list(tensors, "cat")
-    parts = [t for t in tensors if not (t.data.ndim == 1 and t.data.shape[0] == 0)]
+    parts = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
     if not parts:
         parts = tensors[:1]
-    ref = parts[0].data
+    ref = parts[0]._data
     if ref.ndim == 0:
         raise RuntimeError("cat: zero-dimensional tensors cannot be concatenated; use stack")
     d = _check_dim(dim, ref.ndim, "cat")
     for t in parts:
-        s = t.data.shape
+        s = t._data.shape
         if len(s) != ref.ndim or s[:d] + s[d + 1 :] != ref.shape[:d] + ref.shape[d + 1 :]:
             raise RuntimeError(
                 f"cat: sizes of tensors must match except in dimension {d}; got shapes "
                 f"{_shapes(tensors)}"
             )
-    out = np.concatenate([t.data for t in parts], axis=d)
-    bounds = np.cumsum([0] + [t.data.shape[d] for t in parts]).tolist()
+    out = np.concatenate([t._data for t in parts], axis=d)
+    bounds = np.cumsum([0] + [t._data.shape[d] for t in parts]).tolist()
     part_ids = {id(t) for t in parts}
 
     def backward(g):
@@ -71,7 +71,7 @@ def cat(tensors, dim=0):
         k = 0
         for t in tensors:
             if id(t) not in part_ids:  # a skipped 1-D empty tensor
-                empty = np.zeros(batched_shape((0,)), t.data.dtype)
+                empty = np.zeros(batched_shape((0,)), t._data.dtype)
                 grads.append(Tensor._wrap(empty) if t._rg else None)
                 continue
             if not t._rg:
@@ -80,7 +80,7 @@ def cat(tensors, dim=0):
                 continue
             key = (slice(None),) * d + (slice(bounds[k], bounds[k + 1]), Ellipsis)
             gi = index_grad(g, key, False, "SliceBackward")
-            grads.append(gi if gi.data.dtype == t.data.dtype else gi._cast(t.data.dtype))
+            grads.append(gi if gi._data.dtype == t._data.dtype else gi._cast(t._data.dtype))
             k += 1
         return tuple(grads)
 
@@ -91,13 +91,13 @@ def cat(tensors, dim=0):
 def stack(tensors, dim=0):
     """Join same-shaped tensors along a new dimension ``dim`` (in ``[-ndim-1, ndim]``)."""
     tensors = _tensor_list(tensors, "stack")
-    shape = tensors[0].data.shape
-    if any(t.data.shape != shape for t in tensors):
+    shape = tensors[0]._data.shape
+    if any(t._data.shape != shape for t in tensors):
         raise RuntimeError(
             f"stack: expects each tensor to be equal size, got shapes {_shapes(tensors)}"
         )
     d = _check_dim(dim, len(shape) + 1, "stack")
-    out = np.stack([t.data for t in tensors], axis=d)
+    out = np.stack([t._data for t in tensors], axis=d)
 
     def backward(g):
         grads = []
@@ -106,7 +106,7 @@ def stack(tensors, dim=0):
                 grads.append(None)
                 continue
             gi = index_grad(g, (slice(None),) * d + (i, Ellipsis), False, "SelectBackward")
-            grads.append(gi if gi.data.dtype == t.data.dtype else gi._cast(t.data.dtype))
+            grads.append(gi if gi._data.dtype == t._data.dtype else gi._cast(t._data.dtype))
         return tuple(grads)
 
     return make_result(out, tuple(tensors), backward, "StackBackward")
@@ -115,7 +115,7 @@ def stack(tensors, dim=0):
 @register("narrow")
 def narrow(input, dim, start, length):
     """The view ``input[..., start:start+length, ...]`` along ``dim`` (start may be negative)."""
-    data = input.data
+    data = input._data
     d = _split_dim(input, dim, "narrow")
     n = data.shape[d]
     start = int(start)
@@ -137,7 +137,7 @@ def split(tensor, split_size_or_sections, dim=0):
 
     d/dx: the pieces' gradients concatenated (zeros for pieces that got none).
     """
-    data = tensor.data
+    data = tensor._data
     d = _split_dim(tensor, dim, "split")
     n = data.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
@@ -156,7 +156,7 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 def _split_sizes(tensor, sizes, d):
-    data = tensor.data
+    data = tensor._data
     bounds = np.cumsum([0] + sizes).tolist()
     pieces = [
         data[(slice(None),) * d + (slice(bounds[i], bounds[i + 1]), Ellipsis)]
@@ -183,7 +183,7 @@ def chunk(input, chunks, dim=0):
     and fewer chunks come back when n is small), as ``torch.chunk``."""
     if int(chunks) <= 0:
         raise RuntimeError(f"chunk: chunks must be positive, got {chunks}")
-    n = input.data.shape[_split_dim(input, dim, "chunk")]
+    n = input._data.shape[_split_dim(input, dim, "chunk")]
     if n == 0:  # PyTorch returns ``chunks`` empty pieces
         return split(input, [0] * int(chunks), dim)
     return split(input, -(-n // int(chunks)), dim)
@@ -203,7 +203,7 @@ def pad(input, pad, mode="constant", value=None):
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
     pad = [int(p) for p in pad]
-    data = input.data
+    data = input._data
     if len(pad) % 2 or len(pad) // 2 > data.ndim:
         raise RuntimeError(
             f"pad: the padding {pad} must have an even length of at most 2 * ndim for a "
@@ -241,7 +241,7 @@ def pad(input, pad, mode="constant", value=None):
 
 
 def _constant_pad(input, widths, pad, value):
-    data = input.data
+    data = input._data
     out_shape = tuple(n + lo + hi for n, (lo, hi) in zip(data.shape, widths, strict=True))
     if any(n < 0 for n in out_shape):
         raise RuntimeError(

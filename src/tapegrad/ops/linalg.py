@@ -22,7 +22,7 @@ def matmul(input, other):
     """Matrix product with NumPy's rules: 1-D operands are promoted, batch axes broadcast."""
     a = as_tensor(input, "matmul")
     b = as_tensor(other, "matmul")
-    ad, bd = a.data, b.data
+    ad, bd = a._data, b._data
     if ad.ndim == 0 or bd.ndim == 0:
         raise RuntimeError(
             f"matmul: both arguments need at least 1 dimension, got shapes {list(ad.shape)} "
@@ -50,17 +50,17 @@ def matmul(input, other):
         B = b if bd.ndim > 1 else b.reshape(-1, 1)
         G = g
         if bd.ndim == 1:  # restore the promoted trailing m = 1
-            G = G.reshape(G.data.shape + (1,))
+            G = G.reshape(G._data.shape + (1,))
         if ad.ndim == 1:  # restore the promoted n = 1 before it
-            G = G.reshape(G.data.shape[:-1] + (1,) + G.data.shape[-1:])
+            G = G.reshape(G._data.shape[:-1] + (1,) + G._data.shape[-1:])
         ga = gb = None
         if na:
-            ga = sum_to(G @ B.mT, A.data.shape).reshape(batched_shape(ad.shape))
-            if ga.data.dtype != ad.dtype:
+            ga = sum_to(G @ B.mT, A._data.shape).reshape(batched_shape(ad.shape))
+            if ga._data.dtype != ad.dtype:
                 ga = ga._cast(ad.dtype)
         if nb:
-            gb = sum_to(A.mT @ G, B.data.shape).reshape(batched_shape(bd.shape))
-            if gb.data.dtype != bd.dtype:
+            gb = sum_to(A.mT @ G, B._data.shape).reshape(batched_shape(bd.shape))
+            if gb._data.dtype != bd.dtype:
                 gb = gb._cast(bd.dtype)
         return ga, gb
 
@@ -81,23 +81,23 @@ def outer(input, vec2):
     """
     a = as_tensor(input, "outer")
     b = as_tensor(vec2, "outer")
-    if a.data.ndim != 1 or b.data.ndim != 1:
+    if a._data.ndim != 1 or b._data.ndim != 1:
         raise RuntimeError(
             f"outer: expected two 1-D tensors, got shapes {list(a.shape)} and {list(b.shape)}"
         )
-    out = _dtypes.fix_float_result(np.asanyarray(np.outer(a.data, b.data)), a.dtype, b.dtype)
+    out = _dtypes.fix_float_result(np.asanyarray(np.outer(a._data, b._data)), a.dtype, b.dtype)
     na, nb = a._rg, b._rg
 
     def backward(g):
         ga = gb = None
         if na:
             ga = g @ b
-            if ga.data.dtype != a.data.dtype:
-                ga = ga._cast(a.data.dtype)
+            if ga._data.dtype != a._data.dtype:
+                ga = ga._cast(a._data.dtype)
         if nb:
             gb = g.mT @ a
-            if gb.data.dtype != b.data.dtype:
-                gb = gb._cast(b.data.dtype)
+            if gb._data.dtype != b._data.dtype:
+                gb = gb._cast(b._data.dtype)
         return ga, gb
 
     saved = tuple(t for t, need in ((b, na), (a, nb)) if need)

@@ -70,17 +70,17 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
     def backward(g, out):
         gk = unreduce(g, shape, dims, keepdim)
-        xd = x.data
+        xd = x._data
         if p == 0:
-            return (Tensor._wrap(np.zeros(shape, g.data.dtype)),)
+            return (Tensor._wrap(np.zeros(shape, g._data.dtype)),)
         if p == 1:
             return (gk * const(np.sign(xd)),)
         n = unreduce(out, shape, dims, keepdim)
         if math.isinf(p):
-            mask = np.abs(xd) == n.data
+            mask = np.abs(xd) == n._data
             share = np.sign(xd) * mask / np.sum(mask, axis=dims, keepdims=True)
-            return (gk * const(share.astype(g.data.dtype, copy=False)),)
-        origin = n.data == 0
+            return (gk * const(share.astype(g._data.dtype, copy=False)),)
+        origin = n._data == 0
         safe_n = where(origin, 1.0, n)
         scale = gk / (safe_n if p == 2 else safe_n ** (p - 1))
         if _trace.recording() or origin.any():  # (a replay cannot branch on values)

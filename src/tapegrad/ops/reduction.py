@@ -32,7 +32,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 
     Integer and bool inputs are summed as int64, as PyTorch does.
     """
-    data = input.data
+    data = input._data
     dims = normalize_dims(dim, data.ndim, "sum")
     if dtype is not None:
         dtype = _dtypes.to_dtype(dtype)
@@ -50,7 +50,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 @register("mean")
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim`` (all dimensions when None); NaN for an empty reduction."""
-    data = input.data
+    data = input._data
     if data.dtype.kind not in "fc" and dtype is None:
         raise RuntimeError(
             f"mean: expected a floating point input, got dtype {data.dtype}; "

@@ -29,8 +29,8 @@ __all__ = ["cumsum", "cumprod", "prod"]
 def _flip(t, d):
     """``t`` reversed along dim ``d`` (a private op; its gradient is g reversed)."""
     if d >= 0:  # counted from the right, so that the backward works batched
-        d -= t.data.ndim
-    out = np.flip(t.data, d)
+        d -= t._data.ndim
+    out = np.flip(t._data, d)
     return make_result(out, (t,), lambda g: (_flip(g, d),), "FlipBackward")
 
 
@@ -38,7 +38,7 @@ def _shift(t, d, fill, forward=True):
     """Move ``t`` one step along ``d``: forward ``out[k] = t[k-1]`` with ``out[0] = fill``,
     backward ``out[k] = t[k+1]`` with ``out[-1] = fill``. The adjoint of each is the other
     direction with fill 0."""
-    data = t.data
+    data = t._data
     if d >= 0:  # counted from the right, so that the backward works batched
         d -= data.ndim
     n = data.shape[d]
@@ -62,7 +62,7 @@ def _reverse_cumsum(t, d):
 
 
 def _scan_setup(input, dim, dtype, op):
-    data = input.data
+    data = input._data
     d = _check_dim(dim, data.ndim, op)
     if dtype is not None:
         data = data.astype(_dtypes.to_dtype(dtype), copy=False)
@@ -77,12 +77,12 @@ def cumsum(input, dim, *, dtype=None):
     data, d = _scan_setup(input, dim, dtype, "cumsum")
     nd = data.ndim
     out = np.cumsum(data, axis=d) if nd else data.copy()
-    src = input.data.dtype
+    src = input._data.dtype
     dr = d - nd  # counted from the right: g may carry a batch prefix (Note [Batched gradients])
 
     def backward(g):
         gx = _reverse_cumsum(g, dr) if nd else g
-        return (gx if gx.data.dtype == src else gx._cast(src),)
+        return (gx if gx._data.dtype == src else gx._cast(src),)
 
     return make_result(out, (input,), backward, "CumsumBackward")
 
@@ -91,7 +91,7 @@ def cumsum(input, dim, *, dtype=None):
 def cumprod(input, dim, *, dtype=None):
     """Running product along ``dim``; the gradient is exact when inputs contain zeros."""
     data, d = _scan_setup(input, dim, dtype, "cumprod")
-    src = input.data.dtype
+    src = input._data.dtype
     if data.ndim == 0:
         return make_result(data.copy(), (input,), lambda g: (g._cast(src),), "CumprodBackward")
     out = np.cumprod(data, axis=d)
@@ -99,16 +99,16 @@ def cumprod(input, dim, *, dtype=None):
 
     def backward(g, out):
         gx = _cumprod_backward(
-            g, input if input.data.dtype == g.data.dtype else input._cast(g.dtype), out, dr
+            g, input if input._data.dtype == g._data.dtype else input._cast(g.dtype), out, dr
         )
-        return (gx if gx.data.dtype == src else gx._cast(src),)
+        return (gx if gx._data.dtype == src else gx._cast(src),)
 
     return make_result(out, (input,), backward, "CumprodBackward", saved=(input,), save_output=True)
 
 
 def _cumprod_backward(g, x, out, d):
     """``d`` is negative, so that ``g`` may carry a batch prefix."""
-    zero = x.data == 0
+    zero = x._data == 0
     # A recorded step takes the zero-safe rule, right for any values (no value branch).
     if not _trace.recording() and not zero.any():
         return _reverse_cumsum(g * out, d) / x
@@ -127,7 +127,7 @@ def _cumprod_backward_differentiable(g, x, d):
     """d/dx_k = Σ_{i>=k} g_i·Π_{j<=i, j≠k} x_j, one running product per k: O(n²), but exact
     to every order with zeros (the O(n) rule above treats entries after a zero as constant).
     Used only when the backward itself is recorded (create_graph=True)."""
-    n = x.data.shape[d]
+    n = x._data.shape[d]
     pos = np.arange(n).reshape((-1,) + (1,) * (-d - 1))
     total = None
     for k in range(n):
@@ -143,7 +143,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
     d/dx_k = g·Π_{j≠k} x_j, exact when some x are zero (no division by zero).
     """
-    data = input.data
+    data = input._data
     if dim is None:
         dims = tuple(range(data.ndim))
         keepdim = False
@@ -154,24 +154,24 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     elif data.dtype.kind in "biu":
         data = data.astype(_dtypes.int64)
     out = np.asanyarray(np.prod(data, axis=dims, keepdims=keepdim))
-    shape = input.data.shape
-    src = input.data.dtype
+    shape = input._data.shape
+    src = input._data.dtype
 
     def backward(g, out):
-        x = input if src == g.data.dtype else input._cast(g.dtype)
+        x = input if src == g._data.dtype else input._cast(g.dtype)
         gk = unreduce(g, shape, dims, keepdim)
-        if not _trace.recording() and not (x.data == 0).any():  # as in _cumprod_backward
+        if not _trace.recording() and not (x._data == 0).any():  # as in _cumprod_backward
             gx = gk * unreduce(out, shape, dims, keepdim) / x
         else:
             gx = gk * _prod_of_others(x, dims)
-        return (gx if gx.data.dtype == src else gx._cast(src),)
+        return (gx if gx._data.dtype == src else gx._cast(src),)
 
     return make_result(out, (input,), backward, "ProdBackward", saved=(input,), save_output=True)
 
 
 def _prod_of_others(x, dims):
     """Π_{j≠k} x_j over the reduced dims, for every k, with no division."""
-    shape = x.data.shape
+    shape = x._data.shape
     if len(dims) != 1:  # all dims (or a 0-d tensor): work on the flattened tensor
         return _prod_of_others(x.reshape(-1), (0,)).reshape(shape)
     d = dims[0]

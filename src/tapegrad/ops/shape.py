@@ -51,7 +51,7 @@ __all__ = [
 
 def view_result(out, input, backward, name):
     """``make_result`` for an op whose result may share ``input``'s memory."""
-    if not np.may_share_memory(out, input.data):
+    if not np.may_share_memory(out, input._data):
         return make_result(out, (input,), backward, name)
     result = make_result(out, (input,), backward, name, view_of=input)
     if result.grad_fn is not None:
@@ -63,13 +63,13 @@ def view_result(out, input, backward, name):
 def reshape(input, *shape):
     """The same elements in a new shape (one size may be -1)."""
     shape = shape_arg(shape, "reshape")
-    in_shape = input.data.shape
+    in_shape = input._data.shape
     try:
-        out = input.data.reshape(shape)
+        out = input._data.reshape(shape)
     except ValueError:
         raise RuntimeError(
             f"reshape: shape {list(shape)} is invalid for input of shape {list(in_shape)} "
-            f"({input.data.size} elements)"
+            f"({input._data.size} elements)"
         ) from None
 
     def backward(g):
@@ -87,12 +87,12 @@ def view(input, *shape):
 @register("transpose")
 def transpose(input, dim0, dim1):
     """Swap dimensions ``dim0`` and ``dim1``."""
-    nd = input.data.ndim
+    nd = input._data.ndim
     d0 = _check_dim(dim0, nd, "transpose")
     d1 = _check_dim(dim1, nd, "transpose")
     if nd == 0:
-        return view_result(input.data, input, lambda g: (g,), "TransposeBackward")
-    out = np.swapaxes(input.data, d0, d1)
+        return view_result(input._data, input, lambda g: (g,), "TransposeBackward")
+    out = np.swapaxes(input._data, d0, d1)
 
     def backward(g):
         # Dims counted from the right hold with or without a batch prefix.
@@ -109,7 +109,7 @@ def permute(input, *dims):
     """Reorder dimensions: result dim i is input dim ``dims[i]``."""
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
-    nd = input.data.ndim
+    nd = input._data.ndim
     if len(dims) != nd:
         raise RuntimeError(
             f"permute: got {len(dims)} dims {list(dims)} for a tensor with {nd} dims"
@@ -117,7 +117,7 @@ def permute(input, *dims):
     dims = tuple(_check_dim(d, nd, "permute") for d in dims)
     if len(set(dims)) != nd:
         raise RuntimeError(f"permute: repeated dim in {list(dims)}")
-    out = np.transpose(input.data, dims)
+    out = np.transpose(input._data, dims)
     inverse = tuple(np.argsort(dims).tolist())
 
     def backward(g):
@@ -131,12 +131,12 @@ def permute(input, *dims):
 
 def _T(self):
     """All dimensions reversed."""
-    return self.permute(tuple(range(self.data.ndim - 1, -1, -1)))
+    return self.permute(tuple(range(self._data.ndim - 1, -1, -1)))
 
 
 def _mT(self):
     """The last two dimensions swapped (a batch of matrices transposed)."""
-    if self.data.ndim < 2:
+    if self._data.ndim < 2:
         raise RuntimeError(f"mT: needs at least 2 dims, got shape {list(self.shape)}")
     return self.transpose(-2, -1)
 
@@ -149,7 +149,7 @@ Tensor.mT = property(_mT)
 def expand(input, *sizes):
     """Broadcast to ``sizes`` (-1 keeps a dimension) without copying.  d/dx = sum_to(g)."""
     sizes = shape_arg(sizes, "expand")
-    in_shape = input.data.shape
+    in_shape = input._data.shape
     if len(sizes) < len(in_shape):
         raise RuntimeError(
             f"expand: the number of sizes ({len(sizes)}) must be at least the number of "
@@ -162,7 +162,7 @@ def expand(input, *sizes):
     if target == in_shape:
         return input if not input._rg else _identity_view(input)
     try:
-        out = np.broadcast_to(input.data, target)
+        out = np.broadcast_to(input._data, target)
     except ValueError:
         raise RuntimeError(
             f"expand: cannot expand a tensor of shape {list(in_shape)} to {list(sizes)}"
@@ -175,7 +175,7 @@ def expand(input, *sizes):
 
 
 def _identity_view(input):
-    return view_result(input.data.view(), input, lambda g: (g,), "ExpandBackward")
+    return view_result(input._data.view(), input, lambda g: (g,), "ExpandBackward")
 
 
 @register("broadcast_to")
@@ -190,7 +190,7 @@ Tensor.expand_as = lambda self, other: expand(self, other.shape)
 @register("squeeze")
 def squeeze(input, dim=None):
     """Drop dimensions of size 1 (only ``dim`` when given; a no-op if it isn't 1)."""
-    in_shape = input.data.shape
+    in_shape = input._data.shape
     if dim is None:
         shape = tuple(n for n in in_shape if n != 1)
     else:
@@ -203,16 +203,16 @@ def squeeze(input, dim=None):
 @register("unsqueeze")
 def unsqueeze(input, dim):
     """Insert a dimension of size 1 at ``dim`` (in ``[-ndim-1, ndim]``)."""
-    nd = input.data.ndim
+    nd = input._data.ndim
     d = _check_dim(dim, nd + 1, "unsqueeze")
-    shape = input.data.shape[:d] + (1,) + input.data.shape[d:]
+    shape = input._data.shape[:d] + (1,) + input._data.shape[d:]
     return reshape(input, shape)
 
 
 @register("flatten")
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dimensions ``start_dim..end_dim`` into one (a 0-d input becomes shape (1,))."""
-    shape = input.data.shape
+    shape = input._data.shape
     if not shape:
         return reshape(input, (1,))
     s = _check_dim(start_dim, len(shape), "flatten")
@@ -225,7 +225,7 @@ def flatten(input, start_dim=0, end_dim=-1):
 @register("unflatten")
 def unflatten(input, dim, sizes):
     """Split dimension ``dim`` into ``sizes`` (one entry may be -1)."""
-    shape = input.data.shape
+    shape = input._data.shape
     if not shape:
         raise RuntimeError("unflatten: cannot unflatten a 0-d tensor (it has no dimension)")
     d = _check_dim(dim, len(shape), "unflatten")
@@ -244,7 +244,7 @@ def unflatten(input, dim, sizes):
 @register("movedim")
 def movedim(input, source, destination):
     """Move dimension(s) ``source`` to position(s) ``destination``; the others keep order."""
-    nd = input.data.ndim
+    nd = input._data.ndim
     src = source if isinstance(source, (tuple, list)) else (source,)
     dst = destination if isinstance(destination, (tuple, list)) else (destination,)
     if len(src) != len(dst):
@@ -271,7 +271,7 @@ def repeat(input, *sizes):
     d/dx: g viewed as (r0, n0, r1, n1, ...) and summed over the repeat axes.
     """
     sizes = shape_arg(sizes, "repeat")
-    in_shape = input.data.shape
+    in_shape = input._data.shape
     if len(sizes) < len(in_shape):
         raise RuntimeError(
             f"repeat: got {len(sizes)} repeat counts for a tensor of shape {list(in_shape)}; "
@@ -280,7 +280,7 @@ def repeat(input, *sizes):
     if any(r < 0 for r in sizes):
         raise RuntimeError(f"repeat: repeat counts must be non-negative, got {list(sizes)}")
     padded = (1,) * (len(sizes) - len(in_shape)) + in_shape
-    out = np.tile(input.data.reshape(padded), sizes)
+    out = np.tile(input._data.reshape(padded), sizes)
 
     pairs = tuple(v for rn in zip(sizes, padded, strict=True) for v in rn)
     repeat_axes = tuple(range(-2 * len(sizes), 0, 2))  # from the right: g may carry a batch prefix
@@ -296,7 +296,7 @@ def repeat(input, *sizes):
 def tile(input, *dims):
     """Like :func:`repeat`, but fewer ``dims`` than dimensions are padded with leading 1s."""
     dims = shape_arg(dims, "tile")
-    dims = (1,) * (input.data.ndim - len(dims)) + dims
+    dims = (1,) * (input._data.ndim - len(dims)) + dims
     return repeat(input, dims)
 
 
@@ -304,10 +304,10 @@ def tile(input, *dims):
 def flip(input, dims):
     """Reverse the order of elements along ``dims`` (a copy, as in PyTorch).  d/dx = flip(g)."""
     dims = dims if isinstance(dims, (tuple, list)) else (dims,)
-    dims = tuple(_check_dim(d, input.data.ndim, "flip") for d in dims)
-    out = np.flip(input.data, dims).copy() if input.data.ndim else input.data.copy()
+    dims = tuple(_check_dim(d, input._data.ndim, "flip") for d in dims)
+    out = np.flip(input._data, dims).copy() if input._data.ndim else input._data.copy()
     # from the right (g may carry a batch prefix); flipping a 0-d tensor is the identity
-    back_dims = tuple(d - input.data.ndim for d in dims) if input.data.ndim else ()
+    back_dims = tuple(d - input._data.ndim for d in dims) if input._data.ndim else ()
 
     def backward(g):
         return (g.flip(back_dims),)
@@ -324,9 +324,9 @@ def roll(input, shifts, dims=None):
     if dims is None:
         if isinstance(shifts, (tuple, list)) and len(shifts) != 1:
             raise RuntimeError(f"roll: {len(shifts)} shifts need as many dims")
-        out = np.roll(input.data, shifts)
+        out = np.roll(input._data, shifts)
         neg = [-s for s in shifts] if isinstance(shifts, (tuple, list)) else -shifts
-        shape = input.data.shape
+        shape = input._data.shape
 
         def backward(g):
             if not BATCH.prefix:
@@ -339,14 +339,14 @@ def roll(input, shifts, dims=None):
     one = not isinstance(shifts, (tuple, list))
     shift_t = (shifts,) if one else tuple(shifts)
     dims_t = (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
-    if input.data.ndim == 0:
+    if input._data.ndim == 0:
         raise IndexError("roll: a 0-d tensor has no dimension to roll along; omit dims")
     if len(shift_t) != len(dims_t):
         raise RuntimeError(
             f"roll: shifts {list(shift_t)} and dims {list(dims_t)} need the same length"
         )
-    dims = tuple(_check_dim(d, input.data.ndim, "roll") - input.data.ndim for d in dims_t)
-    out = np.roll(input.data, shift_t, axis=dims)
+    dims = tuple(_check_dim(d, input._data.ndim, "roll") - input._data.ndim for d in dims_t)
+    out = np.roll(input._data, shift_t, axis=dims)
     neg = tuple(-s for s in shift_t)
 
     def backward(g):  # dims count from the right: g may carry a batch prefix
@@ -359,9 +359,9 @@ def roll(input, shifts, dims=None):
 def contiguous(input):
     """``input`` itself when its memory is C-contiguous, else a C-contiguous copy (as
     PyTorch; the copy passes the gradient through unchanged)."""
-    if input.data.flags.c_contiguous:
+    if input._data.flags.c_contiguous:
         return input
-    out = np.ascontiguousarray(input.data)
+    out = np.ascontiguousarray(input._data)
 
     def backward(g):
         return (g,)

@@ -50,7 +50,7 @@ def softmax(input, dim, dtype=None):
 def _slice_sum(t, out, d):
     """Σ over the softmax dim, kept; counted from the right so that a batch prefix in front
     of ``t`` is left alone (Note [Batched gradients]). A 0-d input is one slice of one."""
-    nd = out.data.ndim
+    nd = out._data.ndim
     return t.sum(dim=d - nd, keepdim=True) if nd else t
 
 

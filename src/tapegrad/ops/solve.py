@@ -52,12 +52,12 @@ def _call(fn, op, why, *args):
 
 
 def _cast_to(g: Tensor, t: Tensor) -> Tensor:
-    return g if g.data.dtype == t.data.dtype else g._cast(t.data.dtype)
+    return g if g._data.dtype == t._data.dtype else g._cast(t._data.dtype)
 
 
 def _batch_scalar(g: Tensor) -> Tensor:
     """A per-matrix gradient (...,) shaped (..., 1, 1) to scale whole matrices."""
-    return g.reshape(g.data.shape + (1, 1))
+    return g.reshape(g._data.shape + (1, 1))
 
 
 @register("inverse")
@@ -91,7 +91,7 @@ def det(A):
         try:
             return (_batch_scalar(g * out) * inv(A).mT,)
         except LinAlgError:
-            return (_batch_scalar(g) * const(_adjugate_t(A.data).astype(g.data.dtype)),)
+            return (_batch_scalar(g) * const(_adjugate_t(A._data).astype(g._data.dtype)),)
 
     return make_result(out, (A,), backward, "LinalgDetBackward", saved=(A,), save_output=True)
 
@@ -128,8 +128,8 @@ def _check_rhs(A, B, op):
     """Validate B against A (..., n, n); return (B, its data, is a vector)."""
     b = as_tensor(B, op)
     bd = float_data(b)
-    n = A.data.shape[-1]
-    vector = bd.ndim == 1 or (bd.ndim == A.data.ndim - 1 and bd.shape == A.data.shape[:-1])
+    n = A._data.shape[-1]
+    vector = bd.ndim == 1 or (bd.ndim == A._data.ndim - 1 and bd.shape == A._data.shape[:-1])
     rows = bd.shape[-1] if vector else (bd.shape[-2] if bd.ndim >= 2 else None)
     if rows != n:
         raise RuntimeError(
@@ -169,10 +169,10 @@ def solve(A, B, *, left=True):
         G = g.unsqueeze(-1) if vector else g
         X = out.unsqueeze(-1) if vector else out
         gB = solve(A.mT, G)
-        ga = _cast_to(sum_to(-(gB @ X.mT), A.data.shape), A) if na else None
+        ga = _cast_to(sum_to(-(gB @ X.mT), A._data.shape), A) if na else None
         gb = None
         if nb:
-            gb = _cast_to(sum_to(gB.squeeze(-1) if vector else gB, b.data.shape), b)
+            gb = _cast_to(sum_to(gB.squeeze(-1) if vector else gB, b._data.shape), b)
         return ga, gb
 
     return make_result(out, (A, b), backward, "LinalgSolveBackward", saved=(A,), save_output=True)
@@ -231,9 +231,9 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
         gB = solve_triangular(A.mT, g, upper=not upper, unitriangular=unitriangular)
         ga = gb = None
         if na:
-            ga = _cast_to(sum_to(-(gB @ out.mT) * const(read), A.data.shape), A)
+            ga = _cast_to(sum_to(-(gB @ out.mT) * const(read), A._data.shape), A)
         if nb:
-            gb = _cast_to(sum_to(gB, b.data.shape), b)
+            gb = _cast_to(sum_to(gB, b._data.shape), b)
         return ga, gb
 
     return make_result(

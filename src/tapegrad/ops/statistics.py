@@ -31,7 +31,7 @@ def _moments(input, dim, unbiased, keepdim, correction, op):
     """Shared forward of var/std: (variance array, dims, N − correction)."""
     if isinstance(dim, bool):  # var(x, False): the second positional argument is unbiased
         unbiased, dim = dim, None
-    data = input.data
+    data = input._data
     if data.dtype.kind != "f":
         raise RuntimeError(
             f"{op}: expected a floating point input, got dtype {data.dtype}; convert with .float()"
@@ -56,7 +56,7 @@ def _var_input_grad(gv, input, dims, denom, keepdim):
     """d var/dx applied to ``gv`` (the gradient arriving at the variance)."""
     centered = input - input.mean(dim=dims, keepdim=True)
     scale = 2.0 / denom if denom > 0 else float("nan")
-    return unreduce(gv, input.data.shape, dims, keepdim) * centered * scale
+    return unreduce(gv, input._data.shape, dims, keepdim) * centered * scale
 
 
 @register("var")
@@ -83,7 +83,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     out = np.sqrt(out, out=out)
 
     def backward(g, out):
-        zero = out.data == 0
+        zero = out._data == 0
         gv = g / (where(zero, 1.0, out) * 2.0)
         if _trace.recording() or zero.any():  # (a replay cannot branch on values)
             gv = gv * const(~zero)

@@ -79,11 +79,11 @@ class Adam(Optimizer):
             state = self.state[p]
             if not state:
                 state["step"] = Tensor._wrap(np.zeros((), np.float32))
-                state["exp_avg"] = Tensor._wrap(np.zeros_like(p.data))
-                state["exp_avg_sq"] = Tensor._wrap(np.zeros_like(p.data))
+                state["exp_avg"] = Tensor._wrap(np.zeros_like(p._data))
+                state["exp_avg_sq"] = Tensor._wrap(np.zeros_like(p._data))
                 if amsgrad:
-                    state["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(p.data))
-            step_array = state["step"].data
+                    state["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(p._data))
+            step_array = state["step"]._data
             step_array += 1
             # A 0-d array, not float(step): the bias corrections stay array math, so a
             # step recorded by tapegrad.jit replays with the current count.
@@ -91,14 +91,14 @@ class Adam(Optimizer):
 
             if decoupled:
                 if weight_decay != 0:
-                    np.multiply(p.data, 1 - lr * weight_decay, out=p.data)
+                    np.multiply(p._data, 1 - lr * weight_decay, out=p._data)
                 grad = self._grad(p, maximize, 0.0)
             else:
                 grad = self._grad(p, maximize, weight_decay)
 
             work = self._scratch(grad)
-            exp_avg = state["exp_avg"].data
-            exp_avg_sq = state["exp_avg_sq"].data
+            exp_avg = state["exp_avg"]._data
+            exp_avg_sq = state["exp_avg_sq"]._data
             # m += (1 - beta1) * (g - m): torch's lerp_, same rounding
             np.subtract(grad, exp_avg, out=work)
             np.multiply(work, 1 - beta1, out=work)
@@ -111,11 +111,11 @@ class Adam(Optimizer):
 
             # Corrections in float64 (as torch's Python floats), applied in the param's
             # dtype so the array math below stays float32 for float32 parameters.
-            dtype = p.data.dtype
+            dtype = p._data.dtype
             bias_correction2_sqrt = ((1 - beta2**step) ** 0.5).astype(dtype)
             step_size = (lr / (1 - beta1**step)).astype(dtype)
             if amsgrad:
-                second = state["max_exp_avg_sq"].data
+                second = state["max_exp_avg_sq"]._data
                 np.maximum(second, exp_avg_sq, out=second)
             else:
                 second = exp_avg_sq
@@ -124,7 +124,7 @@ class Adam(Optimizer):
             np.add(denom, eps, out=denom)
             np.divide(exp_avg, denom, out=denom)
             np.multiply(denom, -step_size, out=denom)
-            np.add(p.data, denom, out=p.data)
+            np.add(p._data, denom, out=p._data)
             bump_version(p)
 
 

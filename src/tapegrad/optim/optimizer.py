@@ -1,8 +1,8 @@
 """The Optimizer base class: parameter groups, per-parameter state, state dicts.
 
 Note [In-place updates]
-Every optimizer updates ``p.data`` and its state arrays in place with NumPy
-``out=`` operations, reading ``p.grad.data`` but never writing into it (a
+Every optimizer updates ``p._data`` and its state arrays in place with NumPy
+``out=`` operations, reading ``p.grad._data`` but never writing into it (a
 gradient may be shared with user code). Each updated parameter's version
 counter goes up by one per step, so a graph that saved the old value refuses to
 run backward with the new one. Hyperparameters are turned into Python floats
@@ -133,7 +133,7 @@ class Optimizer:
                     p.grad = None
                 else:
                     p.grad.detach_()
-                    p.grad.data[...] = 0
+                    p.grad._data[...] = 0
                     p.grad._vc.value += 1
 
     def step(self, closure=None):
@@ -175,9 +175,9 @@ class Optimizer:
 
         Returns ``p.grad``'s own array when nothing changes; never writes into it.
         """
-        grad = p.grad.data
+        grad = p.grad._data
         if weight_decay != 0:
-            out = np.multiply(p.data, weight_decay, out=self._scratch(grad, slot=1))
+            out = np.multiply(p._data, weight_decay, out=self._scratch(grad, slot=1))
             return np.subtract(out, grad, out=out) if maximize else np.add(out, grad, out=out)
         if maximize:
             return np.negative(grad, out=self._scratch(grad, slot=1))
@@ -245,7 +245,7 @@ class Optimizer:
 def _copy_state(value, param: Tensor, key):
     """A copy of one state entry: tensors take the parameter's float dtype (not ``step``)."""
     if isinstance(value, (Tensor, np.ndarray)):
-        array = value.data if isinstance(value, Tensor) else value
+        array = value._data if isinstance(value, Tensor) else value
         dtype = array.dtype
         if key != "step" and param.is_floating_point():
             dtype = param.dtype

@@ -77,24 +77,24 @@ class RMSprop(Optimizer):
             state = self.state[p]
             if not state:
                 state["step"] = Tensor._wrap(np.zeros((), np.float32))
-                state["square_avg"] = Tensor._wrap(np.zeros_like(p.data))
+                state["square_avg"] = Tensor._wrap(np.zeros_like(p._data))
                 if momentum > 0:
-                    state["momentum_buffer"] = Tensor._wrap(np.zeros_like(p.data))
+                    state["momentum_buffer"] = Tensor._wrap(np.zeros_like(p._data))
                 if centered:
-                    state["grad_avg"] = Tensor._wrap(np.zeros_like(p.data))
-            step_array = state["step"].data
+                    state["grad_avg"] = Tensor._wrap(np.zeros_like(p._data))
+            step_array = state["step"]._data
             step_array += 1
 
             grad = self._grad(p, maximize, weight_decay)
             work = self._scratch(grad)
-            square_avg = state["square_avg"].data
+            square_avg = state["square_avg"]._data
             np.multiply(square_avg, alpha, out=square_avg)
             np.multiply(grad, 1 - alpha, out=work)
             np.multiply(work, grad, out=work)
             np.add(square_avg, work, out=square_avg)
 
             if centered:
-                grad_avg = state["grad_avg"].data
+                grad_avg = state["grad_avg"]._data
                 # g_avg += (1 - alpha) * (g - g_avg): torch's lerp_
                 np.subtract(grad, grad_avg, out=work)
                 np.multiply(work, 1 - alpha, out=work)
@@ -107,7 +107,7 @@ class RMSprop(Optimizer):
             np.add(avg, eps, out=avg)
 
             if momentum > 0:
-                buf = state["momentum_buffer"].data
+                buf = state["momentum_buffer"]._data
                 np.multiply(buf, momentum, out=buf)
                 np.divide(grad, avg, out=avg)
                 np.add(buf, avg, out=buf)
@@ -115,5 +115,5 @@ class RMSprop(Optimizer):
             else:
                 np.divide(grad, avg, out=work)
                 np.multiply(work, -lr, out=work)
-            np.add(p.data, work, out=p.data)
+            np.add(p._data, work, out=p._data)
             bump_version(p)

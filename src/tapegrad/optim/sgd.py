@@ -82,17 +82,17 @@ class SGD(Optimizer):
                 if buf is None:
                     buf = state["momentum_buffer"] = Tensor._wrap(grad.copy())
                 else:
-                    np.multiply(buf.data, momentum, out=buf.data)
+                    np.multiply(buf._data, momentum, out=buf._data)
                     if dampening == 0:
-                        np.add(buf.data, grad, out=buf.data)
+                        np.add(buf._data, grad, out=buf._data)
                     else:
                         np.multiply(grad, 1 - dampening, out=work)
-                        np.add(buf.data, work, out=buf.data)
+                        np.add(buf._data, work, out=buf._data)
                 if nesterov:
-                    np.multiply(buf.data, momentum, out=work)
+                    np.multiply(buf._data, momentum, out=work)
                     grad = np.add(grad, work, out=work)
                 else:
-                    grad = buf.data
+                    grad = buf._data
             np.multiply(grad, -lr, out=work)
-            np.add(p.data, work, out=p.data)
+            np.add(p._data, work, out=p._data)
             bump_version(p)

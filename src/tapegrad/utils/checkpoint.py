@@ -129,7 +129,7 @@ def _checkpoint(function, args, kwargs, preserve_rng_state, warn):
             "by the function will receive gradients",
             stacklevel=2,
         )
-    shapes = [o.data.shape for o in flat]
+    shapes = [o._data.shape for o in flat]
 
     def backward(*grads):
         if STATE.enabled:
@@ -146,10 +146,10 @@ def _checkpoint(function, args, kwargs, preserve_rng_state, warn):
                 new_kwargs[k] = leaf
         with _rng_replayed(rng_state), enable_grad():
             again, _ = _flatten_outputs(function(*new_args, **new_kwargs))
-        if [o.data.shape for o in again] != shapes:
+        if [o._data.shape for o in again] != shapes:
             raise RuntimeError(
                 "checkpoint: recomputing the function gave outputs of shapes "
-                f"{[list(o.data.shape) for o in again]}, but the forward gave "
+                f"{[list(o._data.shape) for o in again]}, but the forward gave "
                 f"{[list(s) for s in shapes]}; the function must be deterministic"
             )
         roots = [(o, g) for o, g in zip(again, grads) if o._rg]
@@ -160,7 +160,7 @@ def _checkpoint(function, args, kwargs, preserve_rng_state, warn):
 
     inputs = tensors + [_ANCHOR] if anchored else tensors
     results = make_results(
-        [o.data for o in flat], inputs, backward, "CheckpointBackward", saved=tensors
+        [o._data for o in flat], inputs, backward, "CheckpointBackward", saved=tensors
     )
     return rebuild(results)
 
@@ -169,7 +169,7 @@ def _fresh_leaf(t: Tensor) -> Tensor:
     """A leaf sharing ``t``'s data that requires grad. It gets its own version counter:
     the outer Node already checks ``t``'s, and saved_bytes must not take the activation
     ``t`` for a parameter (Note [What saved_bytes counts])."""
-    leaf = Tensor._wrap(t.data)
+    leaf = Tensor._wrap(t._data)
     leaf._rg = True
     return leaf
 

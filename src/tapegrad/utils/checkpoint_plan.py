@@ -287,7 +287,7 @@ def measure(functions, input: Tensor) -> Profile:
     state = default_generator.get_state()
     x = input
     param_input = input.grad_fn is None and input.requires_grad
-    boundary = [0 if param_input else base_of(input.data).nbytes]
+    boundary = [0 if param_input else base_of(input._data).nbytes]
     inner, s_in, s_out, seconds = [], [], [], []
     try:
         with enable_grad():
@@ -302,11 +302,11 @@ def measure(functions, input: Tensor) -> Profile:
                         "each layer must map one Tensor to one Tensor"
                     )
                 held = saved_buffers(_nodes_behind(out, stop))
-                b_in, b_out = id(base_of(x.data)), id(base_of(out.data))
+                b_in, b_out = id(base_of(x._data)), id(base_of(out._data))
                 inner.append(sum(b.nbytes for k, b in held.items() if k not in (b_in, b_out)))
                 s_in.append(b_in in held)
                 s_out.append(b_out in held)
-                boundary.append(base_of(out.data).nbytes)
+                boundary.append(base_of(out._data).nbytes)
                 x = _stand_in(out)
     finally:
         default_generator.set_state(state)
@@ -316,10 +316,10 @@ def measure(functions, input: Tensor) -> Profile:
 def _stand_in(out: Tensor) -> Tensor:
     """A non-leaf sharing ``out``'s data, with no graph behind it beyond one empty Node."""
     if not out.requires_grad:
-        return Tensor._wrap(out.data)
-    leaf = Tensor._wrap(out.data)
+        return Tensor._wrap(out._data)
+    leaf = Tensor._wrap(out._data)
     leaf._rg = True
-    return make_result(out.data, (leaf,), _identity_backward, "ProfileInputBackward")
+    return make_result(out._data, (leaf,), _identity_backward, "ProfileInputBackward")
 
 
 def _identity_backward(g):  # pragma: no cover - the measuring graph is never run backward

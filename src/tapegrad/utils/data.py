@@ -59,7 +59,7 @@ class TensorDataset(Dataset):
         self.tensors = tensors
 
     def __getitem__(self, index):
-        return tuple(Tensor._wrap(np.asarray(t.data[index])) for t in self.tensors)
+        return tuple(Tensor._wrap(np.asarray(t._data[index])) for t in self.tensors)
 
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
@@ -212,7 +212,7 @@ class DataLoader:
 def _index_arrays(dataset):
     """``(arrays, base_indices or None)`` when a batch can be cut from arrays directly."""
     if type(dataset) is TensorDataset:
-        return [t.data for t in dataset.tensors], None
+        return [t._data for t in dataset.tensors], None
     if type(dataset) is Subset:
         inner = _index_arrays(dataset.dataset)
         if inner is not None:
@@ -236,7 +236,7 @@ def default_collate(batch):
     """
     elem = batch[0]
     if isinstance(elem, Tensor):
-        return Tensor._wrap(np.stack([t.data for t in batch]))
+        return Tensor._wrap(np.stack([t._data for t in batch]))
     if isinstance(elem, (np.ndarray, np.generic)):
         return Tensor._wrap(np.stack([np.asarray(b) for b in batch]))
     if isinstance(elem, bool):
