@@ -151,7 +151,6 @@ class Tensor:
     def data(self, value) -> None:
         _set_data(self, value)
 
-
     @property
     def shape(self) -> tuple:
         return self._data.shape

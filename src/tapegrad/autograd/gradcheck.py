@@ -168,7 +168,8 @@ def gradgradcheck(
         with enable_grad():
             outputs = _outputs(fn(*args))
             weights = [
-                _weights(o._data.shape, o._data.dtype, seed + 100 + k) for k, o in enumerate(outputs)
+                _weights(o._data.shape, o._data.dtype, seed + 100 + k)
+                for k, o in enumerate(outputs)
             ]
             loss = _reduce(outputs, weights)
             if loss is None or not loss.requires_grad:
