@@ -152,6 +152,16 @@ multiply = mul
 subtract = sub
 negative = neg
 
+# Note [Exported ops]
+# Every registered op with ``function=True`` is ``tapegrad.<name>`` as in torch, so a new op
+# needs no line here. Names bound above (hand-picked aliases, namespaces) take precedence.
+from .ops._registry import OPS as _OPS  # noqa: E402
+
+for _name, _info in _OPS.items():
+    if _info.function and _name not in globals():
+        globals()[_name] = _info.fn
+del _name, _info
+
 __version__ = "0.1.0"
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -2,6 +2,8 @@
 
 ``@register("exp")`` records ``exp`` in :data:`OPS` and, unless ``method=False``,
 makes it a Tensor method; ``operators=("__add__",)`` binds Python operators too.
+Unless ``function=False``, the op is also exported as ``tapegrad.<name>`` (``torch.exp``);
+in-place ops, names starting with ``_`` and method-only ops pass ``function=False``.
 The op test table asserts that every registered differentiable op has a row.
 """
 
@@ -15,13 +17,14 @@ __all__ = ["register", "OPS", "OpInfo"]
 class OpInfo:
     """What the registry knows of an op."""
 
-    __slots__ = ("name", "fn", "differentiable", "inplace")
+    __slots__ = ("name", "fn", "differentiable", "inplace", "function")
 
-    def __init__(self, name, fn, differentiable, inplace):
+    def __init__(self, name, fn, differentiable, inplace, function=False):
         self.name = name
         self.fn = fn
         self.differentiable = differentiable
         self.inplace = inplace
+        self.function = function
 
     def __repr__(self):
         return f"OpInfo({self.name!r})"
@@ -30,13 +33,15 @@ class OpInfo:
 OPS: dict[str, OpInfo] = {}
 
 
-def register(name, *, method=True, operators=(), differentiable=True, inplace=False):
-    """Decorator: record an op and bind it to Tensor."""
+def register(name, *, method=True, operators=(), differentiable=True, inplace=False, function=None):
+    """Decorator: record an op, bind it to Tensor and (by default) export it as ``tg.<name>``."""
+    if function is None:
+        function = not inplace and not name.startswith("_")
 
     def deco(fn):
         if name in OPS:
             raise RuntimeError(f"op {name!r} registered twice")
-        OPS[name] = OpInfo(name, fn, differentiable, inplace)
+        OPS[name] = OpInfo(name, fn, differentiable, inplace, function)
         if method:
             setattr(Tensor, name if method is True else method, fn)
         for op in operators:

@@ -118,7 +118,7 @@ def take_index(input: Tensor, key: tuple, advanced: bool, name: str, op: str = "
     return view_result(out, input, backward, name)
 
 
-@register("getitem", method=False, operators=("__getitem__",))
+@register("getitem", function=False, method=False, operators=("__getitem__",))
 def getitem(input, key):
     """``input[key]`` with NumPy/PyTorch semantics (basic keys give views).
 

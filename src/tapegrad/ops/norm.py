@@ -26,7 +26,7 @@ from .elementwise import where
 __all__ = ["vector_norm", "matrix_norm", "norm", "linalg_norm"]
 
 
-@register("vector_norm", method=False)
+@register("vector_norm", function=False, method=False)
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """The ``ord``-norm of ``x`` over ``dim`` (all elements when None), treated as a vector.
 
@@ -104,7 +104,7 @@ def _two_dims(dim, ndim, op):
     return d0, d1
 
 
-@register("matrix_norm", method=False)
+@register("matrix_norm", function=False, method=False)
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """A matrix norm over the two dims ``dim``: 'fro', 1, -1, inf, -inf.
 
@@ -162,7 +162,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
-@register("linalg_norm", method=False)
+@register("linalg_norm", function=False, method=False)
 def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """``tg.linalg.norm``: a vector norm for an int ``dim`` or 1-D input, a matrix norm for a
     pair of dims or 2-D input; with ``ord=None``, the 2-norm of the flattened input."""

@@ -264,7 +264,7 @@ def movedim(input, source, destination):
 Tensor.moveaxis = movedim
 
 
-@register("repeat")
+@register("repeat", function=False)
 def repeat(input, *sizes):
     """Tile the tensor ``sizes[i]`` times along dim i (extra leading sizes add dims).
 
@@ -355,7 +355,7 @@ def roll(input, shifts, dims=None):
     return make_result(out, (input,), backward, "RollBackward")
 
 
-@register("contiguous")
+@register("contiguous", function=False)
 def contiguous(input):
     """``input`` itself when its memory is C-contiguous, else a C-contiguous copy (as
     PyTorch; the copy passes the gradient through unchanged)."""

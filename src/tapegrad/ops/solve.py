@@ -139,7 +139,7 @@ def _check_rhs(A, B, op):
     return b, bd, vector
 
 
-@register("solve", method=False)
+@register("solve", function=False, method=False)
 def solve(A, B, *, left=True):
     """X with A X = B (or X A = B when ``left=False``); batches broadcast.
 
@@ -185,7 +185,7 @@ def _triangle(n, upper, strict):
     return np.triu(ones, k) if upper else np.tril(ones, -k)
 
 
-@register("solve_triangular", method=False)
+@register("solve_triangular", function=False, method=False)
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """X with A X = B (or X A = B) for triangular A; only A's ``upper``/lower triangle is read.
 
