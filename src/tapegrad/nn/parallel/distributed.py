@@ -21,6 +21,7 @@ torch, and the job aborts (Note [Distributed failure]) instead of hanging the ot
 from __future__ import annotations
 
 import contextlib
+import time
 
 import numpy as np
 
@@ -100,7 +101,7 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_armed", False)
         object.__setattr__(self, "_queued", False)
         object.__setattr__(self, "_handles", [])
-        object.__setattr__(self, "stats", {"allreduce_bytes": 0, "steps": 0})
+        object.__setattr__(self, "stats", {"allreduce_bytes": 0, "steps": 0, "wait_seconds": 0.0})
         self._sync_module_states()
         self._build_buckets()
 
@@ -233,8 +234,11 @@ class DistributedDataParallel(Module):
                 "do not take part in every forward pass."
             )
         scale = float(self._world)
+        start = time.perf_counter()
         for bucket in self._buckets:
             bucket.request.Wait()
+        self.stats["wait_seconds"] += time.perf_counter() - start  # communication not hidden
+        for bucket in self._buckets:
             bucket.request = None
             bucket.flat /= scale
             for i, p in enumerate(bucket.params):
