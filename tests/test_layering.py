@@ -11,13 +11,26 @@ import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "src" / "tapegrad"
 
-HIGH = {"nn", "optim", "jit", "utils", "func", "viz", "serialization", "demo", "cli", "linalg"}
+HIGH = {
+    "nn",
+    "optim",
+    "jit",
+    "utils",
+    "func",
+    "viz",
+    "serialization",
+    "demo",
+    "cli",
+    "linalg",
+    "distributed",
+}
 FORBIDDEN = {
     "core": HIGH | {"autograd", "ops"},
     "autograd": HIGH | {"ops"},
     "ops": HIGH,
     "nn": {"jit", "demo", "cli", "utils"},
     "optim": {"nn", "jit", "demo", "cli"},
+    "distributed": {"nn", "optim", "jit", "demo", "cli", "utils", "ops"},
 }
 CORE = {"tensor", "grad_mode", "_dtypes", "_backend", "creation", "_trace"}
 

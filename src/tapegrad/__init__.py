@@ -143,6 +143,7 @@ from . import jit  # noqa: E402
 
 # -- nn (layers, losses, init) --------------------------------------------------------
 from . import nn  # noqa: E402
+from . import distributed  # noqa: E402 - importable without mpi4py
 
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64

@@ -14,7 +14,11 @@ def _demo(args) -> int:
     from . import demo  # noqa: PLC0415 - needs the 'demo' extra (scikit-learn, tqdm, matplotlib)
 
     summary = demo.run(
-        epochs=args.epochs, seed=args.seed, out_dir=args.out, progress=not args.no_progress
+        epochs=args.epochs,
+        seed=args.seed,
+        out_dir=args.out,
+        progress=not args.no_progress,
+        distributed=args.distributed,
     )
     return 0 if summary["test_accuracy"] >= 0.97 or args.epochs < 10 else 1
 
@@ -60,6 +64,12 @@ def main(argv=None) -> int:
         help="folder for the model, curves PNG, graph DOT, summary.json (default demo_output)",
     )
     demo.add_argument("--no-progress", action="store_true", help="hide the tqdm progress bar")
+    demo.add_argument(
+        "--distributed",
+        action="store_true",
+        help="train with DistributedDataParallel on every rank of `mpiexec -n N` "
+        "(rank 0 prints and saves)",
+    )
     demo.set_defaults(run=_demo)
     bench = sub.add_parser("bench", help="run the benchmark scripts under benchmarks/")
     bench.add_argument("names", nargs="*", help="benchmarks to run (default: all)")

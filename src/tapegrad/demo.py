@@ -82,19 +82,41 @@ def train(
     batch_size: int = 64,
     lr: float = 1e-2,
     progress: bool = True,
+    distributed: bool = False,
 ) -> dict:
-    """Train, evaluate, save/load, plot. Returns a summary dict (also written as JSON)."""
+    """Train, evaluate, save/load, plot. Returns a summary dict (also written as JSON).
+
+    With ``distributed=True`` (run under ``mpiexec -n N``) every rank trains a
+    DistributedDataParallel replica on its 1/N share of each epoch's shuffled data with
+    ``batch_size // N`` per step, so the global batch is unchanged; rank 0 prints, saves
+    and plots, the other ranks stay quiet.
+    """
     from tqdm import tqdm  # noqa: PLC0415 - optional 'demo' extra
 
+    rank, world = 0, 1
+    if distributed:
+        import tapegrad.distributed as dist  # noqa: PLC0415
+
+        if not dist.is_initialized():
+            dist.init_process_group(backend="mpi")
+        rank, world = dist.get_rank(), dist.get_world_size()
+        batch_size = max(1, batch_size // world)
+    lead = rank == 0
+    progress = progress and lead
     out = pathlib.Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    if lead:
+        out.mkdir(parents=True, exist_ok=True)
     tg.manual_seed(seed)
     (x_train, y_train), (x_test, y_test) = load_digits_split(seed)
+    if world > 1:  # each rank its own share, the same every epoch (shuffled within)
+        share = np.random.default_rng(seed).permutation(len(y_train))[rank::world]
+        x_train, y_train = x_train[share], y_train[share]
     train = tg.utils.data.TensorDataset(tg.from_numpy(x_train), tg.from_numpy(y_train))
     loader = tg.utils.data.DataLoader(
-        train, batch_size=batch_size, shuffle=True, generator=tg.Generator(seed)
+        train, batch_size=batch_size, shuffle=True, generator=tg.Generator(seed + rank)
     )
-    model = make_model()
+    net = make_model()
+    model = nn.parallel.DistributedDataParallel(net) if distributed else net
     optimizer = tg.optim.Adam(model.parameters(), lr=lr)
     scheduler = tg.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
     loss_fn = nn.CrossEntropyLoss()
@@ -117,17 +139,29 @@ def train(
         scheduler.step()
         history["loss"].append(total / seen)
         history["train_acc"].append(correct / seen)
-        history["test_acc"].append(accuracy(model, x_test, y_test))
+        history["test_acc"].append(accuracy(net, x_test, y_test))
+        if not lead:
+            continue
         print(
             f"epoch {epoch:2d}  loss {history['loss'][-1]:.4f}  "
             f"train acc {history['train_acc'][-1]:.3f}  test acc {history['test_acc'][-1]:.3f}"
         )
     seconds = time.perf_counter() - start
     test_acc = history["test_acc"][-1]
+    summary = {
+        "test_accuracy": test_acc,
+        "epochs": epochs,
+        "seed": seed,
+        "world_size": world,
+        "train_seconds": round(seconds, 2),
+        "history": history,
+    }
+    if not lead:
+        return summary
     print(f"held-out accuracy: {test_acc:.2%} on {len(y_test)} images ({seconds:.1f} s training)")
 
     model_path = out / "digits_cnn.tapegrad"
-    tg.save(model.state_dict(), model_path)
+    tg.save(net.state_dict(), model_path)
     reloaded = make_model()
     reloaded.load_state_dict(tg.load(model_path))
     reloaded_acc = accuracy(reloaded, x_test, y_test)
@@ -139,16 +173,9 @@ def train(
     _plot(history, curves)
     graph = out / "train_step_graph.dot"
     xb, yb = next(iter(loader))
-    step_loss = loss_fn(model(xb), yb)
-    graph.write_text(tg.viz.to_dot(step_loss, params=dict(model.named_parameters())))
+    step_loss = loss_fn(net(xb), yb)
+    graph.write_text(tg.viz.to_dot(step_loss, params=dict(net.named_parameters())))
     print(f"wrote {curves} and {graph}")
-    summary = {
-        "test_accuracy": test_acc,
-        "epochs": epochs,
-        "seed": seed,
-        "train_seconds": round(seconds, 2),
-        "history": history,
-    }
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
 

@@ -15,6 +15,8 @@ captures the gradient arriving at each requested input and never touches ``.grad
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..grad_mode import STATE
@@ -22,7 +24,24 @@ from ..tensor import Tensor
 from . import graph
 from .graph import AccumulateGrad, accumulate_into
 
-__all__ = ["backward", "grad", "run_backward"]
+__all__ = ["backward", "grad", "run_backward", "queue_callback"]
+
+
+class _Callbacks(threading.local):
+    pending = None  # a list while a backward() call runs, else None
+
+
+_CALLBACKS = _Callbacks()
+
+
+def queue_callback(fn) -> None:
+    """Run ``fn()`` once the running ``backward()`` has finished (torch's
+    ``Variable._execution_engine.queue_callback``); DistributedDataParallel waits for its
+    last gradient all-reduce there. Only valid from hooks run by ``backward()``."""
+    pending = _CALLBACKS.pending
+    if pending is None:
+        raise RuntimeError("queue_callback: no backward() is running on this thread")
+    pending.append(fn)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -45,7 +64,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if not inputs:
             raise RuntimeError("backward: 'inputs' was given but is empty")
         targets = [_target_of(t, i) for i, t in enumerate(inputs)]
-    run_backward(roots, grads, retain_graph, create_graph, targets, accumulate=True)
+    outer = _CALLBACKS.pending
+    pending = _CALLBACKS.pending = []
+    try:
+        run_backward(roots, grads, retain_graph, create_graph, targets, accumulate=True)
+    finally:
+        _CALLBACKS.pending = outer
+    for fn in pending:
+        fn()
 
 
 def grad(
