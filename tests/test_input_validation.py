@@ -65,9 +65,7 @@ def test_non_numeric_arrays_are_rejected_with_type_error(array, make):
 
 
 def test_ragged_message_names_the_dimension():
-    with pytest.raises(
-        ValueError, match=r"ragged .* at dim 1 found lengths \[1, 2\]"
-    ):
+    with pytest.raises(ValueError, match=r"ragged .* at dim 1 found lengths \[1, 2\]"):
         tg.tensor([[1, 2], [3]])
 
 

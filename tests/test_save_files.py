@@ -120,7 +120,7 @@ def test_killed_saves_leave_a_loadable_file_and_no_lasting_temporaries(tmp_path)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     rng = np.random.default_rng(0)
     orphans_seen = 0
-    kills = 3
+    kills = 2
     for _ in range(kills):
         tg.save({"step": -1}, path)
         proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], env=env)

@@ -23,7 +23,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 
 STATE = {
     "w": tg.tensor(np.arange(12, dtype=np.float32).reshape(3, 4)),
