@@ -139,6 +139,13 @@ def test_open_binary_files_round_trip(tmp_path):
         _assert_same(tg.load(stream), obj)
 
 
+def test_text_mode_files_are_refused(tmp_path):
+    with open(tmp_path / "f", "w") as out, pytest.raises(TypeError, match="binary mode"):
+        tg.save({"a": 1}, out)
+    with open(tmp_path / "f") as stream, pytest.raises(TypeError, match="binary mode"):
+        tg.load(stream)
+
+
 def test_a_non_seekable_stream_loads():
     buffer = io.BytesIO()
     tg.save({"w": tg.arange(4)}, buffer)

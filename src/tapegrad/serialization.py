@@ -108,6 +108,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, **_torch_only) -> Non
         _write(out, header, arrays, offsets)
 
     if hasattr(f, "write"):
+        if isinstance(f, io.TextIOBase):
+            raise TypeError("tg.save: the file object must be opened in binary mode ('wb')")
         write(f)
         return
     path = os.fspath(f)
@@ -239,6 +241,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         raise TypeError("tg.load: pickle_module must be None; tapegrad files are never unpickled")
     place = _placement(map_location)
     if hasattr(f, "read"):
+        if isinstance(f, io.TextIOBase):
+            raise TypeError("tg.load: the file object must be opened in binary mode ('rb')")
         name = getattr(f, "name", None)
         name = name if isinstance(name, str) else f"<{type(f).__name__}>"
         stream, size = _sized(f)

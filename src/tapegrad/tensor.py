@@ -180,8 +180,8 @@ class Tensor:
             # ndarray subclasses are kept: tapegrad.jit records through one.
             if not isinstance(array, np.ndarray) and not hasattr(array, "__cuda_array_interface__"):
                 array = np.asarray(array)
-        elif RETRACE[0] is not None:
-            array = RETRACE[0](array)
+        elif (retrace := RETRACE[0]) is not None:  # read once: another thread may reset it
+            array = retrace(array)
         # Inlined _init: this runs once per op result.
         t._data = array
         t._grad = None
