@@ -97,6 +97,16 @@ def _forge_raw_header(data):
     return data[:n] + struct.pack("<IQI", 1, length, zlib.crc32(header)) + data[n + 16 :]
 
 
+def test_an_oversized_header_is_refused_before_parsing(monkeypatch):
+    from tapegrad import serialization
+
+    data = _forge({"t": "list", "v": [{"t": "list", "v": []}] * 1000})
+    assert tg.load(io.BytesIO(data))[0] == []
+    monkeypatch.setattr(serialization, "MAX_HEADER_BYTES", 1000)
+    with pytest.raises(FormatError, match="longer than MAX_HEADER_BYTES=1000"):
+        tg.load(io.BytesIO(data))
+
+
 def test_zero_sized_entries_may_share_an_offset():
     root = {"t": "list", "v": [_entry(0, 0, (0, 3)), _entry(0, 0, (2, 0)), _entry(0, 8, (2,))]}
     a, b, c = _load(_forge(root, np.array([1, 2], np.float32).tobytes()))

@@ -9,7 +9,9 @@ inside the payload without overlapping any other entry's. So the arrays together
 never need more memory than the payload holds, however many entries a forged
 header has, and ``load`` reads the payload straight into the final arrays: it
 needs about the file's size in memory, once. Every violation is a ``FormatError``
-that names the entry (``root['w']``).
+that names the entry (``root['w']``). The JSON header itself, which decodes into
+Python objects at up to about 20 times its size, is capped at
+``tapegrad.serialization.MAX_HEADER_BYTES`` (16 MiB, about 100,000 array entries).
 """
 
 from __future__ import annotations

@@ -45,6 +45,10 @@ VERSION = 1
 _PREFIX = struct.Struct("<IQI")  # version, header length, header crc32
 _TRAILER = struct.Struct("<I4s")  # payload crc32, END
 _ALIGN = 64
+# The JSON header decodes into Python objects at up to ~20x its size (a dict for "{}"),
+# so its length is capped: 16 MiB holds ~100,000 array entries. Raise it for bigger state
+# dicts (tapegrad.serialization.MAX_HEADER_BYTES = ...). See Note [Hostile files].
+MAX_HEADER_BYTES = 16 << 20
 _CHUNK = 1 << 20  # padding between arrays is read (and checksummed) in chunks of this size
 
 
@@ -281,6 +285,12 @@ def _read(stream, size: int, name: str):
     start = len(head) + header_len
     if start > size:
         raise FormatError(name, "truncated file (the header is incomplete)")
+    if header_len > MAX_HEADER_BYTES:
+        raise FormatError(
+            name,
+            f"header of {header_len} bytes is longer than MAX_HEADER_BYTES={MAX_HEADER_BYTES} "
+            "(raise tapegrad.serialization.MAX_HEADER_BYTES to load it if you trust the file)",
+        )
     header = _read_exactly(stream, header_len)
     if len(header) != header_len:
         raise FormatError(name, "truncated file (the header is incomplete)")
