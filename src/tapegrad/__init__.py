@@ -157,10 +157,11 @@ negative = neg
 # Every registered op with ``function=True`` is ``tapegrad.<name>`` as in torch, so a new op
 # needs no line here. Names bound above (hand-picked aliases, namespaces) take precedence.
 from .ops._registry import OPS as _OPS  # noqa: E402
+from .ops._registry import exported as _exported  # noqa: E402
 
 for _name, _info in _OPS.items():
-    if _info.function and _name not in globals():
-        globals()[_name] = _info.fn
+    if _info.function and globals().get(_name, _info.fn) is _info.fn:
+        globals()[_name] = _exported(_info)
 del _name, _info
 
 __version__ = "0.1.0"

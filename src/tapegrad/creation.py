@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _backend, _dtypes
-from .tensor import Tensor
+from .tensor import Tensor, check_numeric
 
 __all__ = [
     "tensor",
@@ -49,6 +51,7 @@ def as_tensor(data, dtype=None, device="cpu") -> Tensor:
     if isinstance(data, Tensor):
         return data if dtype is None else data.to(dtype)
     if isinstance(data, np.ndarray) and dtype is None:
+        check_numeric(data, "as_tensor")
         return Tensor._wrap(data)
     return Tensor(data, dtype=dtype, device=device)
 
@@ -57,6 +60,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing memory with ``array`` (no copy)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(array).__name__}")
+    check_numeric(array, "from_numpy")
     return Tensor._wrap(array)
 
 
@@ -73,7 +77,14 @@ def _size(size, op):
     for n in size:
         if not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"{op}: sizes must be non-negative integers, got {list(size)}")
-    return tuple(int(n) for n in size)
+    size = tuple(int(n) for n in size)
+    if math.prod(size) > _MAX_ELEMENTS:
+        raise RuntimeError(f"{op}: storage size calculation overflowed with sizes={list(size)}")
+    return size
+
+
+# No array of more elements fits in a 64-bit address space at 16 bytes each (complex128).
+_MAX_ELEMENTS = (2**63 - 1) // 16
 
 
 def _float_dtype(dtype):
@@ -97,8 +108,22 @@ def empty(*size, dtype=None, requires_grad=False, device="cpu") -> Tensor:
 
 def full(size, fill_value, dtype=None, requires_grad=False, device="cpu") -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from it if not given)."""
+    if isinstance(fill_value, Tensor):
+        if fill_value.ndim:
+            raise RuntimeError(
+                f"full(): fill_value must be a number or a 0-d tensor, got a tensor of shape "
+                f"{list(fill_value.shape)}"
+            )
+        fill_value = fill_value.item()
+    if not isinstance(fill_value, (bool, int, float, complex, np.number, np.bool_)):
+        raise TypeError(
+            f"full(): argument 'fill_value' (position 2) must be Number, not "
+            f"{type(fill_value).__name__}"
+        )
     if dtype is None:
-        if isinstance(fill_value, bool):
+        if isinstance(fill_value, complex):
+            dtype = np.result_type(_dtypes.get_default_dtype(), np.complex64)
+        elif isinstance(fill_value, bool):
             dtype = _dtypes.bool_
         elif isinstance(fill_value, int):
             dtype = _dtypes.int64

@@ -50,7 +50,67 @@ def _is_internal(filename: str) -> bool:
 
 
 def _as_array(data, dtype, device):
-    """Convert user data to an array; Python floats take the default float dtype."""
+    """Convert user data to an array; Python floats take the default float dtype.
+
+    Raises, as PyTorch does: RuntimeError for data of no numeric type (None, a dict,
+    a set, an object), TypeError for strings and bytes and for NumPy arrays of
+    object, string or datetime dtype, ValueError for ragged nested sequences.
+    """
+    try:
+        array = _convert(data, dtype, device)
+    except (ValueError, TypeError) as exc:
+        _explain_bad_data(data)
+        raise type(exc)(f"tensor(): cannot convert the data: {exc}") from None
+    if array.dtype.kind not in _NUMERIC_KINDS and not isinstance(data, np.ndarray):
+        _explain_bad_data(data)
+    check_numeric(array, "tensor()")
+    return array
+
+
+_NUMERIC_KINDS = frozenset("biufc")
+
+
+def check_numeric(array, op: str) -> None:
+    """Raise TypeError unless ``array`` has a bool, integer, float or complex dtype."""
+    if array.dtype.kind not in _NUMERIC_KINDS:
+        raise TypeError(
+            f"{op}: can't convert np.ndarray of type {array.dtype}. The only supported types "
+            "are: bool, integer, floating point and complex dtypes"
+        )
+
+
+def _explain_bad_data(data) -> None:
+    """Raise the error PyTorch gives for the first non-numeric leaf or ragged level."""
+    stack, seen = [(data, 0)], 0
+    while stack and seen < 100_000:
+        x, depth = stack.pop()
+        seen += 1
+        if isinstance(x, (str, bytes)):
+            raise TypeError(f"tensor(): invalid data type '{type(x).__name__}'")
+        if isinstance(x, (list, tuple)):
+            lengths = {len(v) if isinstance(v, (list, tuple)) else None for v in x}
+            if len(lengths) > 1 and None in lengths:
+                raise TypeError(
+                    f"tensor(): ragged nested sequence: at dim {depth + 1} found both scalars "
+                    "and sequences"
+                )
+            if len(lengths) > 1:
+                raise ValueError(
+                    f"tensor(): ragged nested sequence: at dim {depth + 1} found lengths "
+                    f"{sorted(lengths)}; every sequence at one depth must have the same length"
+                )
+            stack.extend((v, depth + 1) for v in x)
+        elif x is None or isinstance(x, (dict, set, frozenset)) or not _is_number(x):
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+
+
+def _is_number(x) -> bool:
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        return not isinstance(x, (np.str_, np.bytes_, np.datetime64, np.timedelta64, np.void))
+    return isinstance(x, (Tensor, np.ndarray)) or hasattr(x, "__array__")
+
+
+def _convert(data, dtype, device):
     if isinstance(data, Tensor):
         data = data._data
     xp = _backend.namespace_for_device(device)
@@ -88,7 +148,7 @@ class Tensor:
 
     __slots__ = (
         "_data",
-        "grad",
+        "_grad",
         "grad_fn",
         "_rg",
         "_output_nr",
@@ -120,11 +180,11 @@ class Tensor:
             # ndarray subclasses are kept: tapegrad.jit records through one.
             if not isinstance(array, np.ndarray) and not hasattr(array, "__cuda_array_interface__"):
                 array = np.asarray(array)
-        elif RETRACE[0] is not None:
-            array = RETRACE[0](array)
+        elif (retrace := RETRACE[0]) is not None:  # read once: another thread may reset it
+            array = retrace(array)
         # Inlined _init: this runs once per op result.
         t._data = array
-        t.grad = None
+        t._grad = None
         t.grad_fn = None
         t._rg = False
         t._output_nr = 0
@@ -183,6 +243,21 @@ class Tensor:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
+
+    @property
+    def grad(self):
+        """The accumulated gradient (a Tensor of this shape and dtype), or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            _check_grad(self, value)
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     @property
     def is_leaf(self) -> bool:
@@ -429,9 +504,34 @@ class Tensor:
 _new = object.__new__
 
 
+def _check_grad(t: Tensor, value) -> None:
+    """What PyTorch checks when ``.grad`` is assigned: a Tensor of the same size, dtype, device."""
+    if not isinstance(value, Tensor):
+        raise TypeError(
+            f"assigned grad expected to be a Tensor or None but got grad of type "
+            f"{type(value).__name__}"
+        )
+    if value._data.shape != t._data.shape:
+        raise RuntimeError(
+            f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor "
+            f"of size '{list(t._data.shape)}'. Please ensure that the gradient and the tensor "
+            "are the same size"
+        )
+    if value._data.dtype != t._data.dtype:
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{value._data.dtype}' to a tensor "
+            f"with dtype '{t._data.dtype}'. The gradient must match the tensor's dtype"
+        )
+    if value.device != t.device:
+        raise RuntimeError(
+            f"attempting to assign a gradient located on device '{value.device}' to a tensor "
+            f"on device '{t.device}'"
+        )
+
+
 def _init(t: Tensor, array) -> None:
     t._data = array
-    t.grad = None
+    t._grad = None
     t.grad_fn = None
     t._rg = False
     t._output_nr = 0

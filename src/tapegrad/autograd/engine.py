@@ -22,7 +22,7 @@ import numpy as np
 from ..grad_mode import STATE
 from ..tensor import Tensor
 from . import graph
-from .graph import AccumulateGrad, accumulate_into
+from .graph import AccumulateGrad, accumulate_into, grad_lock
 
 __all__ = ["backward", "grad", "run_backward", "queue_callback"]
 
@@ -414,8 +414,11 @@ def _add_to_buffer(buffers, owned, node, nr, g, create_graph):
 
 def _store_owned(leaf, g):
     """Store an engine-made sum into ``leaf.grad`` without copying when the slot is empty."""
-    if leaf.grad is None:
-        leaf.grad = g
+    with grad_lock(leaf):
+        stored = leaf._grad is None
+        if stored:
+            leaf._grad = g
+    if stored:
         hooks = leaf._post_hooks
         if hooks:
             for fn in list(hooks):

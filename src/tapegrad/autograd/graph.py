@@ -210,7 +210,7 @@ class Node:
                         break
                     new = fn(grads[nr])
                     if new is not None:
-                        grads[nr] = _as_grad(new, f"a hook on output {nr} of {self._name}")
+                        grads[nr] = _hook_result(new, grads[nr], fn, f"output {nr} of {self._name}")
         refs = self._retain_refs
         if refs:
             for nr, ref in refs.items():
@@ -253,12 +253,26 @@ class AccumulateGrad(Node):
             for fn in list(hooks):
                 new = fn(grads[0])
                 if new is not None:
-                    grads[0] = _as_grad(new, "a hook on a leaf tensor")
+                    grads[0] = _hook_result(new, grads[0], fn, "a leaf tensor")
         return grads
 
 
 def _accumulate_marker(*_):  # pragma: no cover - AccumulateGrad overrides apply
     raise AssertionError("AccumulateGrad is applied by its own apply()")
+
+
+# Note [Concurrent accumulation]
+# Threads may run backward at once into a shared leaf (as in PyTorch, where each
+# AccumulateGrad takes a lock). The read-add-store of ``.grad`` is made atomic by
+# one of 64 striped locks chosen by the leaf's id: per-leaf locking without a lock
+# object per tensor or a race to create one lazily; an uncontended acquire costs
+# about 0.1 us per leaf per backward. Post-accumulate hooks run outside the lock.
+_ACCUMULATE_LOCKS = [threading.Lock() for _ in range(64)]
+
+
+def grad_lock(leaf: Tensor):
+    """The lock that guards ``leaf.grad`` (Note [Concurrent accumulation])."""
+    return _ACCUMULATE_LOCKS[(id(leaf) >> 4) & 63]
 
 
 def accumulate_into(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
@@ -271,28 +285,41 @@ def accumulate_into(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
     in place into the array we now own; under create_graph they are added out of
     place so the sum is recorded.
     """
-    if create_graph:
-        leaf.grad = g if leaf.grad is None else leaf.grad + g
-    else:
-        current = leaf.grad
-        if current is None:
-            data = g._data
-            leaf.grad = Tensor._wrap(data.copy())
+    with _ACCUMULATE_LOCKS[(id(leaf) >> 4) & 63]:  # Note [Concurrent accumulation]
+        current = leaf._grad
+        if create_graph:
+            leaf._grad = g if current is None else current + g
+        elif current is None:
+            leaf._grad = Tensor._wrap(g._data.copy())
         elif current.grad_fn is None and current._data.flags.writeable:
             current._data += g._data
             current._vc.value += 1
         else:
-            leaf.grad = Tensor._wrap(current._data + g._data)
+            leaf._grad = Tensor._wrap(current._data + g._data)
     hooks = leaf._post_hooks
     if hooks:
         for fn in list(hooks):
             fn(leaf)
 
 
-def _as_grad(value, where: str) -> Tensor:
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{where} returned {type(value).__name__}; expected a Tensor or None")
-    return value
+def _hook_result(new, g: Tensor, fn, where: str) -> Tensor:
+    """The gradient a tensor hook returned, checked as PyTorch does: same size and dtype."""
+    name = getattr(fn, "__name__", None) or repr(fn)
+    if not isinstance(new, Tensor):
+        raise TypeError(
+            f"hook '{name}' on {where} returned {type(new).__name__}; expected a Tensor or None"
+        )
+    if new._data.shape != g._data.shape:
+        raise RuntimeError(
+            f"hook '{name}' on {where} has changed the size of value (was "
+            f"{tuple(g._data.shape)} got {tuple(new._data.shape)})"
+        )
+    if new._data.dtype != g._data.dtype:
+        raise RuntimeError(
+            f"hook '{name}' on {where} has changed the type of value (was {g._data.dtype} "
+            f"got {new._data.dtype})"
+        )
+    return new
 
 
 def _zeros_for(meta) -> Tensor:

@@ -13,6 +13,7 @@ agree, the signature runs eagerly, with a warning saying why.
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 from collections import OrderedDict, namedtuple
 
@@ -65,8 +66,15 @@ class CachedFunction:
         self._entries = OrderedDict()
         self._hits = self._misses = self._replays = 0
         self._name = getattr(fn, "__qualname__", repr(fn))
+        self._lock = threading.RLock()
 
     def __call__(self, *args, **kwargs):
+        # One call at a time per cached function: a program's buffers and the entry
+        # table are shared by all its callers (Note [Recording and threads] in record.py).
+        with self._lock:
+            return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         key, leaves = key_of(args, kwargs)
         entry = self._entries.get(key)
         if entry is None:
@@ -121,7 +129,7 @@ class CachedFunction:
         warnings.warn(
             f"tapegrad.jit.cache: {self._name} {why}; calls with this signature run eagerly",
             RuntimeWarning,
-            stacklevel=4,
+            stacklevel=5,
         )
 
     # -- verification -----------------------------------------------------------------------

@@ -13,6 +13,7 @@ recording is not used, and the next call records again.
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import numpy as np
 
@@ -58,8 +59,23 @@ class Recording:
         self.out_template = None
 
 
+# Note [Recording and threads]
+# A recording installs process-wide hooks (the tracer's active recorder, _trace.HOOK,
+# RETRACE, engine.run_backward, READ_LISTENERS, Generator.numpy). Recordings are
+# serialised by one lock, so those hooks have one owner at a time and are restored
+# in that owner's ``finally`` (also after an exception); each hook acts only for the
+# recording thread, so other threads (eager code, replays, reads such as ``item()``)
+# pass straight through and are never logged into, or blamed on, that recording.
+_RECORD_LOCK = threading.RLock()
+
+
 def record(fn, args, kwargs, leaves, extra_roots, name) -> Recording:
     """Run ``fn(*args, **kwargs)`` once while recording its array program."""
+    with _RECORD_LOCK:
+        return _record(fn, args, kwargs, leaves, extra_roots, name)
+
+
+def _record(fn, args, kwargs, leaves, extra_roots, name) -> Recording:
     rec = Recorder()
     out = Recording()
     swaps, arg_slots, traced_args = [], [], {}
@@ -130,8 +146,11 @@ def _walkable(a):
 @contextlib.contextmanager
 def _recording(rec):
     original_backward = engine.run_backward
+    thread = threading.get_ident()
 
     def checked(roots, grads, retain_graph, create_graph, targets, accumulate):
+        if threading.get_ident() != thread:
+            return original_backward(roots, grads, retain_graph, create_graph, targets, accumulate)
         if retain_graph:
             rec.refusals.append(f"calls backward with retain_graph=True (at {user_line()})")
         hooked = _hooked_node(roots)
@@ -143,11 +162,21 @@ def _recording(rec):
         return original_backward(roots, grads, retain_graph, create_graph, targets, accumulate)
 
     def on_read(t, how):
-        rec.on_read(how if how.startswith("_") else f"{how}()")
+        if threading.get_ident() == thread:
+            rec.on_read(how if how.startswith("_") else f"{how}()")
 
+    def check(fn, args):
+        if threading.get_ident() != thread:
+            return fn(*args)
+        return rec.check(fn, args)
+
+    def retrace(x):
+        return rec.retrace(x) if threading.get_ident() == thread else x
+
+    tracer.ACTIVE["thread"] = thread
     tracer.ACTIVE["recorder"] = rec
-    _trace.HOOK[0] = rec.check
-    RETRACE[0] = rec.retrace
+    _trace.HOOK[0] = check
+    RETRACE[0] = retrace
     engine.run_backward = checked
     READ_LISTENERS.append(on_read)
     try:
@@ -155,6 +184,7 @@ def _recording(rec):
             yield
     finally:
         tracer.ACTIVE["recorder"] = None
+        tracer.ACTIVE["thread"] = None
         _trace.HOOK[0] = None
         RETRACE[0] = None
         engine.run_backward = original_backward

@@ -10,6 +10,7 @@ the generator's current state, exactly as the eager call would have.
 from __future__ import annotations
 
 import contextlib
+from threading import get_ident
 
 from ..creation import Generator
 from .tracer import plain
@@ -39,9 +40,16 @@ class _RecordingRng:
 
 @contextlib.contextmanager
 def recording_generators(rec):
-    """Route every ``Generator.numpy`` draw through ``rec`` while the block runs."""
+    """Route every ``Generator.numpy`` draw of this thread through ``rec`` while the block runs."""
     original = Generator.__dict__["numpy"]
-    Generator.numpy = property(lambda self: _RecordingRng(self, rec))
+    thread = get_ident()
+
+    def numpy(self):
+        if get_ident() != thread:  # another thread's draws are its own (eager or replay)
+            return original.__get__(self)
+        return _RecordingRng(self, rec)
+
+    Generator.numpy = property(numpy)
     try:
         yield
     finally:

@@ -22,12 +22,23 @@ simply computes on the plain array and returns plain results.
 
 from __future__ import annotations
 
+from threading import get_ident
+
 import numpy as np
 
 __all__ = ["TracedArray", "plain", "ACTIVE"]
 
-# ACTIVE["recorder"] is the Recorder of the call being recorded, or None.
-ACTIVE = {"recorder": None}
+# ACTIVE["recorder"] is the Recorder of the call being recorded, or None; ACTIVE["thread"]
+# the thread that records it: traced arrays used by any other thread log nothing
+# (Note [Recording and threads] in record.py).
+ACTIVE = {"recorder": None, "thread": None}
+
+
+def _active():
+    rec = ACTIVE["recorder"]
+    if rec is not None and ACTIVE["thread"] != get_ident():
+        return None
+    return rec
 
 
 _view = np.ndarray.view
@@ -60,7 +71,7 @@ class TracedArray(np.ndarray):
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         fn = ufunc if method == "__call__" else getattr(ufunc, method)
-        rec = ACTIVE["recorder"]
+        rec = _active()
         if rec is not None:
             rec.before_write(fn, inputs, kwargs)
         result = fn(*plain(inputs), **plain(kwargs))
@@ -69,7 +80,7 @@ class TracedArray(np.ndarray):
         return rec.log(fn, inputs, kwargs, result)
 
     def __array_function__(self, func, types, args, kwargs):
-        rec = ACTIVE["recorder"]
+        rec = _active()
         if rec is not None:
             rec.before_write(func, args, kwargs)
         result = func(*plain(args), **plain(kwargs))
@@ -80,7 +91,7 @@ class TracedArray(np.ndarray):
     # -- reads of values into Python ----------------------------------------------------
 
     def _read(self, how):
-        rec = ACTIVE["recorder"]
+        rec = _active()
         if rec is not None:
             rec.on_read(how)
         return _view(self, np.ndarray)
@@ -134,7 +145,7 @@ def _method_call(name, self, args, kwargs):
     """Call ndarray method ``name`` on the plain array and log it."""
     base = _view(self, np.ndarray)
     result = getattr(base, name)(*plain(args), **plain(kwargs))
-    rec = ACTIVE["recorder"]
+    rec = _active()
     if rec is None:
         return result
     return rec.log_method(name, self, args, kwargs, result, base)

@@ -106,6 +106,12 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     x, added = _batched(_tensor(input, "conv2d"), "conv2d")
     stride = _pair(stride, "conv2d", "stride")
     dilation = _pair(dilation, "conv2d", "dilation")
+    if min(stride) < 1:
+        raise RuntimeError(f"conv2d: non-positive stride is not supported, got stride={stride}")
+    if min(dilation) < 1:
+        raise RuntimeError(f"conv2d: dilation should be greater than zero, but got {dilation}")
+    if not isinstance(padding, str) and min(_pair(padding, "conv2d", "padding")) < 0:
+        raise RuntimeError(f"conv2d: negative padding is not supported, got padding={padding}")
     if weight.ndim != 4:
         raise RuntimeError(f"conv2d: weight must be 4-D, got shape {list(weight.shape)}")
     o, cg, kh, kw = weight.shape

@@ -9,9 +9,11 @@ The op test table asserts that every registered differentiable op has a row.
 
 from __future__ import annotations
 
+import functools
+
 from ..tensor import Tensor
 
-__all__ = ["register", "OPS", "OpInfo"]
+__all__ = ["register", "OPS", "OpInfo", "exported"]
 
 
 class OpInfo:
@@ -49,3 +51,28 @@ def register(name, *, method=True, operators=(), differentiable=True, inplace=Fa
         return fn
 
     return deco
+
+
+def exported(info: OpInfo):
+    """``tapegrad.<name>``: the op, with a torch-like TypeError for a non-Tensor ``input``.
+
+    Ops read ``input._data`` directly (no check on the hot path), so ``tg.exp([1.0])``
+    would fail with an AttributeError about ``_data``; the function form turns that into
+    PyTorch's message. Methods and operators are bound unwrapped.
+    """
+    fn, name = info.fn, info.name
+
+    def op(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except AttributeError as exc:
+            bad = next((a for a in args if not isinstance(a, Tensor) and "_data" in str(exc)), None)
+            if bad is None or "'_data'" not in str(exc):
+                raise
+            raise TypeError(
+                f"{name}(): expected Tensor as the argument, but got {type(bad).__name__} "
+                f"(use tg.tensor(...) to convert it)"
+            ) from None
+
+    functools.update_wrapper(op, fn)
+    return op

@@ -42,9 +42,25 @@ def _compute(fn, da, db, op, ta, tb):
         out = fn(da, db)
     except ValueError:
         raise broadcast_error(op, np.shape(da), np.shape(db)) from None
+    except TypeError:
+        raise _unsupported(op, da, db) from None
     if out.dtype is _F64:  # builtin dtypes are singletons; only float64 may need fixing
         out = _dtypes.fix_float_result(out, _dtype(da), _dtype(db))
     return out
+
+
+def _unsupported(op, da, db):
+    """The error for dtypes an op does not take (NumPy's own message names NumPy ufuncs)."""
+    ka, kb = np.asarray(da).dtype.kind, np.asarray(db).dtype.kind
+    if op == "sub" and ka == kb == "b":
+        return RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    return TypeError(
+        f"{op}: not supported for operands of dtype {_dtype(da) or type(da).__name__} and "
+        f"{_dtype(db) or type(db).__name__}"
+    )
 
 
 def _dtype(d):
@@ -193,7 +209,13 @@ Tensor.__rtruediv__ = _rdiv
 @register("neg", operators=("__neg__",))
 def neg(input):
     """``-input``."""
-    out = np.negative(input._data)
+    try:
+        out = np.negative(input._data)
+    except TypeError:  # bool: NumPy's message names its ufunc
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        ) from None
 
     def backward(g):
         return (-g,)
@@ -356,7 +378,18 @@ def _logical(name, fn):
 Tensor.__and__ = _logical("and", np.bitwise_and)
 Tensor.__or__ = _logical("or", np.bitwise_or)
 Tensor.__xor__ = _logical("xor", np.bitwise_xor)
-Tensor.__invert__ = lambda self: Tensor._wrap(np.asanyarray(np.invert(self._data)))
+
+
+def _invert(self):
+    if self._data.dtype.kind not in "biu":
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors, "
+            f"got dtype {self._data.dtype}"
+        )
+    return Tensor._wrap(np.asanyarray(np.invert(self._data)))
+
+
+Tensor.__invert__ = _invert
 
 
 # -- dtype change and copy --------------------------------------------------------------

@@ -335,6 +335,21 @@ def clamp_(self, min=None, max=None):
     return _run(self, "clamp_", (min, max), graph, fast, copy_old=True)
 
 
+_VALUE_TYPES = (Tensor, np.ndarray, np.generic, int, float, complex, bool, list, tuple)
+
+
+def _setitem_shape_error(a, key, value):
+    """PyTorch's message: the value's shape against the shape of the indexed elements."""
+    try:
+        target = list(a[key].shape)
+    except (IndexError, ValueError, TypeError):
+        target = "?"
+    return RuntimeError(
+        f"setitem: shape mismatch: value tensor of shape {list(np.shape(_data(value)))} cannot "
+        f"be broadcast to indexing result of shape {target}"
+    )
+
+
 @register("setitem", method=False, operators=("__setitem__",), inplace=True)
 def setitem(self, key, value):
     """``self[key] = value`` (value broadcast to the selected elements; last write wins).
@@ -342,6 +357,11 @@ def setitem(self, key, value):
     d/dself = g with zeros at key; d/dvalue = g[key] summed back to value's shape.
     """
     key, advanced = normalize_key(key, "setitem", self._data.shape)
+    if not isinstance(value, _VALUE_TYPES):
+        raise TypeError(
+            f"setitem: can't assign a {type(value).__name__} to a tensor of dtype "
+            f"{self._data.dtype}"
+        )
 
     def fast(a):
         try:
@@ -351,8 +371,13 @@ def setitem(self, key, value):
                 f"setitem: index is out of range or invalid for a tensor of shape "
                 f"{list(a.shape)} ({e})"
             ) from None
+        except ValueError:
+            raise _setitem_shape_error(a, key, value) from None
 
     def graph(old):
-        return index_put(old, key, advanced, _swap(value, self, old), out=self._data)
+        try:
+            return index_put(old, key, advanced, _swap(value, self, old), out=self._data)
+        except ValueError:
+            raise _setitem_shape_error(self._data, key, value) from None
 
     _run(self, "setitem", (value,), graph, fast)

@@ -64,6 +64,8 @@ def reshape(input, *shape):
     """The same elements in a new shape (one size may be -1)."""
     shape = shape_arg(shape, "reshape")
     in_shape = input._data.shape
+    if shape and min(shape) < 0:
+        _check_inferred(shape, input._data.size)
     try:
         out = input._data.reshape(shape)
     except ValueError:
@@ -76,6 +78,22 @@ def reshape(input, *shape):
         return (g.reshape(batched_shape(in_shape)),)
 
     return view_result(out, input, backward, "ReshapeBackward")
+
+
+def _check_inferred(shape, size):
+    """PyTorch's rules for negative sizes: only -1, once, and not when it is ambiguous."""
+    for i, n in enumerate(shape):
+        if n < -1:
+            raise RuntimeError(
+                f"reshape: invalid shape dimension {n} at index {i} of shape {list(shape)}"
+            )
+    if shape.count(-1) > 1:
+        raise RuntimeError(f"reshape: only one dimension can be inferred (shape {list(shape)})")
+    if size == 0 and 0 in shape:
+        raise RuntimeError(
+            f"reshape: cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+            "unspecified dimension size -1 can be any value and is ambiguous"
+        )
 
 
 @register("view")
