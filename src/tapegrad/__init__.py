@@ -144,6 +144,33 @@ from . import jit  # noqa: E402
 # -- nn (layers, losses, init) --------------------------------------------------------
 from . import nn  # noqa: E402
 
+# -- torch namespace (issue 12): devices, dtypes, random, settings, compatibility modules ----
+from . import random  # noqa: E402 - torch.random
+from . import accelerator, backends, cuda, distributed, onnx, testing  # noqa: E402
+from ._device import Size, device  # noqa: E402
+from ._dtypes import bfloat16  # noqa: E402
+from ._settings import (  # noqa: E402
+    are_deterministic_algorithms_enabled,
+    compile,  # noqa: A004 - PyTorch's name
+    get_float32_matmul_precision,
+    get_num_interop_threads,
+    get_num_threads,
+    is_tensor,
+    set_float32_matmul_precision,
+    set_num_interop_threads,
+    set_num_threads,
+    use_deterministic_algorithms,
+)
+from .creation import randint_like, randperm  # noqa: E402
+from .random import get_rng_state, initial_seed, seed, set_rng_state  # noqa: E402
+from .sampling import bernoulli, multinomial, normal, poisson  # noqa: E402
+from ._tensor_compat import equal  # noqa: E402 - also binds Tensor.type / Tensor.equal
+
+half = float16
+short = int16
+int = int32  # noqa: A001 - PyTorch's alias
+# -- end torch namespace -------------------------------------------------------------------
+
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64
 long = int64

@@ -9,8 +9,10 @@ integer or bool tensors whose result is a float gets the default float dtype
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
+bfloat16 = np.dtype(ml_dtypes.bfloat16)  # NumPy-compatible through ml_dtypes
 float16 = np.dtype("float16")
 float32 = np.dtype("float32")
 float64 = np.dtype("float64")
@@ -57,7 +59,7 @@ def to_dtype(dtype) -> np.dtype | None:
 
 def is_floating(dtype) -> bool:
     """True for dtypes that can carry gradients (floating point)."""
-    return dtype.kind == "f"
+    return dtype.kind == "f" or (dtype.kind == "V" and dtype == bfloat16)
 
 
 def fix_float_result(array, *operand_dtypes):

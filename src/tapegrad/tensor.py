@@ -12,6 +12,9 @@ import sys
 import numpy as np
 
 from . import _backend, _dtypes
+from ._device import device
+
+_DEVICES: dict = {}
 
 __all__ = ["Tensor", "VersionCounter"]
 
@@ -167,8 +170,10 @@ class Tensor:
         return self._data.ndim
 
     @property
-    def device(self) -> str:
-        return _backend.device_of(self._data)
+    def device(self) -> device:
+        """Where the data lives: ``device(type='cpu')`` (a str subclass, Note [device is a str])."""
+        name = _backend.device_of(self._data)
+        return _DEVICES.get(name) or _DEVICES.setdefault(name, device(name))
 
     def size(self, dim: int | None = None):
         """The shape, or the length of dimension ``dim``."""
@@ -316,6 +321,14 @@ class Tensor:
         elif self._rg:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body] + extras) + ")"
+
+    def __format__(self, format_spec: str) -> str:
+        """``f"{loss:.4f}"``: a 0-d tensor formats as its Python number, as in torch."""
+        if self._data.ndim == 0:
+            return self.item().__format__(format_spec)
+        if format_spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return str(self)
 
     # -- graph bookkeeping ---------------------------------------------------------------
 
