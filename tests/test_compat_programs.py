@@ -45,6 +45,7 @@ def make_data(n, d, classes):
 # -- the programs ----------------------------------------------------------------------------
 
 QUICKSTART = """
+import torch.onnx  # importable (export itself is not available in tapegrad)
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
@@ -120,9 +121,15 @@ import torch.nn.functional as F
 from torch.autograd import Variable
 from torch.nn.parameter import Parameter
 import torch.nn.init as init
+from torch.nn.modules.linear import Linear
 
-x_data, y_data = make_data(20, 3, 2)
-x = Variable(x_data)
+torch.set_default_dtype(torch.float64)
+try:
+    x_data, y_data = make_data(20, 3, 2)
+    print(torch.tensor([0.5]).dtype, Linear(2, 2).weight.dtype)
+finally:
+    torch.set_default_dtype(torch.float32)
+x = Variable(x_data.float())
 y = Variable(y_data.float().reshape(-1, 1))
 
 class Net(nn.Module):
