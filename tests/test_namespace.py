@@ -34,7 +34,9 @@ def test_device_objects_work_wherever_a_device_name_does():
     x = tg.zeros(2, device=cpu)
     assert x.device == cpu and x.device.type == "cpu" and isinstance(x.device, tg.device)
     assert x.to(cpu) is x and tg.randn(3, device=cpu).device == "cpu"
-    m = tg.nn.Linear(2, 2).to(cpu)
+    assert x.to(cpu, non_blocking=True) is x
+    assert x.to(tg.ones(1, dtype=tg.float64)).dtype == tg.float64  # to(other)
+    m = tg.nn.Linear(2, 2).to(cpu, non_blocking=True)
     assert m.weight.device.type == "cpu"
     with pytest.raises(RuntimeError, match="CuPy"):
         tg.ones(2, device=tg.device("cuda"))

@@ -389,12 +389,17 @@ class Tensor:
 
     # -- device and dtype ------------------------------------------------------------------
 
-    def to(self, *args, dtype=None, device=None, copy=False) -> Tensor:
+    def to(
+        self, *args, dtype=None, device=None, copy=False, non_blocking=False, memory_format=None
+    ) -> Tensor:
         """Return a tensor with the given dtype and/or device (self when nothing changes).
 
-        Accepts ``to(dtype)``, ``to(device)``, ``to(device, dtype)`` and keywords.
-        A dtype change is differentiable.
+        Accepts ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)`` and
+        keywords; ``non_blocking`` and ``memory_format`` are accepted (NumPy copies are
+        synchronous and C-ordered). A dtype change is differentiable.
         """
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            args = (args[0].device, args[0].dtype)
         for arg in args:
             if isinstance(arg, str):
                 device = arg
