@@ -2,8 +2,8 @@
 
 Each program below is the text of a short script in the style of PyTorch's tutorials
 and examples (written here). It is run twice: once with ``torch`` resolving to
-tapegrad (an import hook maps ``torch`` and every ``torch.<sub>`` module to
-``tapegrad`` / ``tapegrad.<sub>``, so ``import torch.nn as nn`` and
+tapegrad (``tapegrad.as_torch``'s import hook maps ``torch`` and every ``torch.<sub>``
+module to ``tapegrad`` / ``tapegrad.<sub>``, so ``import torch.nn as nn`` and
 ``from torch.utils.data import DataLoader`` are the real statements), and once with
 real PyTorch. The printed lines must agree: the same text, numbers within 1e-4.
 Weights and data are made deterministically (linspace, sin) and written with
@@ -13,9 +13,6 @@ Weights and data are made deterministically (linspace, sin) and written with
 from __future__ import annotations
 
 import contextlib
-import importlib
-import importlib.abc
-import importlib.util
 import io
 import re
 import sys
@@ -24,6 +21,7 @@ import textwrap
 import pytest
 
 import tapegrad
+from tapegrad import as_torch
 
 PRELUDE = """
 import math
@@ -279,34 +277,17 @@ PROGRAMS = {
 # -- running a program under one library ---------------------------------------------------
 
 
-class _TorchIsTapegrad(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Import ``torch`` / ``torch.x.y`` as ``tapegrad`` / ``tapegrad.x.y``."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name == "torch" or name.startswith("torch."):
-            return importlib.util.spec_from_loader(name, self)
-        return None
-
-    def create_module(self, spec):
-        return importlib.import_module("tapegrad" + spec.name[len("torch") :])
-
-    def exec_module(self, module):
-        pass
-
-
 @contextlib.contextmanager
 def _torch_is_tapegrad():
+    """``torch`` resolves to tapegrad inside the block; real torch's modules are restored."""
     saved = {k: v for k, v in sys.modules.items() if k == "torch" or k.startswith("torch.")}
     for k in saved:
         del sys.modules[k]
-    finder = _TorchIsTapegrad()
-    sys.meta_path.insert(0, finder)
+    as_torch.install()
     try:
         yield
     finally:
-        sys.meta_path.remove(finder)
-        for k in [k for k in sys.modules if k == "torch" or k.startswith("torch.")]:
-            del sys.modules[k]
+        as_torch.uninstall()
         sys.modules.update(saved)
 
 
@@ -363,3 +344,22 @@ def test_the_comparison_can_fail():
         _assert_same_output(["loss: 0.123456"], ["loss: 0.124456"])
     with pytest.raises(AssertionError):
         _assert_same_output(["torch.float32"], ["torch.float64"])
+
+
+def test_as_torch_runs_a_script_file(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", list(sys.argv))  # main() sets the script's argv
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys, torch, torch.nn as nn\n"
+        "from torch.utils.data import DataLoader\n"
+        "print(torch.__name__, nn is torch.nn, sys.argv[1:])\n"
+    )
+    with _torch_is_tapegrad():
+        as_torch.uninstall()
+        as_torch.main([str(script), "--epochs", "2"])
+    assert capsys.readouterr().out == "tapegrad True ['--epochs', '2']\n"
+
+
+def test_as_torch_refuses_when_real_torch_is_loaded(torch_mod):
+    with pytest.raises(RuntimeError, match="already imported"):
+        as_torch.install()
