@@ -61,8 +61,9 @@ torch.cuda.manual_seed_all(0)
 torch.backends.cudnn.benchmark = False
 torch.backends.cudnn.deterministic = True
 torch.backends.cuda.matmul.allow_tf32 = False
+threads = torch.get_num_threads()
 torch.set_num_threads(1)
-print(torch.get_default_dtype())
+print(torch.get_default_dtype(), torch.get_num_threads())
 
 class Points(Dataset):
     def __init__(self):
@@ -111,6 +112,7 @@ for epoch in range(3):
             test_loss += loss_fn(pred, y).item()
             correct += (pred.argmax(1) == y).type(torch.float).sum().item()
     print(f"epoch {epoch}: accuracy {correct / 48:.3f}, avg loss {test_loss / len(loader):.4f}")
+torch.set_num_threads(threads)
 """
 
 OLD_STYLE = """

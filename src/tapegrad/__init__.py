@@ -147,8 +147,8 @@ from . import nn  # noqa: E402
 # -- torch namespace (issue 12): devices, dtypes, random, settings, compatibility modules ----
 from . import random  # noqa: E402 - torch.random
 from . import accelerator, backends, cuda, distributed, onnx, testing  # noqa: E402
+from . import _dtypes  # noqa: E402
 from ._device import Size, device  # noqa: E402
-from ._dtypes import bfloat16  # noqa: E402
 from ._settings import (  # noqa: E402
     are_deterministic_algorithms_enabled,
     compile,  # noqa: A004 - PyTorch's name
@@ -191,4 +191,10 @@ del _name, _info
 
 __version__ = "0.1.0"
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [name for name in dir() if not name.startswith("_")] + ["bfloat16"]
+
+
+def __getattr__(name):
+    if name == "bfloat16":  # Note [Lazy bfloat16] in _dtypes.py
+        return _dtypes.bfloat16
+    raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")

@@ -42,8 +42,16 @@ def set_num_threads(n: int) -> None:
 
 
 def get_num_threads() -> int:
-    """The value given to :func:`set_num_threads`, else the number of CPUs."""
-    return _STATE["threads"] or os.cpu_count() or 1
+    """The value given to :func:`set_num_threads`; before that, the BLAS thread count that
+    threadpoolctl reports, else the number of CPUs."""
+    if _STATE["threads"] is not None:
+        return _STATE["threads"]
+    try:
+        from threadpoolctl import threadpool_info  # noqa: PLC0415 - optional
+    except ImportError:
+        return os.cpu_count() or 1
+    counts = [lib["num_threads"] for lib in threadpool_info() if lib.get("user_api") == "blas"]
+    return max(counts) if counts else os.cpu_count() or 1
 
 
 def set_num_interop_threads(n: int) -> None:

@@ -12,16 +12,16 @@ __all__ = ["equal"]
 
 # torch's legacy tensor type names <-> dtypes
 _TYPE_NAMES = {
-    _dtypes.float32: "FloatTensor",
-    _dtypes.float64: "DoubleTensor",
-    _dtypes.float16: "HalfTensor",
-    _dtypes.bfloat16: "BFloat16Tensor",
-    _dtypes.int64: "LongTensor",
-    _dtypes.int32: "IntTensor",
-    _dtypes.int16: "ShortTensor",
-    _dtypes.int8: "CharTensor",
-    _dtypes.uint8: "ByteTensor",
-    _dtypes.bool_: "BoolTensor",
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor",
+    "int64": "LongTensor",
+    "int32": "IntTensor",
+    "int16": "ShortTensor",
+    "int8": "CharTensor",
+    "uint8": "ByteTensor",
+    "bool": "BoolTensor",
 }
 _BY_NAME = {name: dtype for dtype, name in _TYPE_NAMES.items()}
 
@@ -36,9 +36,10 @@ def type(self, dtype=None, non_blocking=False, **kwargs):  # noqa: A001 - torch'
     ('torch.FloatTensor', dtype('float32'))
     """
     if dtype is None:
-        return "torch." + _TYPE_NAMES.get(self._data.dtype, f"{self._data.dtype}Tensor")
+        name = self._data.dtype.name
+        return "torch." + _TYPE_NAMES.get(name, f"{name}Tensor")
     if isinstance(dtype, str) and dtype.rsplit(".", 1)[-1] in _BY_NAME:
-        dtype = _BY_NAME[dtype.rsplit(".", 1)[-1]]
+        dtype = _dtypes.to_dtype(_BY_NAME[dtype.rsplit(".", 1)[-1]])
     return self.to(dtype)
 
 

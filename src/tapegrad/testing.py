@@ -13,10 +13,10 @@ __all__ = ["assert_close", "make_tensor"]
 
 # dtype -> (rtol, atol), torch.testing's defaults
 _TOLERANCES = {
-    _dtypes.float16: (1e-3, 1e-5),
-    _dtypes.bfloat16: (1.6e-2, 1e-5),
-    _dtypes.float32: (1.3e-6, 1e-5),
-    _dtypes.float64: (1e-7, 1e-7),
+    "float16": (1e-3, 1e-5),
+    "bfloat16": (1.6e-2, 1e-5),
+    "float32": (1.3e-6, 1e-5),
+    "float64": (1e-7, 1e-7),
 }
 
 
@@ -28,7 +28,7 @@ def _tolerances(dtype, rtol, atol):
         )
     if rtol is not None:
         return rtol, atol
-    return _TOLERANCES.get(dtype, (0.0, 0.0))
+    return _TOLERANCES.get(getattr(dtype, "name", None), (0.0, 0.0))
 
 
 def _fail(msg, path):
