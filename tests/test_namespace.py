@@ -270,3 +270,41 @@ def test_assert_close_matches_torch(torch_mod):
         assert_close(tg.ones(1), tg.ones(1), rtol=1)
     with pytest.raises(TypeError, match="No comparison pair"):
         assert_close(tg.ones(1), 1.0)
+
+
+def test_tensor_creation_and_memory_methods_match_torch(torch_mod):
+    def facts(m):
+        x = m.ones(2, 3, dtype=m.float64)
+        i = m.ones(2, dtype=m.int64)
+        return [
+            x.new_zeros(2).dtype,
+            x.new_zeros(2, 3).shape,
+            x.new_ones((4,)).shape,
+            x.new_full((2,), 3).dtype,
+            x.new_empty(1).dtype,
+            x.new_tensor([1, 2]).dtype,
+            i.new_tensor([1.5]).tolist(),
+            i.new_zeros(2, dtype=m.float32).dtype,
+            x.new_ones(2, requires_grad=True).requires_grad,
+            x.stride(),
+            x.stride(-1),
+            x.mT.stride(),
+            x.element_size(),
+            x.nelement(),
+            x.is_cuda,
+            x.get_device(),
+            x.is_pinned(),
+            i.type_as(x).dtype,
+            m.numel(x),
+            m.is_floating_point(x),
+            m.is_floating_point(i),
+        ]
+
+    def norm(v):
+        return tuple(v) if isinstance(v, tuple) else str(v).replace("torch.", "")
+
+    assert [norm(v) for v in facts(tg)] == [norm(v) for v in facts(torch_mod)]
+    x = tg.ones(2)
+    assert x.pin_memory() is x and x.share_memory_() is x
+    with pytest.raises(IndexError, match="stride"):
+        x.stride(3)
