@@ -36,6 +36,9 @@ def test_device_objects_work_wherever_a_device_name_does():
     assert x.to(cpu) is x and tg.randn(3, device=cpu).device == "cpu"
     assert x.to(cpu, non_blocking=True) is x
     assert x.to(tg.ones(1, dtype=tg.float64)).dtype == tg.float64  # to(other)
+    for like in (tg.zeros_like, tg.ones_like, tg.empty_like, tg.rand_like, tg.randn_like):
+        assert like(x, device=cpu).device == cpu
+    assert tg.full_like(x, 2.0, device=cpu).tolist() == [2.0, 2.0]
     m = tg.nn.Linear(2, 2).to(cpu, non_blocking=True)
     assert m.weight.device.type == "cpu"
     with pytest.raises(RuntimeError, match="CuPy"):
@@ -308,3 +311,24 @@ def test_tensor_creation_and_memory_methods_match_torch(torch_mod):
     assert x.pin_memory() is x and x.share_memory_() is x
     with pytest.raises(IndexError, match="stride"):
         x.stride(3)
+
+
+def test_set_printoptions():
+    x = tg.tensor([1.123456, 2.0])
+    default = repr(x)
+    try:
+        tg.set_printoptions(precision=2)
+        assert repr(x) == "tensor([1.12, 2.  ])"
+        tg.set_printoptions(precision=6, sci_mode=False)
+        assert repr(x) == "tensor([1.123456, 2.000000])"
+        tg.set_printoptions(threshold=5, edgeitems=2)
+        assert "..." in repr(tg.arange(10)) and repr(tg.arange(10)).startswith("tensor([0, 1,")
+        tg.set_printoptions(sci_mode=True, precision=1)
+        assert repr(x) == "tensor([1.1e+00, 2.0e+00])"
+        tg.set_printoptions(profile="full")
+        assert "..." not in repr(tg.arange(2000))
+    finally:
+        tg.set_printoptions(profile="default")
+    assert repr(x) == default
+    with pytest.raises(ValueError, match="profile"):
+        tg.set_printoptions(profile="tiny")

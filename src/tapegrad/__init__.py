@@ -159,6 +159,7 @@ from ._settings import (  # noqa: E402
     set_float32_matmul_precision,
     set_num_interop_threads,
     set_num_threads,
+    set_printoptions,
     use_deterministic_algorithms,
 )
 from .creation import randint_like, randperm  # noqa: E402

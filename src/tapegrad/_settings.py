@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from .tensor import Tensor
+from .tensor import DEFAULT_PRINT_OPTIONS, PRINT_OPTIONS, Tensor
 
 __all__ = [
     "set_num_threads",
@@ -23,6 +23,7 @@ __all__ = [
     "get_float32_matmul_precision",
     "compile",
     "is_tensor",
+    "set_printoptions",
 ]
 
 _STATE = {"threads": None, "interop": 1, "limiter": None, "deterministic": False,
@@ -96,3 +97,37 @@ def compile(model=None, **kwargs):  # noqa: A001 - torch's name
 def is_tensor(obj) -> bool:
     """True for a tapegrad Tensor (and Parameter)."""
     return isinstance(obj, Tensor)
+
+
+_PROFILES = {
+    "default": {},
+    "short": {"precision": 2, "edgeitems": 2},
+    "full": {"threshold": float("inf")},
+}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None) -> None:  # fmt: skip
+    """How tensors print, as ``torch.set_printoptions``: digits after the point, the element
+    count above which the middle is elided (``edgeitems`` kept at each end), line width,
+    and ``sci_mode`` (True: always scientific, False: never, None: automatic). A ``profile``
+    ("default", "short", "full") resets the options first.
+
+    >>> import tapegrad as tg
+    >>> tg.set_printoptions(precision=2)
+    >>> tg.tensor([1.23456, 2.0])
+    tensor([1.23, 2.  ])
+    >>> tg.set_printoptions(profile="default")
+    """
+    opts = PRINT_OPTIONS  # read by Tensor.__repr__; changed in place
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions: unknown profile {profile!r}; use one of "
+                             f"{sorted(_PROFILES)}")  # fmt: skip
+        opts.clear()
+        opts.update(DEFAULT_PRINT_OPTIONS, **_PROFILES[profile])
+    given = {"precision": precision, "threshold": threshold, "edgeitems": edgeitems,
+             "linewidth": linewidth}  # fmt: skip
+    opts.update({k: v for k, v in given.items() if v is not None})
+    if sci_mode is not None or profile is not None:
+        opts["sci_mode"] = sci_mode

@@ -115,20 +115,21 @@ def _like(t, dtype):
     return _dtypes.to_dtype(dtype) or t.dtype
 
 
-def zeros_like(input, dtype=None, requires_grad=False) -> Tensor:
-    return _finish(np.zeros(input.shape, _like(input, dtype)), requires_grad)
+def zeros_like(input, dtype=None, requires_grad=False, device=None) -> Tensor:
+    return _finish(_on_device(np.zeros(input.shape, _like(input, dtype)), device), requires_grad)
 
 
-def ones_like(input, dtype=None, requires_grad=False) -> Tensor:
-    return _finish(np.ones(input.shape, _like(input, dtype)), requires_grad)
+def ones_like(input, dtype=None, requires_grad=False, device=None) -> Tensor:
+    return _finish(_on_device(np.ones(input.shape, _like(input, dtype)), device), requires_grad)
 
 
-def empty_like(input, dtype=None, requires_grad=False) -> Tensor:
-    return _finish(np.empty(input.shape, _like(input, dtype)), requires_grad)
+def empty_like(input, dtype=None, requires_grad=False, device=None) -> Tensor:
+    return _finish(_on_device(np.empty(input.shape, _like(input, dtype)), device), requires_grad)
 
 
-def full_like(input, fill_value, dtype=None, requires_grad=False) -> Tensor:
-    return _finish(np.full(input.shape, fill_value, _like(input, dtype)), requires_grad)
+def full_like(input, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
+    array = np.full(input.shape, fill_value, _like(input, dtype))
+    return _finish(_on_device(array, device), requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False, device="cpu") -> Tensor:

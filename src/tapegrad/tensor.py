@@ -306,9 +306,16 @@ class Tensor:
 
     def __repr__(self) -> str:
         data = self._data if _backend.device_of(self._data) == "cpu" else self._data.get()
+        opts = PRINT_OPTIONS
+        fmt = {}
+        if opts["sci_mode"] is not None and data.dtype.kind == "f":
+            spec = f".{opts['precision']}{'e' if opts['sci_mode'] else 'f'}"
+            fmt = {"formatter": {"float_kind": lambda v: format(v, spec)}}
         body = np.array2string(
-            data, separator=", ", prefix="tensor(", precision=4, suppress_small=False
-        )
+            data, separator=", ", prefix="tensor(", precision=opts["precision"],
+            threshold=opts["threshold"], edgeitems=opts["edgeitems"],
+            max_line_width=opts["linewidth"], suppress_small=False, **fmt,
+        )  # fmt: skip
         extras = []
         if data.size == 0:
             extras.append(f"size={tuple(data.shape)}")
@@ -504,6 +511,11 @@ def _to_device(t: Tensor, device: str) -> Tensor:
     data = t._data.get() if hasattr(t._data, "get") else t._data
     return Tensor._wrap(xp.asarray(data))
 
+
+# How __repr__ prints, set by tapegrad.set_printoptions (torch's names; NumPy's line width).
+DEFAULT_PRINT_OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 75,
+                         "sci_mode": None}  # fmt: skip
+PRINT_OPTIONS = dict(DEFAULT_PRINT_OPTIONS)
 
 # Note [Reads into Python]
 # ``item()``, ``bool()``, ``tolist()``, ``numpy()`` and ``__array__`` move a value out of
