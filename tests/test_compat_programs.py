@@ -190,19 +190,24 @@ deterministic_init(model)
 model = nn.DataParallel(model)
 optimizer = optim.Adam(model.parameters(), lr=0.05)
 scheduler = StepLR(optimizer, step_size=1, gamma=0.7)
+use_amp = False
+scaler = torch.amp.GradScaler("cpu")
 for epoch in range(1, 4):
     sampler.set_epoch(epoch)
     model.train()
     total = 0.0
     for data, target in loader:
         optimizer.zero_grad()
-        loss = F.nll_loss(model(data), target)
-        loss.backward()
-        optimizer.step()
+        with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=use_amp):
+            loss = F.nll_loss(model(data), target)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
         total += loss.item()
     scheduler.step()
     lr = scheduler.get_last_lr()[0]
-    print(f"Train Epoch: {epoch} loss {total / len(loader):.6f} lr {lr:.4f}")
+    print(f"Train Epoch: {epoch} loss {total / len(loader):.6f} lr {lr:.4f} "
+          f"scale {scaler.get_scale():.0f}")
 
 with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "model.pt")

@@ -146,7 +146,8 @@ from . import nn  # noqa: E402
 
 # -- torch namespace (issue 12): devices, dtypes, random, settings, compatibility modules ----
 from . import random  # noqa: E402 - torch.random
-from . import accelerator, backends, cuda, distributed, onnx, testing  # noqa: E402
+from . import accelerator, amp, backends, cuda, distributed, onnx, testing  # noqa: E402
+from .amp import autocast  # noqa: E402
 from . import _dtypes  # noqa: E402
 from ._device import Size, device  # noqa: E402
 from ._settings import (  # noqa: E402
