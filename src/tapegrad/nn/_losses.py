@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
+from ..ops.softmax import log_softmax
 from ..tensor import Tensor
 from . import _loss_ops
 
@@ -124,7 +125,7 @@ def cross_entropy(
                 f"the input's shape {list(x.shape)}"
             )
         if isinstance(target, Tensor) and target.requires_grad:
-            raise NotImplementedError("cross_entropy: gradients w.r.t. probability targets")
+            return _soft_cross_entropy_composed(x, target, weight, cdim, reduction, label_smoothing)
         coef = tdata.astype(x.dtype)
         if label_smoothing:
             coef = coef * (1.0 - label_smoothing) + label_smoothing / n_classes
@@ -144,6 +145,26 @@ def cross_entropy(
         coef, offset = _mean_over(coef, denom)
         return _loss_ops.soft_cross_entropy(x, coef, cdim, True, offset)
     return _loss_ops.soft_cross_entropy(x, coef, cdim, True)
+
+
+def _soft_cross_entropy_composed(x, target, weight, cdim, reduction, smoothing):
+    """Cross entropy with probability targets that need a gradient: ``−Σ A ⊙ log_softmax(x)``
+    with ``A`` built from ``target`` by differentiable ops (dL/dtarget = −w·log_softmax(x))."""
+    n_classes = x.shape[cdim]
+    coef = target
+    if smoothing:
+        coef = coef * (1.0 - smoothing) + smoothing / n_classes
+    w = _weight_array(weight, n_classes, x.dtype, "cross_entropy")
+    if w is not None:
+        view = [1] * x.ndim
+        view[cdim] = n_classes
+        coef = coef * Tensor._wrap(w.reshape(view))
+    per = -(coef * log_softmax(x, cdim)).sum(dim=cdim)
+    if reduction == "none":
+        return per
+    if reduction == "sum":
+        return per.sum()
+    return per.sum() / max(x._data.size // max(n_classes, 1), 1)
 
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
