@@ -376,6 +376,14 @@ def embedding(input, weight, padding_idx=None):
 
 # -- losses, distances, dropout variants and sampling (issue 11) ---------------------------
 from ._distance import cosine_similarity, normalize, pairwise_distance, pdist  # noqa: E402
+from ._dropout_variants import (  # noqa: E402
+    alpha_dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
+from ._grid_sample import affine_grid, grid_sample  # noqa: E402
 from ._losses_margin import (  # noqa: E402
     cosine_embedding_loss,
     hinge_embedding_loss,
@@ -397,6 +405,13 @@ from ._losses_pointwise import (  # noqa: E402
 )
 
 __all__ += [
+    "alpha_dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "feature_alpha_dropout",
+    "affine_grid",
+    "grid_sample",
     "cosine_similarity",
     "normalize",
     "pairwise_distance",
