@@ -415,3 +415,34 @@ def test_bce_log_clamp_keeps_loss_finite(torch_mod):
         torch_mod.tensor(x), torch_mod.tensor(t), reduction="none"
     )
     np.testing.assert_allclose(ours.numpy(), ref.numpy())
+
+
+def test_torch_positional_signatures_and_legacy_flags(torch_mod):
+    """Positional arguments follow torch's order (size_average/reduce included)."""
+    x = R.standard_normal((4, 3))
+    t = np.array([0, 2, 1, 2])
+    w = R.uniform(0.5, 2, 3)
+    y = R.standard_normal((4, 3))
+    ew = R.uniform(0.5, 2, (4, 3))
+
+    def run(m):
+        F = m.nn.functional
+        X, T, W, Y, EW = (m.tensor(a) for a in (x, t, w, y, ew))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return [
+                F.cross_entropy(X, T, W, None, 1, None, "sum", 0.1),
+                F.cross_entropy(X, T, None, False),
+                F.nll_loss(X, T, W, None, 2, False),
+                F.mse_loss(X, Y, None, None, "mean", EW),
+                F.l1_loss(X, Y, reduction="sum", weight=EW),
+                F.l1_loss(X, Y, False, True),
+                F.binary_cross_entropy_with_logits(X, Y.sigmoid(), None, None, False),
+                m.nn.CrossEntropyLoss(W, None, 0, None, "none")(X, T),
+                m.nn.NLLLoss(None, False)(X, T),
+                m.nn.MSELoss(None, False)(X, Y),
+                m.nn.BCEWithLogitsLoss(None, True, False)(X, Y.sigmoid()),
+            ]
+
+    for i, (a, b) in enumerate(zip(run(tg), run(torch_mod), strict=True)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, err_msg=f"call {i}")

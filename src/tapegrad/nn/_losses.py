@@ -13,6 +13,7 @@ from .. import _trace
 from ..ops.softmax import log_softmax
 from ..tensor import Tensor
 from . import _loss_ops
+from ._losses_pointwise import legacy_reduction
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -104,13 +105,21 @@ def _mean_over(coef, denom):
 
 
 def cross_entropy(
-    input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index=-100,
+    reduce=None,
+    reduction="mean",
+    label_smoothing=0.0,
 ):
     """Cross entropy between logits ``input`` (N, C, ...) or (C,) and ``target``.
 
     ``target`` holds class indices (N, ...) or class probabilities (same shape as
     input). One fused Node: d/dx = softmax(x)·Σ_c A − A (Note [Cross entropy as soft targets]).
     """
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
@@ -167,8 +176,11 @@ def _soft_cross_entropy_composed(x, target, weight, cdim, reduction, smoothing):
     return per.sum() / max(x._data.size // max(n_classes, 1), 1)
 
 
-def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+def nll_loss(
+    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
+):
     """Negative log likelihood of log-probabilities ``input`` (N, C, ...) at ``target``."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     x = input
     cdim = _class_dim(x, "nll_loss")
@@ -181,20 +193,41 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     return (x * Tensor._wrap(-coef)).sum()
 
 
-def mse_loss(input, target, reduction="mean"):
-    """Mean squared error ``(input − target)²``, reduced."""
+def _weighted(loss, input, weight, reduction):
+    """An elementwise ``weight`` (input's size); 'mean' divides by Σ weight, as torch."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    _check_reduction(reduction)
+    if reduction == "mean":
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error ``(input − target)²``, reduced (optionally weighted elementwise)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     d = input - target
+    if weight is not None:
+        return _weighted(d * d, input, weight, reduction)
     return _reduce(d * d, reduction)
 
 
-def l1_loss(input, target, reduction="mean"):
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error ``|input − target|`` (gradient sign(d), 0 at d = 0), reduced."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     d = input - target
-    return _reduce(d * Tensor._wrap(np.sign(d._data)), reduction)
+    loss = d * Tensor._wrap(np.sign(d._data))
+    if weight is not None:
+        return _weighted(loss, input, weight, reduction)
+    return _reduce(loss, reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
+def binary_cross_entropy_with_logits(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
+):
     """Binary cross entropy on logits (sigmoid fused in, stable for large |input|)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(

@@ -375,6 +375,7 @@ def embedding(input, weight, padding_idx=None):
 
 
 # -- losses, distances, dropout variants and sampling (issue 11) ---------------------------
+from ._ctc import ctc_loss  # noqa: E402
 from ._distance import cosine_similarity, normalize, pairwise_distance, pdist  # noqa: E402
 from ._dropout_variants import (  # noqa: E402
     alpha_dropout,
@@ -405,6 +406,7 @@ from ._losses_pointwise import (  # noqa: E402
 )
 
 __all__ += [
+    "ctc_loss",
     "alpha_dropout",
     "dropout1d",
     "dropout2d",
