@@ -27,9 +27,9 @@ CASES = [
     ("NAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True)),
     ("NAdam", dict(lr=0.05, betas=(0.8, 0.9), maximize=True)),
     ("RAdam", dict(lr=0.05)),
-    ("RAdam", dict(lr=0.05, betas=(0.5, 0.6))),  # rho_t > 5 from step 6 on: both branches
-    ("RAdam", dict(lr=0.05, betas=(0.5, 0.6), weight_decay=0.1, decoupled_weight_decay=True)),
-    ("RAdam", dict(lr=0.05, betas=(0.5, 0.6), weight_decay=0.1, maximize=True)),
+    ("RAdam", dict(lr=0.05, betas=(0.5, 0.8))),  # rho_t > 5 from step 7 on: both branches
+    ("RAdam", dict(lr=0.05, betas=(0.5, 0.8), weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.05, betas=(0.5, 0.8), weight_decay=0.1, maximize=True)),
     ("ASGD", dict(lr=0.05)),
     ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=3, weight_decay=0.1)),
     ("ASGD", dict(lr=0.05, t0=2, maximize=True)),
@@ -130,7 +130,7 @@ def test_param_groups_with_per_group_options(torch_mod):
     def make(m):
         w, b = _params(m)
         opt = m.optim.NAdam([{"params": [w], "lr": 0.1, "weight_decay": 0.1}], lr=0.01)
-        opt.add_param_group({"params": b, "betas": (0.5, 0.6)})
+        opt.add_param_group({"params": b, "betas": (0.5, 0.8)})
         return opt, [w, b]
 
     (ours_opt, ps), (theirs_opt, ts) = make(tg), make(torch_mod)
@@ -236,3 +236,27 @@ def test_lbfgs_float32_quadratic(torch_mod):
     (ours, xo), (theirs, xt) = run(tg), run(torch_mod)
     np.testing.assert_allclose(ours, theirs, rtol=1e-5)
     np.testing.assert_allclose(xo, xt, rtol=1e-5, atol=1e-6)
+
+
+JIT_OPTIMIZERS = {
+    "Adagrad": dict(lr=0.05, lr_decay=0.1),
+    "Adadelta": dict(),
+    "Adamax": dict(),
+    "NAdam": dict(weight_decay=0.1),
+    "RAdam": dict(betas=(0.5, 0.8)),  # crosses rho_t = 5 during the replays
+    "ASGD": dict(t0=3),
+    "Rprop": dict(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JIT_OPTIMIZERS))
+def test_jit_cache_replays_the_new_optimizers(name):
+    """A training step with each optimizer is recorded once and replayed (no eager
+    fallback: step-dependent factors are array math), with eager's losses and weights."""
+    from tests.test_jit_training import batches, make_mlp, train_both  # noqa: PLC0415
+
+    def make(m):
+        return getattr(tg.optim, name)(m.parameters(), **JIT_OPTIMIZERS[name])
+
+    cached, *_ = train_both(make_mlp, make, batches(12, (5, 6), 4), None)
+    assert cached.cache_info().hits == 9

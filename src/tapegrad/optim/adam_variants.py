@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _trace
 from ..tensor import Tensor
 from .optimizer import Optimizer, bump_version, check_hyper, compat_flags, new_step
 
@@ -100,25 +101,28 @@ class NAdam(Optimizer):
                 state["exp_avg"] = Tensor._wrap(np.zeros_like(p._data))
                 state["exp_avg_sq"] = Tensor._wrap(np.zeros_like(p._data))
             state["step"]._data += 1
-            step = float(state["step"]._data)
-            bias_correction2 = 1 - beta2**step
+            # array math on the step count: Note [Step arrays] in adaptive.py
+            step = state["step"]._data.astype(np.float64)
+            dtype = p._data.dtype
+            bias_correction2 = (1 - beta2**step).astype(dtype)
             grad = _weight_decay_grad(self, p, group)
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
             mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
             mu_product = state["mu_product"]._data
-            mu_product *= mu  # float32, as torch's 0-d tensor
+            mu_product *= mu.astype(mu_product.dtype)  # float32, as torch's 0-d tensor
             exp_avg, exp_avg_sq = _moments(self, p, grad, beta1, beta2)
-            mu_prod = float(mu_product)
+            mu_prod = mu_product.astype(np.float64)
             denom = self._scratch(grad, slot=2)
             np.divide(exp_avg_sq, bias_correction2, out=denom)
             np.sqrt(denom, out=denom)
             np.add(denom, eps, out=denom)
             work = self._scratch(grad)
             np.divide(grad, denom, out=work)
-            np.multiply(work, -lr * (1.0 - mu) / (1.0 - mu_prod), out=work)
+            np.multiply(work, (-lr * (1.0 - mu) / (1.0 - mu_prod)).astype(dtype), out=work)
             np.add(p._data, work, out=p._data)
             np.divide(exp_avg, denom, out=work)
-            np.multiply(work, (-lr * mu_next) / (1.0 - mu_prod * mu_next), out=work)
+            coef = ((-lr * mu_next) / (1.0 - mu_prod * mu_next)).astype(dtype)
+            np.multiply(work, coef, out=work)
             np.add(p._data, work, out=p._data)
             bump_version(p)
 
@@ -170,25 +174,37 @@ class RAdam(Optimizer):
                 state["exp_avg"] = Tensor._wrap(np.zeros_like(p._data))
                 state["exp_avg_sq"] = Tensor._wrap(np.zeros_like(p._data))
             state["step"]._data += 1
-            step = float(state["step"]._data)
+            step = state["step"]._data.astype(np.float64)  # Note [Step arrays]
+            dtype = p._data.dtype
             grad = _weight_decay_grad(self, p, group)
             exp_avg, exp_avg_sq = _moments(self, p, grad, beta1, beta2)
             bias_correction1 = 1 - beta1**step
             bias_correction2 = 1 - beta2**step
             update = self._scratch(grad, slot=2)
-            np.divide(exp_avg, bias_correction1, out=update)
+            np.divide(exp_avg, bias_correction1.astype(dtype), out=update)
             np.multiply(update, lr, out=update)
             rho_inf = 2 / (1 - beta2) - 1
             rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
-            if rho_t > 5.0:
-                rect = (
-                    (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
-                ) ** 0.5
+            rectify = rho_t > 5.0
+            if _trace.recording() or rectify:
+                with np.errstate(divide="ignore", invalid="ignore"):  # unused where rho_t <= 5
+                    ratio = (
+                        (rho_t - 4)
+                        * (rho_t - 2)
+                        * rho_inf
+                        / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
+                    )
+                    rect = np.sqrt(np.maximum(ratio, 0.0)).astype(dtype)
                 work = self._scratch(grad)
                 np.sqrt(exp_avg_sq, out=work)
                 np.add(work, eps, out=work)
-                np.divide(bias_correction2**0.5, work, out=work)
-                np.multiply(update, work, out=update)
-                np.multiply(update, rect, out=update)
+                np.divide((bias_correction2**0.5).astype(dtype), work, out=work)
+                if _trace.recording():  # branch-free: factor 1 while rho_t <= 5
+                    np.multiply(work, rect, out=work)
+                    np.copyto(work, np.asarray(1.0, dtype), where=~rectify)
+                    np.multiply(update, work, out=update)
+                else:  # torch's order: ((m_hat * lr) * adaptive) * rect
+                    np.multiply(update, work, out=update)
+                    np.multiply(update, rect, out=update)
             np.subtract(p._data, update, out=p._data)
             bump_version(p)

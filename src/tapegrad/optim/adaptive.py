@@ -2,6 +2,13 @@
 
 Each step follows torch's single-tensor implementation operation by operation
 (same order, same rounding), in place with NumPy (Note [In-place updates]).
+
+Note [Step arrays]
+Step-dependent factors (bias corrections, decayed rates) are computed from the 0-d
+``step`` array in float64, never from ``float(step)``, then cast to the parameter's
+dtype (as a Python float would be): a training step recorded by ``tapegrad.jit``
+then replays with the current count instead of falling back to eager. Where torch
+branches on such a value, the recorded path uses an equivalent branch-free form.
 """
 
 from __future__ import annotations
@@ -73,9 +80,9 @@ class Adagrad(Optimizer):
                 continue
             state = self.state[p]
             state["step"]._data += 1
-            step = float(state["step"]._data)
+            step = state["step"]._data.astype(np.float64)  # array math: see Note [Step arrays]
             grad = self._grad(p, group["maximize"], weight_decay)
-            clr = lr / (1 + (step - 1) * lr_decay)
+            clr = (lr / (1 + (step - 1) * lr_decay)).astype(p._data.dtype)
             total = state["sum"]._data
             work = self._scratch(grad)
             np.multiply(grad, grad, out=work)
@@ -219,7 +226,7 @@ class Adamax(Optimizer):
                 state["exp_avg"] = Tensor._wrap(np.zeros_like(p._data))
                 state["exp_inf"] = Tensor._wrap(np.zeros_like(p._data))
             state["step"]._data += 1
-            step = float(state["step"]._data)
+            step = state["step"]._data.astype(np.float64)
             grad = self._grad(p, group["maximize"], weight_decay)
             exp_avg, exp_inf = state["exp_avg"]._data, state["exp_inf"]._data
             work = self._scratch(grad)
@@ -230,7 +237,7 @@ class Adamax(Optimizer):
             np.abs(grad, out=work)
             np.add(work, eps, out=work)
             np.maximum(exp_inf, work, out=exp_inf)
-            clr = lr / (1 - beta1**step)
+            clr = (lr / (1 - beta1**step)).astype(p._data.dtype)
             np.divide(exp_avg, exp_inf, out=work)
             np.multiply(work, -clr, out=work)
             np.add(p._data, work, out=p._data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _trace
 from ..tensor import Tensor
 from .optimizer import Optimizer, bump_version, check_hyper, compat_flags, new_step
 
@@ -63,21 +64,28 @@ class ASGD(Optimizer):
                 state["ax"] = Tensor._wrap(np.zeros_like(p._data))
             state["step"]._data += 1
             grad = self._grad(p, group["maximize"], weight_decay)
-            eta = float(state["eta"]._data)
-            np.multiply(p._data, 1 - lambd * eta, out=p._data)
+            # array math on eta, mu and step: Note [Step arrays] in adaptive.py
+            dtype = p._data.dtype
+            eta = state["eta"]._data.astype(np.float64)
+            np.multiply(p._data, (1 - lambd * eta).astype(dtype), out=p._data)
             work = self._scratch(grad)
-            np.multiply(grad, -eta, out=work)
+            np.multiply(grad, (-eta).astype(dtype), out=work)
             np.add(p._data, work, out=p._data)
-            ax = state["ax"]._data
-            if float(state["mu"]._data) != 1:
+            ax, mu = state["ax"]._data, state["mu"]._data
+            if _trace.recording():  # branch-free: where mu == 1 the average is p itself
                 np.subtract(p._data, ax, out=work)
-                np.multiply(work, state["mu"]._data.astype(work.dtype), out=work)
+                np.multiply(work, mu.astype(dtype), out=work)
+                np.add(ax, work, out=ax)
+                np.copyto(ax, p._data, where=(mu == 1))
+            elif mu != 1:
+                np.subtract(p._data, ax, out=work)
+                np.multiply(work, mu.astype(dtype), out=work)
                 np.add(ax, work, out=ax)
             else:
                 ax[...] = p._data
-            step = float(state["step"]._data)
+            step = state["step"]._data.astype(np.float64)
             state["eta"]._data[...] = lr / ((1 + lambd * lr * step) ** alpha)
-            state["mu"]._data[...] = 1 / max(1, step - t0)
+            state["mu"]._data[...] = 1 / np.maximum(1.0, step - t0)
             bump_version(p)
 
 
