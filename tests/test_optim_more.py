@@ -217,6 +217,10 @@ def test_lbfgs_pinn_matches_torch_step_by_step(torch_mod, kwargs):
     state, tstate = opt.state[opt._params[0]], next(iter(topt.state.values()))
     assert state["func_evals"] == tstate["func_evals"]
     assert state["n_iter"] == tstate["n_iter"]
+    assert sorted(state) == sorted(tstate)  # torch's state layout
+    assert sorted(opt.state_dict()["param_groups"][0]) == sorted(
+        topt.state_dict()["param_groups"][0]
+    )
 
 
 def test_lbfgs_float32_quadratic(torch_mod):
@@ -260,3 +264,33 @@ def test_jit_cache_replays_the_new_optimizers(name):
 
     cached, *_ = train_both(make_mlp, make, batches(12, (5, 6), 4), None)
     assert cached.cache_info().hits == 9
+
+
+@pytest.mark.parametrize("name", sorted(JIT_OPTIMIZERS) + ["LBFGS"])
+def test_state_dict_survives_tg_save_and_load(tmp_path, name):
+    def build():
+        params = _params(tg)
+        kwargs = {} if name == "LBFGS" else JIT_OPTIMIZERS[name]
+        return params, getattr(tg.optim, name)(params, **kwargs)
+
+    def advance(params, opt, steps):
+        x, y = tg.tensor(X), tg.tensor(Y)
+
+        def closure():
+            opt.zero_grad()
+            loss = _loss(tg, *params, x, y)
+            loss.backward()
+            return loss
+
+        for _ in range(steps):
+            opt.step(closure)
+        return [p.detach().numpy().copy() for p in params]
+
+    params, opt = build()
+    advance(params, opt, 2)
+    tg.save(opt.state_dict(), tmp_path / "opt.tg")
+    params2, opt2 = build()
+    for p, q in zip(params2, params, strict=True):
+        p.data = q.detach().numpy().copy()
+    opt2.load_state_dict(tg.load(tmp_path / "opt.tg"))
+    _close([advance(params2, opt2, 2)], [advance(params, opt, 2)], rtol=1e-6, atol=1e-7)

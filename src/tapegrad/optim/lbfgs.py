@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..grad_mode import enable_grad, no_grad
+from ..tensor import Tensor
 from .optimizer import Optimizer, bump_version, check_hyper
 
 __all__ = ["LBFGS"]
@@ -245,10 +246,12 @@ class LBFGS(Optimizer):
         if np.abs(flat_grad).max() <= tolerance_grad:
             return orig_loss
 
-        d, t = state.get("d"), state.get("t")
-        old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
-        H_diag = state.get("H_diag")
-        prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
+        d, t = _array(state.get("d")), _array(state.get("t"))
+        old_dirs, old_stps = _array(state.get("old_dirs")), _array(state.get("old_stps"))
+        ro, H_diag = _array(state.get("ro")), _array(state.get("H_diag"))
+        prev_flat_grad, prev_loss = _array(state.get("prev_flat_grad")), state.get("prev_loss")
+        if "al" in state:
+            state["al"] = _array(state["al"])
 
         n_iter = 0
         while n_iter < max_iter:
@@ -330,13 +333,33 @@ class LBFGS(Optimizer):
                 break
 
         state.update(
-            d=d,
-            t=t,
-            old_dirs=old_dirs,
-            old_stps=old_stps,
-            ro=ro,
-            H_diag=H_diag,
-            prev_flat_grad=prev_flat_grad,
+            d=_tensor(d),
+            t=_tensor(t),
+            old_dirs=_tensor(old_dirs),
+            old_stps=_tensor(old_stps),
+            ro=_tensor(ro),
+            H_diag=_tensor(H_diag),
+            prev_flat_grad=_tensor(prev_flat_grad),
             prev_loss=prev_loss,
         )
+        if "al" in state:
+            state["al"] = _tensor(state["al"])
         return orig_loss
+
+
+def _array(value):
+    """State as the step uses it: NumPy arrays (lists element-wise); numbers as they are."""
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, list):
+        return [_array(v) for v in value]
+    return value
+
+
+def _tensor(value):
+    """State as torch keeps it (so state dicts match): arrays and NumPy scalars as Tensors."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return Tensor._wrap(np.asarray(value))
+    if isinstance(value, list):
+        return [_tensor(v) for v in value]
+    return value
