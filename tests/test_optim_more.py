@@ -138,6 +138,17 @@ def test_param_groups_with_per_group_options(torch_mod):
     assert ours_opt.state_dict()["param_groups"] == theirs_opt.state_dict()["param_groups"]
 
 
+def test_adagrad_add_param_group_after_construction(torch_mod):
+    def make(m):
+        w, b = _params(m)
+        opt = m.optim.Adagrad([w], lr=0.1, initial_accumulator_value=0.1)
+        opt.add_param_group({"params": [b], "lr": 0.2})
+        return opt, [w, b]
+
+    (ours_opt, ps), (theirs_opt, ts) = make(tg), make(torch_mod)
+    _close(_run(tg, ours_opt, ps, 4), _run(torch_mod, theirs_opt, ts, 4))
+
+
 def test_zero_grad_set_to_none_false_keeps_zeros():
     w = tg.tensor([1.0, 2.0], requires_grad=True)
     opt = tg.optim.Adagrad([w])

@@ -67,10 +67,13 @@ class Adagrad(Optimizer):
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:
-                state = self.state[p]
-                state["step"] = new_step()
-                init = float(group["initial_accumulator_value"])
-                state["sum"] = Tensor._wrap(np.full_like(p._data, init))
+                self._init_state(p, group)
+
+    def _init_state(self, p, group):
+        state = self.state[p]
+        state["step"] = new_step()
+        init = float(group["initial_accumulator_value"])
+        state["sum"] = Tensor._wrap(np.full_like(p._data, init))
 
     def _step_group(self, group):
         lr, lr_decay, eps = float(group["lr"]), float(group["lr_decay"]), float(group["eps"])
@@ -79,6 +82,8 @@ class Adagrad(Optimizer):
             if p.grad is None:
                 continue
             state = self.state[p]
+            if not state:  # a parameter added by add_param_group after construction
+                self._init_state(p, group)
             state["step"]._data += 1
             step = state["step"]._data.astype(np.float64)  # array math: see Note [Step arrays]
             grad = self._grad(p, group["maximize"], weight_decay)
