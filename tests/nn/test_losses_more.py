@@ -446,3 +446,44 @@ def test_torch_positional_signatures_and_legacy_flags(torch_mod):
 
     for i, (a, b) in enumerate(zip(run(tg), run(torch_mod), strict=True)):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, err_msg=f"call {i}")
+
+
+JIT_LOSSES = {
+    "bce": lambda F, o, y: F.binary_cross_entropy(o.sigmoid(), y.sigmoid()),
+    "kl": lambda F, o, y: F.kl_div(o.log_softmax(1), y.softmax(1), reduction="batchmean"),
+    "smooth_l1": lambda F, o, y: F.smooth_l1_loss(o, y, beta=0.5),
+    "huber": lambda F, o, y: F.huber_loss(o, y, delta=0.5),
+    "gaussian": lambda F, o, y: F.gaussian_nll_loss(o, y, o.detach().abs() + 0.1),
+    "hinge": lambda F, o, y: F.hinge_embedding_loss(o, (y > 0).float() * 2 - 1),
+    "triplet": lambda F, o, y: F.triplet_margin_loss(o, y, y * 0.5, swap=True),
+    "ce_probabilities": lambda F, o, y: F.cross_entropy(o, y.softmax(1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JIT_LOSSES))
+def test_losses_replay_under_jit_cache(name):
+    """A training step with the loss records once and replays (no value read into Python,
+    no value branch), giving eager's losses."""
+    loss_fn = JIT_LOSSES[name]
+
+    def make():
+        tg.manual_seed(0)
+        lin = tg.nn.Linear(3, 3)
+        opt = tg.optim.SGD(lin.parameters(), lr=0.1)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = loss_fn(tg.nn.functional, lin(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step
+
+    cached, eager = tg.jit.cache(make()), make()
+    data = [(tg.tensor(_u(4, 3)).float(), tg.tensor(_u(4, 3)).float()) for _ in range(5)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [cached(x, y).item() for x, y in data]
+    np.testing.assert_allclose(got, [eager(x, y).item() for x, y in data], rtol=1e-5)
+    assert cached.cache_info().hits == 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _trace
 from ..ops.clamp import minimum
 from ..ops.elementwise import where
 from ..tensor import Tensor
@@ -24,6 +25,10 @@ __all__ = [
     "multi_margin_loss",
     "multilabel_margin_loss",
 ]
+
+
+def _target_range_error(op):
+    return IndexError(f"{op}: target out of range")
 
 
 def _int_array(t):
@@ -53,8 +58,9 @@ def hinge_embedding_loss(
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction, "hinge_embedding_loss")
     t = _int_array(target)
-    margin_part = where(t != 1, (margin - input).clamp(min=0.0), 0.0)
-    self_part = where(t != -1, input, 0.0)
+    dtype = input._data.dtype
+    margin_part = (margin - input).clamp(min=0.0) * Tensor._wrap((t != 1).astype(dtype))
+    self_part = input * Tensor._wrap((t != -1).astype(dtype))
     return reduce_loss(margin_part + self_part, reduction)
 
 
@@ -174,8 +180,7 @@ def multi_margin_loss(
             f"multi_margin_loss: inconsistent target size: {list(t.shape)} for input of size: "
             f"{list(input.shape)}"
         )
-    if flat.size and (flat.min() < 0 or flat.max() >= c):
-        raise IndexError("multi_margin_loss: target out of range")
+    _trace.raise_if((flat < 0) | (flat >= c), _target_range_error, "multi_margin_loss")
     flat = flat.astype(np.int64)
     xy = x.gather(1, Tensor._wrap(flat[:, None]))
     z = (x - xy + margin).clamp(min=0.0)
@@ -207,12 +212,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     t2 = t2.astype(np.int64)
     # A position counts while no -1 came before it in its row.
     valid = np.cumprod(t2 != -1, axis=1).astype(bool)
-    if (t2[valid] < 0).any() or (t2[valid] >= c).any():
-        raise IndexError("multilabel_margin_loss: target index out of range")
+    _trace.raise_if(valid & ((t2 < 0) | (t2 >= c)), _target_range_error, "multilabel_margin_loss")
     safe = np.where(valid, t2, 0)
-    is_target = np.zeros((n, c), bool)
-    rows = np.repeat(np.arange(n)[:, None], c, axis=1)
-    is_target[rows[valid], safe[valid]] = True
+    is_target = ((safe[:, :, None] == np.arange(c)) & valid[:, :, None]).any(axis=1)
     dtype = x._data.dtype
     xy = x.gather(1, Tensor._wrap(safe))  # (N, C): x at the j-th target
     z = (x.unsqueeze(1) - xy.unsqueeze(2) + 1.0).clamp(min=0.0)  # (N, j, i)

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .. import _trace
 from ..grad_mode import no_grad
 from ..ops.elementwise import where
 from ..tensor import Tensor
@@ -98,8 +99,7 @@ def binary_cross_entropy(
             f"({list(input.shape)}) is deprecated. Please ensure they have the same size."
         )
     x = input._data
-    if x.size and not ((x >= 0) & (x <= 1)).all():
-        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
+    _trace.raise_if((x < 0) | (x > 1), _bce_range_error)
     loss = -(
         target * input.log().clamp(min=-100.0) + (1 - target) * (1 - input).log().clamp(-100.0)
     )
@@ -111,6 +111,14 @@ def binary_cross_entropy(
             )
         loss = loss * as_tensor(weight, input)
     return reduce_loss(loss, reduction, "binary_cross_entropy")
+
+
+def _bce_range_error():
+    return RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
+
+
+def _negative_var_error():
+    return ValueError("var has negative entry/entries")
 
 
 def _xlogy_self(t):
@@ -156,8 +164,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     ad = d.abs()
     if beta == 0:
         return reduce_loss(ad, reduction)
-    loss = where(ad._data < beta, d * d * (0.5 / beta), ad - 0.5 * beta)
-    return reduce_loss(loss, reduction)
+    # m = min(|d|, beta): 0.5·m²/beta + (|d| − m) is both branches at once (no value
+    # branch, so tapegrad.jit replays it), with the same first and second derivatives.
+    m = ad.clamp(max=beta)
+    return reduce_loss(m * m * (0.5 / beta) + (ad - m), reduction)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -170,7 +180,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _same_size("huber_loss", input, target)
     d = input - target
     ad = d.abs()
-    loss = where(ad._data < delta, d * d * 0.5, (ad - 0.5 * delta) * delta)
+    m = ad.clamp(max=delta)  # both branches at once, as smooth_l1_loss
+    loss = m * m * 0.5 + (ad - m) * delta
     if weight is not None:
         if tuple(weight.shape) != tuple(input.shape):
             raise ValueError("Weights and input must have the same size.")
@@ -220,8 +231,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = Tensor._wrap(np.full(input.shape, var, dtype=input._data.dtype))
-    elif (var._data < 0).any():
-        raise ValueError("var has negative entry/entries")
+    else:
+        _trace.raise_if(var._data < 0, _negative_var_error)
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):
             var = var.unsqueeze(-1)
