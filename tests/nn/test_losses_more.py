@@ -407,14 +407,20 @@ def test_loss_errors():
         F.pdist(tg.zeros(3))
 
 
-def test_bce_log_clamp_keeps_loss_finite(torch_mod):
-    x = np.array([0.0, 1.0, 0.5])
-    t = np.array([1.0, 0.0, 1.0])
-    ours = tg.nn.functional.binary_cross_entropy(tg.tensor(x), tg.tensor(t), reduction="none")
-    ref = torch_mod.nn.functional.binary_cross_entropy(
-        torch_mod.tensor(x), torch_mod.tensor(t), reduction="none"
-    )
-    np.testing.assert_allclose(ours.numpy(), ref.numpy())
+def test_bce_log_clamp_keeps_loss_and_gradient_finite(torch_mod):
+    """At x = 0 or 1 the loss is finite (logs clamped at -100) and so is the input
+    gradient, torch's (x - t) / max(x (1 - x), 1e-12) (a regression: it was NaN)."""
+    x = np.array([0.0, 1.0, 0.5, 0.0, 1.0])
+    t = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    xo = tg.tensor(x, requires_grad=True)
+    xt = torch_mod.tensor(x, requires_grad=True)
+    ours = tg.nn.functional.binary_cross_entropy(xo, tg.tensor(t), reduction="none")
+    ref = torch_mod.nn.functional.binary_cross_entropy(xt, torch_mod.tensor(t), reduction="none")
+    np.testing.assert_allclose(ours.detach().numpy(), ref.detach().numpy())
+    ours.sum().backward()
+    ref.sum().backward()
+    np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy())
+    assert np.isfinite(xo.grad.numpy()).all()
 
 
 def test_torch_positional_signatures_and_legacy_flags(torch_mod):

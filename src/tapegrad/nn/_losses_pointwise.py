@@ -13,7 +13,8 @@ import warnings
 import numpy as np
 
 from .. import _trace
-from ..grad_mode import no_grad
+from ..autograd.graph import make_result
+from ..grad_mode import STATE, no_grad
 from ..ops.elementwise import where
 from ..tensor import Tensor
 
@@ -100,9 +101,7 @@ def binary_cross_entropy(
         )
     x = input._data
     _trace.raise_if((x < 0) | (x > 1), _bce_range_error)
-    loss = -(
-        target * input.log().clamp(min=-100.0) + (1 - target) * (1 - input).log().clamp(-100.0)
-    )
+    loss = _bce(input, target)
     if weight is not None:
         if isinstance(weight, Tensor) and weight.requires_grad:
             raise RuntimeError(
@@ -111,6 +110,32 @@ def binary_cross_entropy(
             )
         loss = loss * as_tensor(weight, input)
     return reduce_loss(loss, reduction, "binary_cross_entropy")
+
+
+_BCE_EPS = 1e-12
+
+
+def _bce(x, t):
+    """Elementwise ``−[t·max(log x, −100) + (1 − t)·max(log(1 − x), −100)]``, one Node with
+    torch's derivatives: d/dx = (x − t) / max(x·(1 − x), 1e-12) (finite at x = 0 or 1,
+    where the clamped logs would give NaN) and d/dt = log(1 − x) − log(x)."""
+    xd, td = x._data, t._data
+    with np.errstate(divide="ignore"):
+        log_x = np.maximum(np.log(xd), -100.0)
+        log_1mx = np.maximum(np.log1p(-xd), -100.0)
+    out = (-(td * log_x + (1 - td) * log_1mx)).astype(xd.dtype, copy=False)
+    need_x, need_t = x._rg, t._rg
+
+    def backward(g):
+        if STATE.enabled:  # create_graph: the rules as functions of x and t
+            X, T = x, t
+        else:
+            X, T = Tensor._wrap(xd), Tensor._wrap(td)
+        gx = g * (X - T) / ((1 - X) * X).clamp(min=_BCE_EPS) if need_x else None
+        gt = g * ((1 - X).log() - X.log()) if need_t else None
+        return gx, gt
+
+    return make_result(out, (x, t), backward, "BinaryCrossEntropyBackward", saved=(x, t))
 
 
 def _bce_range_error():
