@@ -98,6 +98,22 @@ def test_grid_sample_matches_torch(torch_mod, mode, padding_mode, align_corners)
     )
 
 
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_grid_sample_5d_matches_torch(torch_mod, mode, padding_mode, align_corners):
+    x = R.standard_normal((2, 2, 3, 4, 5))
+    grid = R.uniform(-1.3, 1.3, size=(2, 2, 3, 2, 3))
+    _compare(
+        torch_mod,
+        lambda m, a, g: m.nn.functional.grid_sample(
+            a, g, mode=mode, padding_mode=padding_mode, align_corners=align_corners
+        ),
+        [x, grid],
+        [True, mode == "bilinear"],
+    )
+
+
 def test_grid_sample_affine_identity_and_gradcheck():
     x = tg.tensor(R.standard_normal((1, 2, 4, 4)), requires_grad=True)
     theta = tg.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], dtype=tg.float64)

@@ -1,5 +1,6 @@
-"""``F.affine_grid`` and ``F.grid_sample`` (4-D input: bilinear or nearest; padding
-zeros, border or reflection; align_corners), composed from differentiable ops.
+"""``F.affine_grid`` and ``F.grid_sample`` (4-D and 5-D inputs: bilinear/trilinear or
+nearest; padding zeros, border or reflection; align_corners), composed from
+differentiable ops.
 
 Note [grid_sample as gathers]
 The sample position ``ix`` is an affine function of the grid value; border and
@@ -12,6 +13,8 @@ the input and the grid. Corners outside the input count as zero (a constant mask
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
@@ -117,7 +120,9 @@ def _source_index(coord, size, padding_mode, align_corners):
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample ``input`` (N, C, H, W) at ``grid`` (N, Ho, Wo, 2) positions in [-1, 1]
-    (x indexes width, y height); returns (N, C, Ho, Wo). See Note [grid_sample as gathers].
+    (x indexes width, y height), giving (N, C, Ho, Wo); or a volume (N, C, D, H, W) at
+    (N, Do, Ho, Wo, 3) positions (x, y, z), giving (N, C, Do, Ho, Wo). 'bilinear' is
+    trilinear on volumes. See Note [grid_sample as gathers].
 
     Raises:
         ValueError: an unknown mode or padding mode.
@@ -135,14 +140,16 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         )
     if mode == "bicubic":
         raise NotImplementedError("grid_sample: mode='bicubic' is not implemented in tapegrad")
-    if input.ndim != 4:
-        raise NotImplementedError(
-            f"grid_sample: only 4-D inputs (N, C, H, W) are supported, got {list(input.shape)}"
-        )
-    if grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
+    if input.ndim not in (4, 5):
         raise RuntimeError(
-            f"grid_sampler(): expected grid of shape [{input.shape[0]}, H, W, 2] for input of "
-            f"shape {list(input.shape)}, but got grid of shape {list(grid.shape)}"
+            f"grid_sampler(): expected 4D or 5D input, but got input of shape {list(input.shape)}"
+        )
+    k = input.ndim - 2
+    if grid.ndim != input.ndim or grid.shape[-1] != k or grid.shape[0] != input.shape[0]:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid of shape [{input.shape[0]}, {', '.join(['*'] * k)}, "
+            f"{k}] for input of shape {list(input.shape)}, but got grid of shape "
+            f"{list(grid.shape)}"
         )
     if input._data.dtype != grid._data.dtype:
         raise RuntimeError(
@@ -150,34 +157,40 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             f"{input.dtype} and grid has {grid.dtype}"
         )
     align_corners = bool(align_corners)
-    n, c, h, w = input.shape
-    ho, wo = grid.shape[1], grid.shape[2]
-    ix = _source_index(grid[..., 0], w, padding_mode, align_corners)
-    iy = _source_index(grid[..., 1], h, padding_mode, align_corners)
-    flat = input.reshape(n, c, h * w)
+    n, c = input.shape[:2]
+    sizes = tuple(input.shape[2:])  # (H, W) or (D, H, W)
+    out_spatial = tuple(grid.shape[1:-1])
+    count = int(np.prod(out_spatial))
+    # grid[..., 0] indexes the last dim (width), grid[..., 1] the one before, ...
+    coords = [
+        _source_index(grid[..., i], sizes[k - 1 - i], padding_mode, align_corners) for i in range(k)
+    ][::-1]  # now in input-dim order: (y, x) or (z, y, x)
+    flat = input.reshape(n, c, int(np.prod(sizes)))
+    strides = [int(np.prod(sizes[d + 1 :])) for d in range(k)]
 
-    def gather(xi, yi):
-        """Values at integer positions (N, Ho, Wo) -> (N, C, Ho, Wo), zero outside."""
-        inside = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
-        idx = np.where(inside, yi * w + xi, 0).astype(np.int64).reshape(n, 1, ho * wo)
-        idx = np.broadcast_to(idx, (n, c, ho * wo))
-        vals = flat.gather(2, Tensor._wrap(np.ascontiguousarray(idx))).reshape(n, c, ho, wo)
+    def gather(ints):
+        """Values at integer positions (one array per dim) -> (N, C, *out), zero outside."""
+        inside = np.ones(ints[0].shape, bool)
+        index = np.zeros(ints[0].shape, np.int64)
+        for pos, size, stride in zip(ints, sizes, strides, strict=True):
+            inside &= (pos >= 0) & (pos < size)
+            index = index + pos * stride
+        idx = np.where(inside, index, 0).astype(np.int64).reshape(n, 1, count)
+        idx = np.ascontiguousarray(np.broadcast_to(idx, (n, c, count)))
+        vals = flat.gather(2, Tensor._wrap(idx)).reshape(n, c, *out_spatial)
         return vals * Tensor._wrap(inside[:, None].astype(input._data.dtype))
 
     if mode == "nearest":
-        xi = np.rint(ix._data).astype(np.int64)
-        yi = np.rint(iy._data).astype(np.int64)
-        return gather(xi, yi)
-    x0 = np.floor(ix._data)
-    y0 = np.floor(iy._data)
-    wx1 = (ix - Tensor._wrap(x0)).unsqueeze(1)
-    wy1 = (iy - Tensor._wrap(y0)).unsqueeze(1)
-    wx0, wy0 = 1 - wx1, 1 - wy1
-    x0i, y0i = x0.astype(np.int64), y0.astype(np.int64)
-    corners = [
-        gather(x0i, y0i) * (wx0 * wy0),
-        gather(x0i + 1, y0i) * (wx1 * wy0),
-        gather(x0i, y0i + 1) * (wx0 * wy1),
-        gather(x0i + 1, y0i + 1) * (wx1 * wy1),
-    ]
-    return stack(corners).sum(0)
+        return gather([np.rint(co._data).astype(np.int64) for co in coords])
+    lows = [np.floor(co._data) for co in coords]
+    highs_w = [(co - Tensor._wrap(lo)).unsqueeze(1) for co, lo in zip(coords, lows, strict=True)]
+    lows_w = [1 - w for w in highs_w]
+    lows_i = [lo.astype(np.int64) for lo in lows]
+    terms = []
+    for corner in itertools.product((0, 1), repeat=k):
+        weight = None
+        for d, bit in enumerate(corner):
+            w = highs_w[d] if bit else lows_w[d]
+            weight = w if weight is None else weight * w
+        terms.append(gather([lo + bit for lo, bit in zip(lows_i, corner, strict=True)]) * weight)
+    return stack(terms).sum(0)
