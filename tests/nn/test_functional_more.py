@@ -84,7 +84,7 @@ def _grid(n, ho, wo, spread=1.3):
 
 @pytest.mark.parametrize("align_corners", [False, True])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 def test_grid_sample_matches_torch(torch_mod, mode, padding_mode, align_corners):
     x = R.standard_normal((2, 3, 4, 5))
     grid = _grid(2, 3, 6)
@@ -94,7 +94,7 @@ def test_grid_sample_matches_torch(torch_mod, mode, padding_mode, align_corners)
             a, g, mode=mode, padding_mode=padding_mode, align_corners=align_corners
         ),
         [x, grid],
-        [True, mode == "bilinear"],
+        [True, mode != "nearest"],
     )
 
 
@@ -127,6 +127,8 @@ def test_grid_sample_affine_identity_and_gradcheck():
 def test_grid_sample_errors():
     x = tg.ones(1, 1, 3, 3)
     g = tg.zeros(1, 2, 2, 2)
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D"):
+        F.grid_sample(tg.ones(1, 1, 2, 2, 2), tg.zeros(1, 1, 1, 1, 3), mode="bicubic")
     with pytest.raises(ValueError, match="expected mode"):
         F.grid_sample(x, g, mode="cubic")
     with pytest.raises(ValueError, match="padding_mode"):

@@ -1,6 +1,6 @@
-"""``F.affine_grid`` and ``F.grid_sample`` (4-D and 5-D inputs: bilinear/trilinear or
-nearest; padding zeros, border or reflection; align_corners), composed from
-differentiable ops.
+"""``F.affine_grid`` and ``F.grid_sample`` (4-D inputs: bilinear, nearest or bicubic;
+5-D: trilinear or nearest; padding zeros, border or reflection; align_corners),
+composed from differentiable ops.
 
 Note [grid_sample as gathers]
 The sample position ``ix`` is an affine function of the grid value; border and
@@ -138,8 +138,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
             f"'reflection', but got: '{padding_mode}'"
         )
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample: mode='bicubic' is not implemented in tapegrad")
+    if mode == "bicubic" and input.ndim != 4:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if input.ndim not in (4, 5):
         raise RuntimeError(
             f"grid_sampler(): expected 4D or 5D input, but got input of shape {list(input.shape)}"
@@ -182,6 +182,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
     if mode == "nearest":
         return gather([np.rint(co._data).astype(np.int64) for co in coords])
+    if mode == "bicubic":
+        return _bicubic(grid, sizes, padding_mode, align_corners, gather)
     lows = [np.floor(co._data) for co in coords]
     highs_w = [(co - Tensor._wrap(lo)).unsqueeze(1) for co, lo in zip(coords, lows, strict=True)]
     lows_w = [1 - w for w in highs_w]
@@ -194,3 +196,50 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             weight = w if weight is None else weight * w
         terms.append(gather([lo + bit for lo, bit in zip(lows_i, corner, strict=True)]) * weight)
     return stack(terms).sum(0)
+
+
+_CUBIC_A = -0.75  # as PyTorch (and OpenCV)
+
+
+def _cubic_weights(t):
+    """The four cubic-convolution weights for taps at -1, 0, 1, 2 of fractional offset t."""
+    a = _CUBIC_A
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)]
+
+
+def _tap_position(pos, size, padding_mode, align_corners):
+    """Where an integer tap reads from after padding (torch's compute_coordinates)."""
+    if padding_mode == "border":
+        return np.clip(pos, 0, size - 1)
+    if padding_mode == "reflection":
+        lo2, hi2 = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        return np.clip(_reflect(Tensor._wrap(pos), lo2, hi2)._data, 0, size - 1)
+    return pos
+
+
+def _bicubic(grid, sizes, padding_mode, align_corners, gather):
+    """Bicubic sampling: 4 x 4 taps around floor(ix), floor(iy) of the unpadded source
+    position, each tap folded by the padding mode; the grid's gradient flows through
+    the cubic weights of the fractional offsets (as PyTorch)."""
+    h, w = sizes
+    ix = _unnormalize(grid[..., 0], w, align_corners)
+    iy = _unnormalize(grid[..., 1], h, align_corners)
+    x0, y0 = np.floor(ix._data), np.floor(iy._data)
+    wx = [c.unsqueeze(1) for c in _cubic_weights(ix - Tensor._wrap(x0))]
+    wy = [c.unsqueeze(1) for c in _cubic_weights(iy - Tensor._wrap(y0))]
+    rows = []
+    for i in range(4):
+        yi = _tap_position(y0 - 1 + i, h, padding_mode, align_corners)
+        taps = []
+        for j in range(4):
+            xj = _tap_position(x0 - 1 + j, w, padding_mode, align_corners)
+            taps.append(gather([yi.astype(np.int64), xj.astype(np.int64)]) * wx[j])
+        rows.append(stack(taps).sum(0) * wy[i])
+    return stack(rows).sum(0)
