@@ -273,3 +273,45 @@ def test_legacy_spectral_norm_matches_torch(torch_mod):
     np.testing.assert_allclose(
         ours.weight.detach().numpy(), theirs.weight.detach().numpy(), atol=1e-5
     )
+
+
+@pytest.mark.parametrize(
+    ("shape", "orthogonal_map"),
+    [
+        ((4, 4), None),  # matrix_exp
+        ((4, 4), "cayley"),
+        ((3, 5), None),  # householder, wide (transposed)
+        ((5, 3), "householder"),
+        ((5, 3), "matrix_exp"),
+    ],
+)
+def test_orthogonal_parametrization_matches_torch(torch_mod, shape, orthogonal_map):
+    out_f, in_f = shape
+    torch_mod.manual_seed(0)
+    theirs = torch_mod.nn.utils.parametrizations.orthogonal(
+        torch_mod.nn.Linear(in_f, out_f), orthogonal_map=orthogonal_map
+    )
+    ours = tg.nn.utils.parametrizations.orthogonal(
+        tg.nn.Linear(in_f, out_f), orthogonal_map=orthogonal_map
+    )
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    w = ours.weight.detach().numpy()
+    small = min(shape)
+    gram = w @ w.T if out_f < in_f else w.T @ w
+    np.testing.assert_allclose(gram, np.eye(small), atol=1e-5)
+    _train_and_compare(torch_mod, ours, theirs, (3, in_f))
+    w = ours.weight.detach().numpy()  # still orthogonal after the SGD steps
+    gram = w @ w.T if out_f < in_f else w.T @ w
+    np.testing.assert_allclose(gram, np.eye(small), atol=1e-4)
+
+
+def test_orthogonal_assignment_and_errors():
+    lin = tg.nn.utils.parametrizations.orthogonal(tg.nn.Linear(3, 3))
+    q = np.linalg.qr(np.random.default_rng(0).standard_normal((3, 3)))[0].astype(np.float32)
+    lin.weight = tg.tensor(q)
+    np.testing.assert_allclose(lin.weight.detach().numpy(), q, atol=1e-5)
+    with pytest.raises(ValueError, match="Expected a matrix"):
+        tg.nn.utils.parametrizations.orthogonal(tg.nn.Linear(3, 3), "bias")
+    with pytest.raises(ValueError, match="orthogonal_map has to be"):
+        tg.nn.utils.parametrizations.orthogonal(tg.nn.Linear(3, 3), orthogonal_map="qr")
