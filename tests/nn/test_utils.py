@@ -2,6 +2,8 @@
 (register/remove/cached, right_inverse, state-dict keys), weight_norm and spectral_norm
 (parametrizations and the legacy hooks): outputs, gradients and training steps."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -315,3 +317,32 @@ def test_orthogonal_assignment_and_errors():
         tg.nn.utils.parametrizations.orthogonal(tg.nn.Linear(3, 3), "bias")
     with pytest.raises(ValueError, match="orthogonal_map has to be"):
         tg.nn.utils.parametrizations.orthogonal(tg.nn.Linear(3, 3), orthogonal_map="qr")
+
+
+@pytest.mark.parametrize("norm_type", [2.0, float("inf"), 1.0])
+def test_clip_grad_norm_replays_under_jit_cache(norm_type):
+    def make():
+        tg.manual_seed(0)
+        lin = tg.nn.Linear(3, 2)
+        opt = tg.optim.SGD(lin.parameters(), lr=0.5)
+
+        def step(x):
+            opt.zero_grad()
+            loss = (lin(x) ** 2).sum()
+            loss.backward()
+            norm = tg.nn.utils.clip_grad_norm_(lin.parameters(), 0.3, norm_type=norm_type)
+            opt.step()
+            return loss, norm
+
+        return step, lin
+
+    (cached, lin_c), (eager, lin_e) = make(), make()
+    cached = tg.jit.cache(cached)
+    xs = [tg.tensor(R.standard_normal((4, 3)).astype(np.float32) * 3) for _ in range(5)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [[t.item() for t in cached(x)] for x in xs]
+    want = [[t.item() for t in eager(x)] for x in xs]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    np.testing.assert_allclose(lin_c.weight.detach().numpy(), lin_e.weight.detach().numpy())
+    assert cached.cache_info().hits == 2
