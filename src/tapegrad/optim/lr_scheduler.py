@@ -242,7 +242,9 @@ class CosineAnnealingLR(LRScheduler):
 
 
 # The schedulers of issue 11 live in their own file; they subclass LRScheduler above.
+from .schedulers_cyclic import *  # noqa: E402, F403
+from .schedulers_cyclic import __all__ as _cyclic  # noqa: E402
 from .schedulers_more import *  # noqa: E402, F403
 from .schedulers_more import __all__ as _more  # noqa: E402
 
-__all__ += _more
+__all__ += _more + _cyclic
