@@ -50,12 +50,14 @@ class FunctionCtx:
         to this Function's Node under ``create_graph`` (so backward stays differentiable)."""
         if self._saved is None:
             return tuple(self._to_save)
-        node = self._node() if self._node is not None else None
-        if node is not None and node._released:
+        if self._saved is _FREED:
             raise RuntimeError(
-                f"{self._name}: trying to use saved tensors after they were freed; pass "
-                "retain_graph=True to the first backward if you need to backward twice"
+                f"Trying to backward through the graph a second time ({self._name} has "
+                "already freed its saved tensors). Pass retain_graph=True to the first "
+                "backward() or autograd.grad() call if you need to backward through "
+                "the graph again."
             )
+        node = self._node() if self._node is not None else None
         out = []
         for kind, value, nr in self._saved:
             if kind == "output" and STATE.enabled and node is not None:
@@ -80,14 +82,28 @@ class FunctionCtx:
         """Accepted for compatibility: tapegrad bumps version counters in its in-place ops."""
 
 
+# ctx._saved once the Node released its saved tensors (Note [Backward twice] in graph.py).
+_FREED = ("freed",)
+
+
 class FunctionNode(graph.Node):
     """The Node of a Function: tells the closure which gradients were absent."""
 
-    __slots__ = ("_absent",)
+    __slots__ = ("_absent", "_ctx")
 
     def __init__(self, backward, next_functions, name, out_meta):
         super().__init__(backward, next_functions, name, out_meta)
         self._absent = None
+        self._ctx = None  # set by Function.apply; ctx holds this Node only weakly
+
+    def release(self) -> None:
+        """As PyTorch: free the saved tensors but keep ``backward``, so a second pass works
+        unless it reads ``ctx.saved_tensors`` (Note [Backward twice] in graph.py)."""
+        self._saved_versions = None
+        self._released = True
+        ctx = self._ctx
+        if ctx is not None:
+            ctx._saved = _FREED
 
     def apply(self, grads: list, create_graph: bool):
         self._absent = tuple(g is None for g in grads)
@@ -224,6 +240,7 @@ def _freeze_saved(ctx, raw, node):
     ctx._to_save = ()
     if node is not None:
         ctx._node = weakref.ref(node)
+        node._ctx = ctx
 
 
 def _make_backward(cls, ctx, args):

@@ -194,7 +194,17 @@ class Node:
         return fn(*grads)
 
     def release(self) -> None:
-        """Free the closure and everything it captured (called after backward)."""
+        """Free the closure and everything it captured (called after backward).
+
+        Note [Backward twice]
+        As in PyTorch, only what a Node saved is freed: a Node that saved no tensor
+        (``saved``/``save_output`` in make_result: an add, a cast, a view, a product
+        with a Python number) keeps its closure, which holds only shapes and scalars,
+        so a second backward through it works without ``retain_graph``. A Node that
+        saved something raises in ``apply`` when a second pass reaches it.
+        """
+        if self._saved_versions is None and self._saved_output is None:
+            return
         self._backward = None
         self._saved_output = None
         self._saved_versions = None

@@ -1,0 +1,189 @@
+"""Backward twice without retain_graph (Note [Backward twice] in autograd/graph.py).
+
+PyTorch frees only what a Node saved: a second backward through Nodes that saved
+nothing works; one that reaches a Node whose saved tensors were freed raises. The
+table tests run every op-table row: the rule itself (raise exactly when some Node on
+the way saved a tensor), and against PyTorch (where PyTorch runs a second backward,
+so does tapegrad, with the same gradients).
+
+tapegrad is more permissive than PyTorch in one direction, on purpose: a Node that
+keeps only Python numbers or index arrays in its closure (``x * 2.0``, ``x[idx]``,
+``max(dim=)``, ``where``) counts as having saved nothing, while PyTorch saves the
+number as a wrapped 0-d tensor and the indices as tensors, and raises. No program
+that runs under PyTorch stops here.
+"""
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from tapegrad.autograd.graph import iter_graph
+
+from .optable import ALL_CASES
+
+FLOAT_CASES = [c for c in ALL_CASES if c.torch]
+IDS = [c.id for c in FLOAT_CASES]
+
+
+def _backward(m, outs, weights):
+    pairs = [(o, w) for o, w in zip(outs, weights) if w is not None and o.requires_grad]
+    m.autograd.backward([o for o, _ in pairs], [w for _, w in pairs])
+
+
+def _setup(case, m, seed=4):
+    dtype = tg.float64 if m is tg else m.float64
+    xs = [m.tensor(a, dtype=dtype, requires_grad=True) for a in case.make_inputs(seed=seed)]
+    out = case.fn(m, *xs)
+    outs = out if isinstance(out, tuple) else (out,)
+    rng = np.random.default_rng(5)
+    ws = [
+        m.tensor(rng.uniform(-1, 1, tuple(o.shape)), dtype=dtype)
+        if o.dtype in (tg.float64, getattr(m, "float64", None)) and o.requires_grad
+        else None
+        for o in outs
+    ]
+    if all(w is None for w in ws):
+        pytest.skip("no differentiable output")
+    return xs, outs, ws
+
+
+def _saved_something(outs) -> bool:
+    return any(
+        n._saved_versions is not None or n._saved_output is not None for n in iter_graph(outs)
+    )
+
+
+@pytest.mark.parametrize("case", FLOAT_CASES, ids=IDS)
+def test_second_backward_raises_only_where_a_node_saved_something(case):
+    xs, outs, ws = _setup(case, tg)
+    saved = _saved_something(outs)
+    _backward(tg, outs, ws)
+    first = [None if x.grad is None else x.grad.numpy().copy() for x in xs]
+    if saved:
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            _backward(tg, outs, ws)
+        return
+    _backward(tg, outs, ws)
+    for x, g in zip(xs, first):
+        if g is not None:
+            np.testing.assert_allclose(x.grad.numpy(), 2 * g, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("case", FLOAT_CASES, ids=IDS)
+def test_second_backward_runs_wherever_torch_runs_it(case, torch_mod):
+    theirs, refs, w_ref = _setup(case, torch_mod)
+    _backward(torch_mod, refs, w_ref)
+    try:
+        _backward(torch_mod, refs, w_ref)
+    except RuntimeError:
+        pytest.skip("PyTorch raises on the second backward here too")
+    ours, outs, ws = _setup(case, tg)
+    _backward(tg, outs, ws)
+    _backward(tg, outs, ws)
+    for t, r in zip(ours, theirs):
+        if r.grad is None:
+            assert t.grad is None or np.allclose(t.grad.numpy(), 0)
+        else:
+            np.testing.assert_allclose(t.grad.numpy(), r.grad.numpy(), rtol=1e-6, atol=1e-8)
+
+
+def test_cast_reused_by_two_graphs_like_an_lbfgs_closure():
+    # The issue's program: a float64 leaf cast once, reused by every closure call.
+    x = tg.tensor([0.5, -1.0, 2.0], dtype=tg.float64, requires_grad=True).float()
+    leaf = x.grad_fn.next_functions[0][0].variable
+    for _ in range(3):
+        loss = (x.exp() * x).sum()
+        loss.backward()
+    e = np.exp(np.float32([0.5, -1.0, 2.0]))
+    want = 3 * (e * np.float32([0.5, -1.0, 2.0]) + e)
+    np.testing.assert_allclose(leaf.grad.numpy(), want, rtol=1e-6)
+
+
+def test_same_graph_twice_through_add_sum_view_and_cast(torch_mod):
+    def build(m, x):
+        y = x.float()
+        return (y.view(2, 2) + 1.0).sum(1)[0] + y.reshape(-1).sum()
+
+    a = np.arange(4.0)
+    x = tg.tensor(a, dtype=tg.float64, requires_grad=True)
+    xt = torch_mod.tensor(a, dtype=torch_mod.float64, requires_grad=True)
+    out, ref = build(tg, x), build(torch_mod, xt)
+    for _ in range(2):
+        out.backward()
+        ref.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+
+
+def test_second_backward_raises_at_a_saving_node_with_the_usual_message():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x + 1.0).exp().sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match=r"ExpBackward has already freed its saved arrays"):
+        y.backward()
+    z = (x + 1.0).exp().sum()
+    z.backward(retain_graph=True)
+    z.backward()  # retain_graph still keeps everything
+    np.testing.assert_allclose(x.grad.numpy(), 3 * np.exp([2.0, 3.0]), rtol=1e-6)
+
+
+def test_autograd_grad_twice_without_retain_graph():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * 3.0 + x).sum()
+    (g1,) = tg.autograd.grad(y, x)
+    (g2,) = tg.autograd.grad(y, x)
+    np.testing.assert_array_equal(g1.numpy(), g2.numpy())
+
+
+def _functions(m):
+    class SavesUnused(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class ReadsSaved(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x
+
+    class ReadsNothingSaved(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            assert ctx.saved_tensors == ()
+            return g * 2
+
+    return SavesUnused, ReadsSaved, ReadsNothingSaved
+
+
+@pytest.mark.parametrize("which", [0, 1, 2], ids=["saves-unused", "reads-saved", "reads-empty"])
+def test_custom_function_second_backward_matches_torch(which, torch_mod):
+    results = []
+    for m in (tg, torch_mod):
+        fn = _functions(m)[which]
+        x = m.tensor([1.0, 3.0], requires_grad=True)
+        y = fn.apply(x).sum()
+        y.backward()
+        try:
+            y.backward()
+            results.append(("ok", np.asarray(x.grad.detach().numpy())))
+        except RuntimeError as e:
+            assert "backward through the graph a second time" in str(e)
+            results.append(("raises", None))
+    (ours, g_ours), (theirs, g_theirs) = results
+    assert ours == theirs
+    if g_theirs is not None:
+        np.testing.assert_allclose(g_ours, g_theirs)
