@@ -444,24 +444,28 @@ def _init(t: Tensor, array) -> None:
 
 
 def _set_data(t: Tensor, value) -> None:
-    """``t.data = value``: swap the array behind ``t``, keeping it a leaf with its grad/hooks."""
-    if isinstance(value, Tensor):
-        array = value._data
-    elif isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__"):
-        array = value
-    else:
+    """``t.data = value`` with PyTorch's rules: ``value`` must be a Tensor, of any shape
+    and dtype (only floating point or complex when ``t`` requires grad). ``t`` then
+    shares ``value``'s memory and keeps its grad_fn, requires_grad, ``.grad`` and hooks;
+    as in PyTorch no version counter changes, so a Node that saved ``t`` sees the new
+    values."""
+    if not isinstance(value, Tensor):
         raise TypeError(
-            f"data must be a Tensor or an array, got {type(value).__name__} "
-            "(wrap it with tapegrad.tensor(...) first)"
+            f"Variable data has to be a tensor, but got {type(value).__name__} "
+            "(t.data = tapegrad.as_tensor(value) converts it)"
         )
-    if t._rg and not _dtypes.is_floating(array.dtype):
+    array = value._data
+    if t._rg and array.dtype.kind not in "fc":
         raise RuntimeError(
-            f"data set to a tensor of dtype {array.dtype}, but the tensor requires grad and "
-            f"has dtype {t._data.dtype}; only floating point data can back a tensor that "
-            "requires grad"
+            f"data set to a tensor that requires gradients must be floating point or complex "
+            f"dtype: got {array.dtype} (shape {list(array.shape)}) for a tensor of dtype "
+            f"{t._data.dtype} that requires grad"
         )
+    old = t._data
     t._data = array
-    t._vc.value += 1
+    if old.shape != array.shape or old.dtype != array.dtype:
+        # AccumulateGrad checks gradients against the shape/dtype it was made with.
+        t._accumulator = None
 
 
 def _check_dim(dim, ndim: int, op: str) -> int:
