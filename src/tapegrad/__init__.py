@@ -144,6 +144,19 @@ from . import jit  # noqa: E402
 # -- nn (layers, losses, init) --------------------------------------------------------
 from . import nn  # noqa: E402
 
+# -- legacy tensor types and Tensor.type/new/is_cuda/is_cpu/is_sparse (issue 17) ----------
+from .legacy import (  # noqa: E402
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
+
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64
 long = int64

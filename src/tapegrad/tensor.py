@@ -73,10 +73,15 @@ def _as_array(data, dtype, device):
 class Tensor:
     """An n-dimensional array that can record the operations applied to it.
 
+    Build tensors with ``tg.tensor(data)`` (which infers the dtype). The constructor is
+    PyTorch's legacy one (``tapegrad.legacy.new_array``): ``Tensor(3, 4)`` is a zero
+    tensor of that size, ``Tensor([1, 2])`` float data of the default dtype, ``Tensor()``
+    an empty one; a Tensor or NumPy array of that dtype is shared, not copied.
+
     Args:
-        data: array-like (nested lists, NumPy array, scalar). Always copied.
-        dtype: NumPy dtype or ``tg.float32`` etc.; Python floats default to float32.
-        requires_grad: record operations on this tensor so it receives ``.grad``.
+        *args: sizes (integers), or one sequence/array/Tensor of data.
+        dtype: tapegrad extension: the dtype instead of the default float dtype.
+        requires_grad: tapegrad extension: record operations on this tensor.
         device: ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy, when installed).
 
     >>> import tapegrad as tg
@@ -104,9 +109,10 @@ class Tensor:
     # Let NumPy defer to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
     __array_priority__ = 1000
 
-    def __init__(self, data, dtype=None, requires_grad=False, device="cpu"):
-        array = _as_array(data, _dtypes.to_dtype(dtype), device)
-        _init(self, array)
+    def __init__(self, *args, dtype=None, requires_grad=False, device="cpu"):
+        from .legacy import new_array  # noqa: PLC0415 - the legacy types sit above Tensor
+
+        _init(self, new_array(args, _dtypes.to_dtype(dtype), str(device), "Tensor"))
         if requires_grad:
             self.requires_grad_(True)
 

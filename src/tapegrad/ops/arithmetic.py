@@ -15,7 +15,7 @@ from ..autograd.graph import make_result, sum_to
 from ..grad_mode import STATE
 from ..tensor import Tensor
 from ._registry import register
-from ._util import as_tensor_or_scalar, broadcast_error, reduce_grad
+from ._util import as_tensor_or_scalar, broadcast_error, constant, reduce_grad
 from .elementwise import where
 
 __all__ = ["add", "sub", "mul", "div", "neg", "pow", "floor_divide", "remainder"]
@@ -219,7 +219,7 @@ def pow(input, exponent):
     """
     ta, da, tb, db = _operands(input, exponent, "pow")
     if ta is None:  # scalar ** tensor
-        ta = Tensor(da) if not isinstance(da, float) else Tensor(da, dtype=tb.dtype)
+        ta = constant(da) if not isinstance(da, float) else constant(da, dtype=tb.dtype)
         da = ta._data
     out = _compute(np.power, da, db, "pow", ta, tb)
     na = ta._rg

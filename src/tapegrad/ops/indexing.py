@@ -49,7 +49,7 @@ def normalize_key(key, op: str = "index", shape=None):
     for k in key:
         if isinstance(k, Tensor):
             k = k._data
-        if isinstance(k, (list, np.ndarray)):
+        if isinstance(k, (list, np.ndarray, range)):
             k = np.asarray(k)
             if k.dtype.kind == "f" and k.size == 0:
                 k = k.astype(np.intp)
