@@ -69,6 +69,16 @@ def test_sparse_mm_gradients_reach_values_and_dense(torch_mod):
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
+def test_leafness_follows_torch(torch_mod):
+    for m in (tg, torch_mod):
+        v = m.tensor(VALS, requires_grad=True)
+        s = _coo(m, v)
+        assert s.requires_grad and not s.is_leaf and s.grad_fn is not None
+        assert _coo(m).is_leaf and not _coo(m).requires_grad
+        d = s.data
+        assert d.is_sparse and not d.requires_grad
+
+
 def test_sparse_leaf_gets_a_sparse_grad(torch_mod):
     d0 = np.arange(6.0).reshape(3, 2)
     got = []
@@ -161,3 +171,27 @@ def test_a_gcn_trains_like_torch(torch_mod):
             run.append(loss.item())
         losses.append(run)
     np.testing.assert_allclose(losses[0], losses[1], rtol=1e-10)
+
+
+def test_addition_matches_torch(torch_mod):
+    other = [[0, 2], [1, 1]]
+    res = []
+    for m in (tg, torch_mod):
+        v = m.tensor(VALS, dtype=m.float64, requires_grad=True)
+        s = _coo(m, v)
+        t = m.sparse_coo_tensor(other, [10.0, 20.0], (3, 3), dtype=m.float64)
+        dense = m.ones(3, 3, dtype=m.float64)
+        outs = [(s + t).to_dense(), (s - t).to_dense(), dense + s, dense - s]
+        sum((o * (k + 1.0)).sum() for k, o in enumerate(outs)).backward()
+        with pytest.raises(RuntimeError, match="not supported"):
+            s + dense
+        res.append([_np(o) for o in outs] + [v.grad.numpy()])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b)
+
+
+def test_unsupported_dense_ops_name_the_op():
+    with pytest.raises(NotImplementedError, match="exp: not supported for sparse COO"):
+        tg.exp(_coo(tg))
+    with pytest.raises(NotImplementedError, match="sparse COO"):
+        tg.relu(_coo(tg))

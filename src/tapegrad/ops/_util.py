@@ -18,6 +18,8 @@ def as_tensor_or_scalar(x, op: str):
     arrays and NumPy scalars become constant Tensors.
     """
     if isinstance(x, Tensor):
+        if x.__class__ is not Tensor and x.is_sparse and op in ("add", "sub"):  # as PyTorch
+            x = x.to_dense()
         return x, x._data
     if isinstance(x, _SCALARS):
         return None, x

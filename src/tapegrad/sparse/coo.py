@@ -71,10 +71,28 @@ class SparseTensor(Tensor):
 
     @property
     def _data(self):
-        """A ``scipy.sparse.coo_array`` of the current values (read-only view of the data)."""
-        import scipy.sparse as sp  # noqa: PLC0415 - loaded with the first sparse tensor
+        """Dense ops read ``_data``; a sparse tensor has none, so they stop here, clearly."""
+        import sys  # noqa: PLC0415
 
-        return sp.coo_array((self._vals._data, tuple(self._idx)), shape=self._sshape)
+        from ..ops._registry import OPS  # noqa: PLC0415
+
+        frame = sys._getframe(1)
+        for _ in range(8):  # the op that asked, past its helpers
+            if frame is None or frame.f_code.co_name in OPS:
+                break
+            frame = frame.f_back
+        caller = (frame or sys._getframe(1)).f_code.co_name.strip("_")
+        raise NotImplementedError(
+            f"{caller}: not supported for sparse COO tensors (shape {list(self._sshape)}); "
+            "call .to_dense() first, or use the sparse ops (coalesce, to_dense, sum, t, "
+            "+ and * by a number, tapegrad.sparse.mm)"
+        )
+
+    def to_scipy(self):
+        """The ``scipy.sparse.coo_array`` of this 2-D tensor's current values (a copy)."""
+        import scipy.sparse as sp  # noqa: PLC0415 - loaded with the first use
+
+        return sp.coo_array((self._vals._data.copy(), tuple(self._idx)), shape=self._sshape)
 
     @property
     def shape(self) -> tuple:
@@ -153,6 +171,11 @@ class SparseTensor(Tensor):
             self._vals.grad = None
             return
         raise RuntimeError("assigning .grad of a sparse tensor is not supported; set it to None")
+
+    @property
+    def data(self) -> SparseTensor:
+        """The same sparse tensor, detached from the graph (shares indices and values)."""
+        return self.detach()
 
     def detach(self) -> SparseTensor:
         return SparseTensor._make(self._idx, self._vals.detach(), self._sshape, self._is_coalesced)
@@ -242,6 +265,22 @@ class SparseTensor(Tensor):
 
     __rmul__ = __mul__
 
+    def __add__(self, other):
+        if isinstance(other, SparseTensor):
+            return _sparse_add(self, other, 1)
+        if isinstance(other, Tensor):
+            raise RuntimeError(
+                "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
+            )
+        return NotImplemented
+
+    def __sub__(self, other):
+        if isinstance(other, SparseTensor):
+            return _sparse_add(self, other, -1)
+        if isinstance(other, Tensor):
+            raise RuntimeError("sub(sparse, dense) is not supported. Use sub(dense, sparse).")
+        return NotImplemented
+
     def __truediv__(self, other):
         if isinstance(other, (int, float)) and not isinstance(other, bool):
             return self._scaled(1.0 / other)
@@ -297,6 +336,22 @@ class SparseTensor(Tensor):
             f"tensor(indices=tensor({idx}),\n       values=tensor({val}),\n"
             f"       size={self._sshape}, nnz={self._nnz()}, layout=tapegrad.sparse_coo{extras})"
         )
+
+
+def _sparse_add(a: SparseTensor, b: SparseTensor, sign) -> SparseTensor:
+    """``a + sign * b`` of two sparse tensors of one shape: the entries of both, coalesced."""
+    from ..ops.joining import cat  # noqa: PLC0415
+
+    if a._sshape != b._sshape:
+        raise RuntimeError(
+            f"add: sparse tensors of shapes {list(a._sshape)} and {list(b._sshape)} must "
+            "have the same shape"
+        )
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"add: sparse tensors of dtypes {a.dtype} and {b.dtype} differ")
+    values = cat([a._vals, b._vals if sign == 1 else -b._vals])
+    indices = np.concatenate([a._idx, b._idx], axis=1)
+    return SparseTensor._make(indices, values, a._sshape, False).coalesce()
 
 
 def _unsupported(op):
@@ -382,6 +437,8 @@ def sparse_coo_tensor(
             f"sparse_coo_tensor: indices out of bounds: max index per dimension "
             f"{idx.max(axis=1).tolist()} for size {list(size)}"
         )
+    if vals._rg and vals.grad_fn is None and not requires_grad:
+        vals = vals.view(vals.shape)  # as PyTorch: built from a leaf, s is not a leaf itself
     s = SparseTensor._make(idx, vals, size, bool(is_coalesced))
     if requires_grad:
         if vals.grad_fn is not None or vals is values:
