@@ -195,3 +195,50 @@ def test_unsupported_dense_ops_name_the_op():
         tg.exp(_coo(tg))
     with pytest.raises(NotImplementedError, match="sparse COO"):
         tg.relu(_coo(tg))
+
+
+def _special_spmm(m):
+    """pyGAT's SpecialSpmmFunction (dense .t() spelled transpose(0, 1))."""
+
+    class SpecialSpmmFunction(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, indices, values, shape, b):
+            assert not indices.requires_grad
+            a = m.sparse_coo_tensor(indices, values, shape, check_invariants=True)
+            ctx.save_for_backward(a, b)
+            ctx.N = shape[0]
+            return m.matmul(a, b)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            a, b = ctx.saved_tensors
+            grad_values = grad_b = None
+            if ctx.needs_input_grad[1]:
+                grad_a_dense = grad_output.matmul(b.transpose(0, 1))
+                edge_idx = a._indices()[0, :] * ctx.N + a._indices()[1, :]
+                grad_values = grad_a_dense.view(-1)[edge_idx]
+            if ctx.needs_input_grad[3]:
+                grad_b = a.t().matmul(grad_output)
+            return None, grad_values, None, grad_b
+
+    return SpecialSpmmFunction
+
+
+def test_gat_custom_function_saving_a_sparse_tensor(torch_mod):
+    res = []
+    for m in (tg, torch_mod):
+        idx = m.tensor([[0, 1, 2, 2], [1, 2, 0, 1]])
+        v = m.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        b = m.tensor(np.arange(6.0).reshape(3, 2), dtype=m.float32, requires_grad=True)
+        out = _special_spmm(m).apply(idx, v, (3, 3), b)
+        (out * out).sum().backward()
+        res.append((_np(out), v.grad.numpy(), b.grad.numpy()))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b)
+
+
+def test_layouts_match_torch(torch_mod):
+    for m in (tg, torch_mod):
+        assert m.ones(2).layout == m.strided and _coo(m).layout == m.sparse_coo
+        assert m.ones(2).layout != m.sparse_coo
+    assert repr(tg.sparse_coo) == repr(torch_mod.sparse_coo)

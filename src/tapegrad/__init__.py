@@ -159,7 +159,7 @@ from .legacy import (  # noqa: E402
 
 # -- sparse COO tensors (issue 17): tg.sparse namespace; tg.spmm is a registered op -------
 from . import sparse  # noqa: E402
-from .sparse import sparse_coo_tensor  # noqa: E402
+from .sparse import sparse_coo, sparse_coo_tensor, strided  # noqa: E402
 
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64

@@ -189,7 +189,9 @@ class Function(metaclass=_FunctionMeta):
         raw = [results[k] for k in positions]
         tensor_args = tuple(a if isinstance(a, Tensor) else None for a in args)
         saved_inputs = tuple(
-            t for t in ctx._to_save if t is not None and not any(t is r for r in raw)
+            t if not t.is_sparse else t._values()  # a sparse tensor: check its values
+            for t in ctx._to_save
+            if t is not None and not any(t is r for r in raw)
         )
         saved_outputs = tuple(r for r in raw if any(t is r for t in ctx._to_save))
         backward = _make_backward(cls, ctx, args)

@@ -9,13 +9,16 @@ graph] in coo.py), and the legacy ``tg.sparse.FloatTensor(indices, values, size)
 from __future__ import annotations
 
 from .. import _dtypes
-from .coo import SparseTensor, sparse_coo_tensor, sparse_sum, to_sparse
+from .coo import Layout, SparseTensor, sparse_coo, sparse_coo_tensor, sparse_sum, strided, to_sparse
 from .mm import mm, spmm
 
 sum = sparse_sum  # noqa: A001 - torch.sparse.sum
 
 __all__ = [
     "SparseTensor",
+    "Layout",
+    "sparse_coo",
+    "strided",
     "sparse_coo_tensor",
     "to_sparse",
     "sum",

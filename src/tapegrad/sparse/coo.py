@@ -21,7 +21,30 @@ from .. import _dtypes
 from ..creation import zeros
 from ..tensor import Tensor
 
-__all__ = ["SparseTensor", "sparse_coo_tensor", "to_sparse", "sparse_sum"]
+__all__ = ["SparseTensor", "sparse_coo_tensor", "to_sparse", "sparse_sum", "strided", "sparse_coo"]
+
+
+class Layout:
+    """A memory layout, as ``torch.layout``: ``tg.strided`` (dense) or ``tg.sparse_coo``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return (_layout_named, (self.name,))
+
+
+strided = Layout("strided")
+sparse_coo = Layout("sparse_coo")
+
+
+def _layout_named(name: str) -> Layout:
+    return {"strided": strided, "sparse_coo": sparse_coo}[name]
 
 
 class SparseTensor(Tensor):
@@ -41,7 +64,7 @@ class SparseTensor(Tensor):
     __slots__ = ("_idx", "_vals", "_sshape", "_is_coalesced", "_values_leaf")
 
     is_sparse = True
-    layout = "sparse_coo"
+    layout = sparse_coo
 
     def __init__(self, *args, **kwargs):
         raise TypeError("build sparse tensors with tapegrad.sparse_coo_tensor or x.to_sparse()")
@@ -488,3 +511,4 @@ def _dense_to_dense(self) -> Tensor:
 
 Tensor.to_sparse = to_sparse
 Tensor.to_dense = _dense_to_dense
+Tensor.layout = strided
