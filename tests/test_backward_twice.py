@@ -187,3 +187,32 @@ def test_custom_function_second_backward_matches_torch(which, torch_mod):
     assert ours == theirs
     if g_theirs is not None:
         np.testing.assert_allclose(g_ours, g_theirs)
+
+
+def test_backward_frees_index_arrays_and_masks():
+    """Nodes that keep index arrays or masks (max pooling, x[idx], where, max(dim=)) free
+    them in backward like saved tensors: after one backward the graph holds no array."""
+    from tapegrad import nn
+    from tapegrad.autograd.graph import saved_bytes
+
+    model = nn.Sequential(
+        nn.Conv2d(1, 2, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(18, 3)
+    )
+    x = tg.randn(4, 1, 8, 8)
+    h = model(x)
+    idx = tg.tensor([0, 2, 2])
+    loss = (tg.where(h > 0, h, h * 0.1)[:, idx].max(dim=1).values + h[1:].sum()).sum()
+    assert saved_bytes(loss) > 0
+    loss.backward()
+    assert saved_bytes(loss) == 0
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
+
+
+def test_max_pool_second_backward_raises_like_torch(torch_mod):
+    for m in (tg, torch_mod):
+        x = m.ones(1, 1, 4, 4, requires_grad=True)
+        y = m.nn.functional.max_pool2d(x, 2).sum()
+        y.backward()
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            y.backward()

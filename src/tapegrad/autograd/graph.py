@@ -18,6 +18,7 @@ __all__ = [
     "AccumulateGrad",
     "make_result",
     "make_results",
+    "keeps_arrays",
     "sum_to",
     "RemovableHandle",
     "saved_bytes",
@@ -431,6 +432,16 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
         ANOMALY["record"](node)
     out.grad_fn = node
     out._rg = True
+    return out
+
+
+def keeps_arrays(out: Tensor) -> Tensor:
+    """Mark the Node that made ``out`` as holding arrays its backward needs (index arrays,
+    masks) though it saved no Tensor, so backward frees them and a second pass raises,
+    as PyTorch does for the index tensors it saves (Note [Backward twice])."""
+    node = out.grad_fn
+    if node is not None and node._saved_versions is None:
+        node._saved_versions = ()
     return out
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
-from ..autograd.graph import make_result, sum_to
+from ..autograd.graph import keeps_arrays, make_result, sum_to
 from ..grad_mode import STATE
 from ..tensor import Tensor
 from ._registry import register
@@ -301,17 +301,19 @@ def remainder(input, other):
     na = ta is not None and ta._rg and out.dtype.kind == "f"
     nb = tb is not None and tb._rg and out.dtype.kind == "f"
     ma, mb = _meta(ta, na), _meta(tb, nb)
+    operands = (da, db) if nb else None  # only d/db reads the values
 
     def backward(g):
         ga = _fit(g, ma) if na else None
         gb = None
         if nb:
             with np.errstate(divide="ignore", invalid="ignore"):
-                quotient = np.floor(np.true_divide(da, db))
+                quotient = np.floor(np.true_divide(*operands))
             gb = _fit(g * -quotient, mb)
         return ga, gb
 
-    return make_result(out, (ta, tb), backward, "RemainderBackward")
+    out = make_result(out, (ta, tb), backward, "RemainderBackward")
+    return keeps_arrays(out) if nb else out
 
 
 def _rmod(self, other):
