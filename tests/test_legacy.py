@@ -203,3 +203,35 @@ def test_size_keyword_of_full_and_randint(torch_mod):
     _same(tg.full(size=(2, 3), fill_value=1.5), torch_mod.full(size=(2, 3), fill_value=1.5))
     _same(tg.randint(0, 5, size=(2, 3)), torch_mod.randint(0, 5, size=(2, 3)))
     _same(tg.randint(5, size=(4,)), torch_mod.randint(5, size=(4,)))
+
+
+NEW_IDS = ["zeros", "zeros-tuple", "zeros-size", "ones-dtype", "full", "tensor", "tensor-dtype"]
+NEW_IDS += ["empty"]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m, x: x.new_zeros(2, 3),
+        lambda m, x: x.new_zeros((2,)),
+        lambda m, x: x.new_zeros(size=(2,)),
+        lambda m, x: x.new_ones(2, dtype=m.float32),
+        lambda m, x: x.new_full((2,), 1.7),
+        lambda m, x: x.new_tensor([1.5, 2.0]),
+        lambda m, x: x.new_tensor([1.5], dtype=m.float64),
+        lambda m, x: x.new_empty(2),
+    ],
+    ids=NEW_IDS,
+)
+@pytest.mark.parametrize("dtype", ["int64", "float64"])
+def test_new_factories_match_torch(make, dtype, torch_mod, request):
+    ours = make(tg, tg.zeros(1, dtype=getattr(tg, dtype)))
+    theirs = make(torch_mod, torch_mod.zeros(1, dtype=getattr(torch_mod, dtype)))
+    _same(ours, theirs)
+    if "empty" not in request.node.name:  # uninitialised memory in PyTorch
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_new_zeros_requires_grad(torch_mod):
+    for m in (tg, torch_mod):
+        assert m.ones(2).new_zeros(2, requires_grad=True).requires_grad

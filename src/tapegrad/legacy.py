@@ -3,7 +3,8 @@
 ``tg.FloatTensor([1, 2])``, ``tg.LongTensor(3, 4)``, ``tg.Tensor(3, 4)`` (a size) and
 ``tg.Tensor([1, 2])`` (data), ``isinstance(x, tg.FloatTensor)``, ``x.type()`` (the
 ``'torch.FloatTensor'`` strings programs compare against), ``x.type(dtype_or_name)``,
-``x.new(...)``, ``x.is_cuda``, ``x.is_cpu`` and ``x.is_sparse``.
+``x.new(...)``, ``x.new_zeros/new_ones/new_empty/new_full/new_tensor``, ``x.is_cuda``,
+``x.is_cpu`` and ``x.is_sparse``.
 
 Each legacy type is a class whose metaclass makes ``isinstance`` test the dtype (as
 ``torch.tensortype`` does): calling one returns a plain :class:`Tensor`, and
@@ -194,8 +195,59 @@ def _new(self, *args, device=None):
     return Tensor._wrap(new_array(args, self._data.dtype, device, "new"))
 
 
+def _new_filled(fill):
+    def method(self, *args, size=None, dtype=None, device=None, requires_grad=False):
+        if size is not None and args:
+            raise TypeError(f"new_{fill}() got multiple values for argument 'size'")
+        shape = size if size is not None else args
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        return _filled(
+            self,
+            tuple(shape),
+            0 if fill == "empty" else int(fill == "ones"),
+            dtype,
+            device,
+            requires_grad,
+            f"new_{fill}",
+        )
+
+    method.__name__ = f"new_{fill}"
+    method.__doc__ = f"A tensor of {fill} of the given size with this tensor's dtype (and device)."
+    return method
+
+
+def _filled(self, shape, value, dtype, device, requires_grad, op):
+    for n in shape:
+        if not _is_int(n) or n < 0:
+            raise ValueError(f"{op}: sizes must be non-negative integers, got {list(shape)}")
+    dtype = _dtypes.to_dtype(dtype) or self._data.dtype
+    xp = _backend.namespace_for_device(str(device) if device is not None else self.device)
+    t = Tensor._wrap(xp.full(tuple(int(n) for n in shape), value, dtype))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype (and device)."""
+    return _filled(self, tuple(size), fill_value, dtype, device, requires_grad, "new_full")
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    """A copy of ``data`` with this tensor's dtype (and device) unless ``dtype`` is given."""
+    from .creation import tensor  # noqa: PLC0415
+
+    dtype = _dtypes.to_dtype(dtype) or self._data.dtype
+    device = str(device) if device is not None else self.device
+    return tensor(data, dtype=dtype, requires_grad=requires_grad, device=device)
+
+
 Tensor.type = _tensor_type
 Tensor.new = _new
+Tensor.new_zeros = _new_filled("zeros")
+Tensor.new_ones = _new_filled("ones")
+Tensor.new_empty = _new_filled("empty")
+Tensor.new_full = _new_full
+Tensor.new_tensor = _new_tensor
 Tensor.is_cuda = property(lambda self: _backend.device_of(self._data) != "cpu")
 Tensor.is_cuda.__doc__ = "True when the tensor's memory is on a GPU."
 Tensor.is_cpu = property(lambda self: _backend.device_of(self._data) == "cpu")
