@@ -9,7 +9,9 @@ graph] in coo.py), and the legacy ``tg.sparse.FloatTensor(indices, values, size)
 from __future__ import annotations
 
 from .. import _dtypes
-from .coo import Layout, SparseTensor, sparse_coo, sparse_coo_tensor, sparse_sum, strided, to_sparse
+from .coo import SparseTensor, sparse_sum
+from .create import sparse_coo_tensor, to_sparse
+from .layout import Layout, sparse_coo, strided
 from .mm import mm, spmm
 
 sum = sparse_sum  # noqa: A001 - torch.sparse.sum
