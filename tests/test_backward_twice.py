@@ -251,3 +251,31 @@ def test_max_pool_second_backward_raises_like_torch(torch_mod):
         y.backward()
         with pytest.raises(RuntimeError, match="backward through the graph a second time"):
             y.backward()
+
+
+def test_nodes_that_run_twice_do_not_keep_their_inputs_alive():
+    """cat, stack and a custom Function keep only shapes and dtypes after backward, so
+    the inputs they joined are freed as soon as nothing else holds them."""
+    import gc
+    import weakref
+
+    class Double(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2.0
+
+    w = tg.ones(3, requires_grad=True)
+    a, b = w * 1.5, w + 1.0  # activations, held only by the graph after this line
+    refs = [weakref.ref(a), weakref.ref(b)]
+    joined = tg.cat([a, b]).sum() + tg.stack([a, b]).sum() + Double.apply(a).sum()
+    del a, b
+    joined.backward()
+    gc.collect()
+    assert all(r() is None for r in refs)
+    joined.backward()  # every Node on the way saved nothing
+    # d/dw per pass: cat 1.5 + 1, stack 1.5 + 1, Double 2 * 1.5
+    np.testing.assert_allclose(w.grad.numpy(), np.full(3, 2 * (2.5 + 2.5 + 3.0)))

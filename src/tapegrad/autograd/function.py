@@ -248,6 +248,11 @@ def _freeze_saved(ctx, raw, node):
 def _make_backward(cls, ctx, args):
     nargs = len(args)
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
+    # What the checks below need of each argument, rather than the arguments themselves:
+    # the Node outlives backward (Note [Backward twice]) and must not keep inputs alive.
+    metas = tuple(
+        (a._data.shape, a._data.dtype) if isinstance(a, Tensor) else type(a).__name__ for a in args
+    )
     user_backward = cls.vjp if "backward" not in _overridden(cls) else cls.backward
     name = cls._backward_name
 
@@ -274,7 +279,7 @@ def _make_backward(cls, ctx, args):
                 raise RuntimeError(
                     f"function {name} returned a gradient different than None at position "
                     f"{i}, but the corresponding forward input was not a Tensor "
-                    f"({type(args[i]).__name__})"
+                    f"({metas[i]})"
                 )
             if g is not None and not isinstance(g, Tensor):
                 raise TypeError(
@@ -284,7 +289,7 @@ def _make_backward(cls, ctx, args):
             if g is not None and not ctx.needs_input_grad[i]:
                 g = None
             if g is not None:
-                want = graph.batched_shape(args[i]._data.shape)
+                want = graph.batched_shape(metas[i][0])
                 if g._data.shape != want:
                     cls_err = graph.BatchingError if graph.BATCH.prefix else RuntimeError
                     raise cls_err(
@@ -292,8 +297,8 @@ def _make_backward(cls, ctx, args):
                         f"shape {list(g._data.shape)} but expected shape compatible with "
                         f"{list(want)} ({cls.__name__}.backward)"
                     )
-                if g._data.dtype != args[i]._data.dtype:
-                    g = g._cast(args[i]._data.dtype)
+                if g._data.dtype != metas[i][1]:
+                    g = g._cast(metas[i][1])
             out.append(g)
         return tuple(out)
 
