@@ -449,7 +449,16 @@ ROWS = [
     E("getitem", lambda m, x: x[:], X([()]), name="slice", names=("index", "getitem")),
     E("tile", lambda m, x: m.tile(x, (0, 2)), [()], [[(0, 3)], [(3,)]], name="zero-times"),
     E("flip", lambda m, x: x.flip((0, -1)), None, [[(0, 3)], [(2, 0, 3)]], name="dims"),
+    E("spmm", lambda m, v, d: _sparse(m, v) @ d, X([(2,), ()]), [[(0,), (3, 2)], [(2,), (3, 0)]]),
 ]
+
+
+def _sparse(m, v):
+    """A (2, 3) sparse COO tensor holding ``v`` (at most 2 entries) at (0, 0) and (1, 2)."""
+    n = v.shape[0]
+    idx = m.tensor([[0, 1][:n], [0, 2][:n]], dtype=m.int64)
+    return m.sparse_coo_tensor(idx, v, (2, 3), check_invariants=True)
+
 
 # Every op has both variants, so nothing is excluded; where PyTorch rejects 0-d or empty
 # input (matrix ops on 0-d, a reduction with no identity over an empty dim) the row is an
