@@ -449,6 +449,14 @@ ROWS = [
     E("getitem", lambda m, x: x[:], X([()]), name="slice", names=("index", "getitem")),
     E("tile", lambda m, x: m.tile(x, (0, 2)), [()], [[(0, 3)], [(3,)]], name="zero-times"),
     E("flip", lambda m, x: x.flip((0, -1)), None, [[(0, 3)], [(2, 0, 3)]], name="dims"),
+    # -- issue 11 (layers) --------------------------------------------------------------------
+    E(
+        "_scaled_dot_product_attention",
+        lambda m, q, k, v: m.nn.functional.scaled_dot_product_attention(q, k, v),
+        X([(), (), ()]),
+        [[(2, 0, 4), (2, 5, 4), (2, 5, 3)], [(2, 3, 4), (2, 0, 4), (2, 0, 5)]],
+        names=("scaled_dot_product_attention",),
+    ),
 ]
 
 # Every op has both variants, so nothing is excluded; where PyTorch rejects 0-d or empty

@@ -372,3 +372,9 @@ def embedding(input, weight, padding_idx=None):
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
     return _embedding(idx, weight, padding_idx)
+
+
+# -- issue 11 (layers): attention, ... ------------------------------------------------------
+from ._attention import scaled_dot_product_attention  # noqa: E402
+
+__all__ += ["scaled_dot_product_attention"]

@@ -1,0 +1,51 @@
+"""Table rows: the fused nn ops of issue 11 (attention, recurrent cells, activations)."""
+
+import numpy as np
+
+from . import OpCase
+
+
+def _F(m):
+    return m.nn.functional
+
+
+def _sdpa(**kw):
+    return lambda m, q, k, v: _F(m).scaled_dot_product_attention(q, k, v, **kw)
+
+
+def _masked(rng):
+    return [rng.uniform(-2, 2, size=s) for s in ((2, 3, 4), (2, 5, 4), (2, 5, 3))]
+
+
+_BOOL_MASK = np.array([[1, 1, 0, 1, 0], [0, 0, 0, 0, 0], [1, 0, 1, 1, 1], [0, 1, 0, 0, 1]], bool)
+
+CASES = [
+    OpCase("_scaled_dot_product_attention", _sdpa(), [(2, 3, 4), (2, 5, 4), (2, 5, 3)]),
+    OpCase(
+        "_scaled_dot_product_attention",
+        _sdpa(is_causal=True, scale=0.7),
+        [(2, 4, 3), (2, 4, 3), (2, 4, 2)],
+        name="causal",
+    ),
+    OpCase(
+        "_scaled_dot_product_attention",
+        lambda m, q, k, v: _F(m).scaled_dot_product_attention(
+            q, k, v, attn_mask=m.tensor(_BOOL_MASK[[0, 1, 3]])
+        ),
+        [(2, 3, 4), (2, 5, 4), (2, 5, 3)],
+        name="bool-mask-dead-row",
+        inputs=_masked,
+    ),
+    OpCase(
+        "_scaled_dot_product_attention",
+        lambda m, q, k, v, b: _F(m).scaled_dot_product_attention(q, k, v, attn_mask=b),
+        [(2, 3, 4), (2, 5, 4), (2, 5, 3), (3, 5)],
+        name="float-mask-grad",
+    ),
+    OpCase(
+        "_scaled_dot_product_attention",
+        lambda m, q, k, v: _F(m).scaled_dot_product_attention(q, k, v, enable_gqa=True),
+        [(1, 4, 3, 2), (1, 2, 3, 2), (1, 2, 3, 2)],
+        name="gqa",
+    ),
+]
