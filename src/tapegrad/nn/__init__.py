@@ -13,6 +13,14 @@ from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parameter import Parameter
 from .pooling import AvgPool2d, MaxPool2d
 from . import utils
+from .attention import MultiheadAttention
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 # Modules add their names by importing them above (one line each); nothing else to edit.
 __all__ = [name for name in dir() if not name.startswith("_")]

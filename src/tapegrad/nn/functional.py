@@ -376,5 +376,6 @@ def embedding(input, weight, padding_idx=None):
 
 # -- issue 11 (layers): attention, ... ------------------------------------------------------
 from ._attention import scaled_dot_product_attention  # noqa: E402
+from ._mha import multi_head_attention_forward  # noqa: E402
 
-__all__ += ["scaled_dot_product_attention"]
+__all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
