@@ -457,6 +457,21 @@ ROWS = [
         [[(2, 0, 4), (2, 5, 4), (2, 5, 3)], [(2, 3, 4), (2, 0, 4), (2, 0, 5)]],
         names=("scaled_dot_product_attention",),
     ),
+    E(
+        "lstm_cell",
+        lambda m, x, h, c, wi, wh: m.lstm_cell(x, (h, c), wi, wh),
+        X([(), (), (), (), ()]),
+        [[(0, 3), (0, 2), (0, 2), (8, 3), (8, 2)]],
+    ),
+    *[
+        E(
+            op,
+            lambda m, x, h, wi, wh, op=op: getattr(m, op)(x, h, wi, wh),
+            X([()] * 4),
+            [[(0, 3), (0, 2), (g * 2, 3), (g * 2, 2)]],
+        )
+        for op, g in (("gru_cell", 3), ("rnn_tanh_cell", 1), ("rnn_relu_cell", 1))
+    ],
 ]
 
 # Every op has both variants, so nothing is excluded; where PyTorch rejects 0-d or empty

@@ -49,3 +49,35 @@ CASES = [
         name="gqa",
     ),
 ]
+
+
+# -- recurrent cells: torch.lstm_cell & co. (the fused LSTM/GRU steps inside) ------------
+def _cell_shapes(gates, bias=True):
+    shapes = [(3, 4), (3, 2), (gates * 2, 4), (gates * 2, 2)]
+    return shapes + [(gates * 2,), (gates * 2,)] if bias else shapes
+
+
+CASES += [
+    OpCase(
+        "lstm_cell",
+        lambda m, x, h, c, wi, wh, bi, bh: m.lstm_cell(x, (h, c), wi, wh, bi, bh),
+        [(3, 4), (3, 2), (3, 2), (8, 4), (8, 2), (8,), (8,)],
+    ),
+    OpCase(
+        "lstm_cell",
+        lambda m, x, h, c, wi, wh: m.lstm_cell(x, (h, c), wi, wh),
+        [(3, 4), (3, 2), (3, 2), (8, 4), (8, 2)],
+        name="no-bias",
+    ),
+    OpCase("gru_cell", lambda m, *a: m.gru_cell(a[0], *a[1:]), _cell_shapes(3)),
+    OpCase(
+        "gru_cell", lambda m, *a: m.gru_cell(a[0], *a[1:]), _cell_shapes(3, False), name="no-bias"
+    ),
+    OpCase("rnn_tanh_cell", lambda m, *a: m.rnn_tanh_cell(a[0], *a[1:]), _cell_shapes(1)),
+    OpCase(
+        "rnn_relu_cell",
+        lambda m, *a: m.rnn_relu_cell(a[0], *a[1:]),
+        _cell_shapes(1),
+        inputs=lambda rng: [rng.uniform(0.2, 1, size=s) for s in _cell_shapes(1)],
+    ),
+]

@@ -14,6 +14,7 @@ from .parameter import Parameter
 from .pooling import AvgPool2d, MaxPool2d
 from . import utils
 from .attention import MultiheadAttention
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import (
     Transformer,
     TransformerDecoder,
