@@ -472,6 +472,26 @@ ROWS = [
         )
         for op, g in (("gru_cell", 3), ("rnn_tanh_cell", 1), ("rnn_relu_cell", 1))
     ],
+    *[
+        E(op, lambda m, x, op=op, a=args: getattr(m.nn.functional, op)(x, *a), [()], [[(0, 3)]])
+        for op, args in [
+            ("elu", (0.7,)),
+            ("selu", ()),
+            ("celu", (1.5,)),
+            ("leaky_relu", (0.2,)),
+            ("hardtanh", (-2.0, 1.5)),
+            ("relu6", ()),
+            ("hardsigmoid", ()),
+            ("hardswish", ()),
+            ("mish", ()),
+            ("softsign", ()),
+            ("softshrink", (0.7,)),
+            ("hardshrink", (0.7,)),
+            ("tanhshrink", ()),
+            ("threshold", (0.3, -2.0)),
+            ("logsigmoid", ()),
+        ]
+    ],  # fmt: skip
 ]
 
 # Every op has both variants, so nothing is excluded; where PyTorch rejects 0-d or empty

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from . import OpCase
+from . import OpCase, away_from
 
 
 def _F(m):
@@ -80,4 +80,32 @@ CASES += [
         _cell_shapes(1),
         inputs=lambda rng: [rng.uniform(0.2, 1, size=s) for s in _cell_shapes(1)],
     ),
+]
+
+
+# -- pointwise activations (ops/activation_rows.py) ----------------------------------------
+def _act(name, *args):
+    return lambda m, x: getattr(_F(m), name)(x, *args)
+
+
+def _kinks(*points):
+    return lambda rng: [away_from(list(points), -5, 5, gap=0.2)((3, 4))(rng)]
+
+
+CASES += [
+    OpCase("elu", _act("elu", 0.7), [(3, 4)], inputs=_kinks(0)),
+    OpCase("selu", _act("selu"), [(3, 4)], inputs=_kinks(0)),
+    OpCase("celu", _act("celu", 1.5), [(3, 4)], inputs=_kinks(0)),
+    OpCase("leaky_relu", _act("leaky_relu", 0.2), [(3, 4)], inputs=_kinks(0)),
+    OpCase("hardtanh", _act("hardtanh", -2.0, 1.5), [(3, 4)], inputs=_kinks(-2, 1.5)),
+    OpCase("relu6", _act("relu6"), [(3, 4)], inputs=lambda rng: [rng.uniform(-3, 9, (3, 4))]),
+    OpCase("hardsigmoid", _act("hardsigmoid"), [(3, 4)], inputs=_kinks(-3, 3)),
+    OpCase("hardswish", _act("hardswish"), [(3, 4)], inputs=_kinks(-3, 3)),
+    OpCase("mish", _act("mish"), [(3, 4)], domain=(-5, 5)),
+    OpCase("softsign", _act("softsign"), [(3, 4)], inputs=_kinks(0)),
+    OpCase("softshrink", _act("softshrink", 0.7), [(3, 4)], inputs=_kinks(-0.7, 0.7)),
+    OpCase("hardshrink", _act("hardshrink", 0.7), [(3, 4)], inputs=_kinks(-0.7, 0.7)),
+    OpCase("tanhshrink", _act("tanhshrink"), [(3, 4)]),
+    OpCase("threshold", _act("threshold", 0.3, -2.0), [(3, 4)], inputs=_kinks(0.3)),
+    OpCase("logsigmoid", _act("logsigmoid"), [(3, 4)], domain=(-8, 8)),
 ]
