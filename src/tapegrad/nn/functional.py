@@ -378,6 +378,9 @@ def embedding(input, weight, padding_idx=None):
 from ._activations import *  # noqa: E402, F403
 from ._activations import __all__ as _activation_names  # noqa: E402
 from ._attention import scaled_dot_product_attention  # noqa: E402
+from ._layers_functional import *  # noqa: E402, F403
+from ._layers_functional import __all__ as _layer_names  # noqa: E402
 from ._mha import multi_head_attention_forward  # noqa: E402
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward", *_activation_names]
+__all__ += _layer_names
