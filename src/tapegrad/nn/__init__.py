@@ -15,6 +15,7 @@ from .pooling import AvgPool2d, MaxPool2d
 from . import utils
 from .activation_ext import *  # noqa: F403
 from .attention import MultiheadAttention
+from .conv_more import Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d
 from .layers_ext import *  # noqa: F403
 from .param_containers import ParameterDict, ParameterList
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase

@@ -384,3 +384,6 @@ from ._mha import multi_head_attention_forward  # noqa: E402
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward", *_activation_names]
 __all__ += _layer_names
+from ._conv_more import conv1d, conv3d, conv_transpose1d, conv_transpose2d  # noqa: E402
+
+__all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d"]
