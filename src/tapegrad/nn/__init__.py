@@ -18,6 +18,7 @@ from .attention import MultiheadAttention
 from .conv_more import Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d
 from .layers_ext import *  # noqa: F403
 from .param_containers import ParameterDict, ParameterList
+from .pooling_more import *  # noqa: F403
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import (
     Transformer,

@@ -387,3 +387,7 @@ __all__ += _layer_names
 from ._conv_more import conv1d, conv3d, conv_transpose1d, conv_transpose2d  # noqa: E402
 
 __all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d"]
+from ._pool_more import *  # noqa: E402, F403
+from ._pool_more import __all__ as _pool_names  # noqa: E402
+
+__all__ += _pool_names
