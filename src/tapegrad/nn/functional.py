@@ -391,3 +391,6 @@ from ._pool_more import *  # noqa: E402, F403
 from ._pool_more import __all__ as _pool_names  # noqa: E402
 
 __all__ += _pool_names
+from ._interpolate import interpolate  # noqa: E402
+
+__all__ += ["interpolate"]
