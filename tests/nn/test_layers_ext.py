@@ -93,3 +93,32 @@ def test_embedding_bag_matches_torch(mode, padding_idx, form, torch_mod):
         res.append([out.detach().numpy(), mod.weight.grad.numpy()])
     for u, v in zip(*res):
         np.testing.assert_allclose(u, v, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "kw, shape",
+    [({"kernel_size": 2}, (2, 3, 4, 5)),
+     ({"kernel_size": (2, 3), "dilation": (2, 1), "padding": 1, "stride": (1, 2)}, (2, 3, 6, 7)),
+     ({"kernel_size": 3, "padding": 1}, (3, 4, 4))],
+)  # fmt: skip
+def test_unfold_fold_match_torch(kw, shape, torch_mod):
+    assert repr(tg.nn.Unfold(**kw)) == repr(torch_mod.nn.Unfold(**kw))
+    x = rng.standard_normal(shape)
+    res = []
+    for m in (tg, torch_mod):
+        xt = m.tensor(x, requires_grad=True)
+        cols = m.nn.functional.unfold(xt, **kw)
+        back = m.nn.Fold(shape[-2:], **kw)(cols * 1.5)
+        loss = (back * m.tensor(np.cos(np.arange(back.numel())).reshape(tuple(back.shape)))).sum()
+        loss.backward()
+        res.append([cols.detach().numpy(), back.detach().numpy(), xt.grad.numpy()])
+    for u, v in zip(*res):
+        np.testing.assert_allclose(u, v, atol=1e-10)
+    assert repr(tg.nn.Fold(shape[-2:], **kw)) == repr(torch_mod.nn.Fold(shape[-2:], **kw))
+
+
+def test_fold_errors():
+    with pytest.raises(RuntimeError, match="sliding blocks"):
+        tg.nn.functional.fold(tg.randn(1, 12, 5), (4, 5), 2)
+    with pytest.raises(RuntimeError, match="divisible"):
+        tg.nn.functional.fold(tg.randn(1, 10, 12), (4, 5), 2)

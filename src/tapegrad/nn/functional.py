@@ -391,6 +391,7 @@ from ._pool_more import *  # noqa: E402, F403
 from ._pool_more import __all__ as _pool_names  # noqa: E402
 
 __all__ += _pool_names
+from ._fold import fold, unfold  # noqa: E402
 from ._interpolate import interpolate  # noqa: E402
 
-__all__ += ["interpolate"]
+__all__ += ["interpolate", "fold", "unfold"]

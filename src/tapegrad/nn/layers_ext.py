@@ -29,6 +29,8 @@ __all__ = [
     "Upsample",
     "UpsamplingNearest2d",
     "UpsamplingBilinear2d",
+    "Unfold",
+    "Fold",
 ]
 
 
@@ -410,3 +412,50 @@ class UpsamplingBilinear2d(Upsample):
 
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+class Unfold(Module):
+    """Sliding blocks of (N, C, H, W) as columns (N, C·kh·kw, L)."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input):
+        from ._fold import unfold  # noqa: PLC0415
+
+        return unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return (
+            f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
+            f"stride={self.stride}"
+        )
+
+
+class Fold(Module):
+    """Sum columns (N, C·kh·kw, L) back into (N, C, *output_size)."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.output_size = output_size
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input):
+        from ._fold import fold  # noqa: PLC0415
+
+        return fold(
+            input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride
+        )
+
+    def extra_repr(self):
+        return (
+            f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+            f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
+        )
