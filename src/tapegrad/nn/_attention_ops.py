@@ -23,19 +23,15 @@ def _probabilities(s):
 
     A row whose scores are all −inf (every key masked out) gets probabilities 0 and so
     an output of 0, as PyTorch's safe softmax. Returns ``(p, dead)``, ``dead`` the bool
-    (…, L, 1) array of such rows, or None when there is none.
+    (…, L, 1) array of such rows. Branch-free (no value is read into Python), so that
+    tapegrad.jit can record it.
     """
     m = np.max(s, axis=-1, keepdims=True, initial=-np.inf)
-    dead = None
-    if not np.isfinite(m).all():
-        dead = m == -np.inf
-        m[dead] = 0
-    s -= m
+    dead = m == -np.inf
+    s -= np.where(dead, 0.0, m).astype(s.dtype, copy=False)
     p = np.exp(s, out=s)
     den = np.sum(p, axis=-1, keepdims=True)
-    if dead is not None:
-        den[dead] = 1
-    p /= den
+    p /= np.where(dead, 1.0, den).astype(s.dtype, copy=False)
     return p, dead
 
 
@@ -81,11 +77,8 @@ def attention(q, k, v, bias=None, scale=1.0, dropout_mask=None):
             sc = (q @ k.mT) * scale
             if bias is not None:
                 sc = sc + bias
-            if dead is not None:
-                sc = sc.masked_fill(dead, 0.0)
-            P = sc.softmax(-1)
-            if dead is not None:
-                P = P.masked_fill(dead, 0.0)
+            sc = sc.masked_fill(dead, 0.0)
+            P = sc.softmax(-1).masked_fill(dead, 0.0)
         else:
             P = Tensor._wrap(p)
         D = None if dropout_mask is None else Tensor._wrap(dropout_mask)

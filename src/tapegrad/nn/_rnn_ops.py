@@ -9,6 +9,8 @@ backward reuses the gate activations saved by the forward. Note [Fused cell back
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..autograd.graph import make_result, make_results
@@ -92,9 +94,13 @@ def lstm_pointwise(gx, gh, c):
     )
 
 
+@functools.lru_cache(maxsize=64)
 def _gate_scale(hsz, dtype):
+    """The per-gate input scale of the one-pass tanh (cached: one constant per shape, so
+    tapegrad.jit records it once)."""
     s = np.full(4 * hsz, 0.5, dtype)
     s[2 * hsz : 3 * hsz] = 1.0
+    s.flags.writeable = False
     return s
 
 

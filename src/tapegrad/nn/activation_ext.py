@@ -47,7 +47,7 @@ class _Pointwise(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return type(self)._fn(input, *(getattr(self, a) for a in self._args))
+        return self._fn(input, *(getattr(self, a) for a in self._args))
 
     def extra_repr(self):
         return _inplace(self.inplace, "")
@@ -56,7 +56,7 @@ class _Pointwise(Module):
 class ELU(_Pointwise):
     """x for x > 0, α(eˣ − 1) otherwise."""
 
-    _fn, _args = A.elu, ("alpha",)
+    _fn, _args = staticmethod(A.elu), ("alpha",)
 
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__(inplace)
@@ -69,19 +69,19 @@ class ELU(_Pointwise):
 class CELU(ELU):
     """max(0, x) + min(0, α(e^(x/α) − 1))."""
 
-    _fn = A.celu
+    _fn = staticmethod(A.celu)
 
 
 class SELU(_Pointwise):
     """Scaled ELU with PyTorch's constants."""
 
-    _fn = A.selu
+    _fn = staticmethod(A.selu)
 
 
 class LeakyReLU(_Pointwise):
     """x for x > 0, ``negative_slope``·x otherwise."""
 
-    _fn, _args = A.leaky_relu, ("negative_slope",)
+    _fn, _args = staticmethod(A.leaky_relu), ("negative_slope",)
 
     def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__(inplace)
@@ -94,7 +94,7 @@ class LeakyReLU(_Pointwise):
 class Hardtanh(_Pointwise):
     """x clipped to [min_val, max_val]."""
 
-    _fn, _args = A.hardtanh, ("min_val", "max_val")
+    _fn, _args = staticmethod(A.hardtanh), ("min_val", "max_val")
 
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
         super().__init__(inplace)
@@ -120,19 +120,19 @@ class ReLU6(Hardtanh):
 class Hardsigmoid(_Pointwise):
     """relu6(x + 3) / 6."""
 
-    _fn = A.hardsigmoid
+    _fn = staticmethod(A.hardsigmoid)
 
 
 class Hardswish(_Pointwise):
     """x · relu6(x + 3) / 6."""
 
-    _fn = A.hardswish
+    _fn = staticmethod(A.hardswish)
 
 
 class Mish(_Pointwise):
     """x · tanh(softplus(x))."""
 
-    _fn = A.mish
+    _fn = staticmethod(A.mish)
 
 
 class _NoInplace(_Pointwise):
@@ -143,25 +143,25 @@ class _NoInplace(_Pointwise):
 class Softsign(_NoInplace):
     """x / (1 + |x|)."""
 
-    _fn = A.softsign
+    _fn = staticmethod(A.softsign)
 
 
 class Tanhshrink(_NoInplace):
     """x − tanh x."""
 
-    _fn = A.tanhshrink
+    _fn = staticmethod(A.tanhshrink)
 
 
 class LogSigmoid(_NoInplace):
     """log σ(x)."""
 
-    _fn = A.logsigmoid
+    _fn = staticmethod(A.logsigmoid)
 
 
 class Softshrink(_NoInplace):
     """x − λ above λ, x + λ below −λ, 0 between."""
 
-    _fn, _args = A.softshrink, ("lambd",)
+    _fn, _args = staticmethod(A.softshrink), ("lambd",)
 
     def __init__(self, lambd=0.5):
         super().__init__()
@@ -174,13 +174,13 @@ class Softshrink(_NoInplace):
 class Hardshrink(Softshrink):
     """x where |x| > λ, else 0."""
 
-    _fn = A.hardshrink
+    _fn = staticmethod(A.hardshrink)
 
 
 class Threshold(_Pointwise):
     """x where x > threshold, else ``value``."""
 
-    _fn, _args = A.threshold, ("threshold", "value")
+    _fn, _args = staticmethod(A.threshold), ("threshold", "value")
 
     def __init__(self, threshold, value, inplace=False):
         super().__init__(inplace)

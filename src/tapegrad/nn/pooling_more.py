@@ -77,7 +77,7 @@ class _Adaptive(Module):
         self.output_size = output_size
 
     def forward(self, input):
-        return type(self)._fn(input, self.output_size)
+        return self._fn(input, self.output_size)
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
@@ -86,7 +86,7 @@ class _Adaptive(Module):
 class AdaptiveAvgPool1d(_Adaptive):
     """Average over ``output_size`` adaptive windows of (N, C, L)."""
 
-    _fn = P.adaptive_avg_pool1d
+    _fn = staticmethod(P.adaptive_avg_pool1d)
 
 
 class AdaptiveAvgPool2d(_Adaptive):
@@ -97,7 +97,7 @@ class AdaptiveAvgPool2d(_Adaptive):
     (1, 4, 2, 3)
     """
 
-    _fn = P.adaptive_avg_pool2d
+    _fn = staticmethod(P.adaptive_avg_pool2d)
 
 
 class _AdaptiveMax(_Adaptive):
@@ -106,16 +106,16 @@ class _AdaptiveMax(_Adaptive):
         self.return_indices = return_indices
 
     def forward(self, input):
-        return type(self)._fn(input, self.output_size, self.return_indices)
+        return self._fn(input, self.output_size, self.return_indices)
 
 
 class AdaptiveMaxPool1d(_AdaptiveMax):
     """Max over adaptive windows of (N, C, L)."""
 
-    _fn = P.adaptive_max_pool1d
+    _fn = staticmethod(P.adaptive_max_pool1d)
 
 
 class AdaptiveMaxPool2d(_AdaptiveMax):
     """Max over adaptive windows of (N, C, H, W)."""
 
-    _fn = P.adaptive_max_pool2d
+    _fn = staticmethod(P.adaptive_max_pool2d)

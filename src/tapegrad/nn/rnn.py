@@ -262,7 +262,7 @@ class RNNBase(Module):
         w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
         mode = self.mode
         gx_all = linear(data, w_ih, b_ih)  # every time step's input projection: one GEMM
-        w_hh_t = w_hh.mT.contiguous()  # h @ Wᵀ per step: a contiguous Wᵀ is the faster GEMM
+        w_hh_t = w_hh.mT
         if b_hh is not None and mode != "GRU":  # GRU's b_hn sits inside r·(W_hn h + b_hn)
             gx_all = gx_all + b_hh
             b_hh = None
