@@ -110,6 +110,9 @@ class RNNBase(Module):
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
 
+    def flatten_parameters(self):
+        """A no-op kept for compatibility (torch packs cuDNN weights here)."""
+
     @property
     def all_weights(self):
         return [[getattr(self, name) for name in names] for names in self._all_weights]
