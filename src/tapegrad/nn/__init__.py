@@ -17,6 +17,7 @@ from .activation_ext import *  # noqa: F403
 from .attention import MultiheadAttention
 from .conv_more import Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d
 from .layers_ext import *  # noqa: F403
+from .normalization_ext import *  # noqa: F403
 from .param_containers import ParameterDict, ParameterList
 from .pooling_more import *  # noqa: F403
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
