@@ -252,6 +252,8 @@ def test_rnn_gradgradcheck():
         (lambda: tg.nn.GRU(4, 6, proj_size=2), None, ValueError, "proj_size"),
         (lambda: tg.nn.LSTM(4, 6, proj_size=6), None, ValueError, "proj_size"),
         (lambda: tg.nn.LSTM(4, 6, dropout=2.0), None, ValueError, "dropout"),
+        (lambda: tg.nn.LSTM(4, 6), lambda m: m(tg.randn(5, 3, 4, dtype=tg.float64)), ValueError,
+         "does not match weight dtype"),
     ],
 )  # fmt: skip
 def test_rnn_errors(make, call, error, match):

@@ -117,6 +117,9 @@ def test_multihead_attention_causal_hint_needs_mask():
         m(x, x, x, is_causal=True)
     with pytest.raises(RuntimeError, match="2D attn_mask"):
         m(x, x, x, attn_mask=tg.zeros(4, 5))
+    x64 = tg.randn(5, 2, 8, dtype=tg.float64)
+    with pytest.raises(RuntimeError, match="dtype"):
+        m(x64, x64, x64)
 
 
 def test_square_subsequent_mask(torch_mod):

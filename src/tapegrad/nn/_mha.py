@@ -138,6 +138,18 @@ def multi_head_attention_forward(
         )
     hd = e // num_heads
     dtype = query._data.dtype
+    for name, t in (
+        ("key", key),
+        ("value", value),
+        ("out_proj_weight", out_proj_weight),
+        ("in_proj_weight", in_proj_weight),
+        ("q_proj_weight", q_proj_weight),
+    ):
+        if t is not None and t._data.dtype != dtype:
+            raise RuntimeError(
+                f"{_OP}: query has dtype {dtype} but {name} has dtype {t._data.dtype}; "
+                "convert the input or the module (module.to(dtype))"
+            )
     key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", dtype)
     if is_causal and attn_mask is None:
         raise RuntimeError(

@@ -172,6 +172,12 @@ class RNNBase(Module):
             data = x.reshape((steps * n, x.shape[2]))
             batch_sizes = [n] * steps
             perm = None
+        w_dtype, x_dtype = self.weight_ih_l0._data.dtype, data._data.dtype
+        if x_dtype != w_dtype:
+            raise ValueError(
+                f"RNN input dtype ({x_dtype}) does not match weight dtype ({w_dtype}). "
+                f"Convert input: input.to({w_dtype}), or convert model: model.to({x_dtype})"
+            )
         if data.shape[-1] != self.input_size:
             raise RuntimeError(
                 f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
