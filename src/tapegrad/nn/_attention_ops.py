@@ -40,8 +40,9 @@ def _probabilities(s):
 #   dv = Pdᵀ g,  dP = (g vᵀ) ⊙ D,  dS = P ⊙ (dP − Σ_keys dP ⊙ P),
 #   dq = dS k · scale,  dk = dSᵀ q · scale,  dbias = dS.
 # Without create_graph, P is the forward's saved array (no recomputation, one (…, L, S)
-# array kept). Under create_graph the same formulas run on P rebuilt from q and k with
-# differentiable ops, so that second derivatives see P's dependence on q and k. Dims
+# array kept) and, as nothing is recorded then, the formulas run directly on arrays (with
+# contiguous transposes: see _t). Under create_graph the same formulas run in tapegrad ops
+# on P rebuilt from q and k, so that second derivatives see P's dependence on q and k. Dims
 # are counted from the right and batch dims are summed back with reduce_grad, so the
 # rule works under a batched backward (Note [Batched gradients]) and for broadcast
 # (grouped-query) operands.
@@ -59,7 +60,7 @@ def attention(q, k, v, bias=None, scale=1.0, dropout_mask=None):
     Returns:
         (…, L, Ev) Tensor.
     """
-    s = np.matmul(q._data, np.swapaxes(k._data, -1, -2))
+    s = np.matmul(q._data, _t(k._data))
     s *= s.dtype.type(scale)
     if bias is not None:
         s = np.add(
@@ -73,14 +74,14 @@ def attention(q, k, v, bias=None, scale=1.0, dropout_mask=None):
     need_b = bias is not None and bias._rg
 
     def backward(g):
-        if STATE.enabled:  # create_graph: P as a differentiable function of q and k
-            sc = (q @ k.mT) * scale
-            if bias is not None:
-                sc = sc + bias
-            sc = sc.masked_fill(dead, 0.0)
-            P = sc.softmax(-1).masked_fill(dead, 0.0)
-        else:
-            P = Tensor._wrap(p)
+        if not STATE.enabled:  # the hot path: the same formulas on the saved arrays
+            return _backward_arrays(g._data, p, dropout_mask, q, k, v, bias, scale)
+        # create_graph: P as a differentiable function of q and k
+        sc = (q @ k.mT) * scale
+        if bias is not None:
+            sc = sc + bias
+        sc = sc.masked_fill(dead, 0.0)
+        P = sc.softmax(-1).masked_fill(dead, 0.0)
         D = None if dropout_mask is None else Tensor._wrap(dropout_mask)
         gq = gk = gv = gb = None
         if need_v:
@@ -105,3 +106,32 @@ def attention(q, k, v, bias=None, scale=1.0, dropout_mask=None):
     return make_result(
         out, (q, k, v, bias), backward, "ScaledDotProductAttentionBackward", saved=saved
     )
+
+
+def _t(a):
+    """The last two axes swapped, as a C-contiguous copy: NumPy's batched matmul is about
+    ten times slower on a transposed view than on contiguous memory."""
+    return a.swapaxes(-1, -2).copy()  # .copy(): a method call tapegrad.jit's tracer sees
+
+
+def _backward_arrays(gd, p, drop, q, k, v, bias, scale):
+    """Note [Attention backward] on arrays (no graph is recorded without create_graph)."""
+    gq = gk = gv = gb = None
+    if v._rg:
+        pd = p if drop is None else p * drop
+        gv = reduce_grad(Tensor._wrap(np.matmul(_t(pd), gd)), v)
+    if q._rg or k._rg or (bias is not None and bias._rg):
+        dp = np.matmul(gd, _t(v._data))
+        if drop is not None:
+            dp *= drop
+        ds = dp
+        ds -= np.sum(dp * p, axis=-1, keepdims=True)
+        ds *= p
+        if bias is not None and bias._rg:
+            gb = reduce_grad(Tensor._wrap(ds.copy()), bias)
+        ds *= ds.dtype.type(scale)
+        if q._rg:
+            gq = reduce_grad(Tensor._wrap(np.matmul(ds, k._data)), q)
+        if k._rg:
+            gk = reduce_grad(Tensor._wrap(np.matmul(_t(ds), q._data)), k)
+    return gq, gk, gv, gb
