@@ -171,7 +171,14 @@ BINARY = [
         inplace=False,
         notes="NaN-ignoring minimum.",
     ),
-    Binary("nextafter", np.nextafter, None, kind="same", float_only=True),
+    Binary(
+        "nextafter",
+        np.nextafter,
+        (lambda g, a, b, o: g, _zeros_b),
+        kind="same",
+        float_only=True,
+        notes="Gradient g to the first argument, 0 to the second (as PyTorch).",
+    ),
     Binary("heaviside", _heaviside, NOT_IMPLEMENTED, kind="same"),
     Binary(
         "igamma",
