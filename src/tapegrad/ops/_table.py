@@ -57,8 +57,10 @@ class Unary:
         inplace: generate ``<name>_``.
         method, function: bind as a Tensor method / export as ``tg.<name>``.
         special: the name in ``tg.special`` (or None).
-        float_only: integer inputs raise, as PyTorch's ``frac`` does.
+        float_only: integer inputs raise, as PyTorch's ``frac`` does (binary ops: the
+            promoted dtype).
         notes: a short remark for the docs table.
+        check: ``check(*dtypes)`` raises for inputs PyTorch refuses (``trunc`` of bool).
     """
 
     name: str
@@ -73,6 +75,7 @@ class Unary:
     special: str | None = None
     float_only: bool = False
     notes: str = ""
+    check: Callable | None = None
 
     @property
     def differentiable(self) -> bool:
@@ -100,6 +103,7 @@ class Binary:
     special: str | None = None
     float_only: bool = False
     notes: str = ""
+    check: Callable | None = None
 
     @property
     def differentiable(self) -> bool:
@@ -143,8 +147,12 @@ def make_unary(row: Unary) -> Callable:
     node = _node_name(name)
     rule = _not_implemented(name) if grad is NOT_IMPLEMENTED else None
 
+    check = row.check
+
     def op(input):
         x = input if input.__class__ is Tensor else as_tensor(input, name)
+        if check is not None:
+            check(x._data.dtype)
         data = _float_input(x, row)
         with np.errstate(all="ignore"):
             out = np.asarray(kernel(data))
@@ -169,11 +177,23 @@ def make_unary(row: Unary) -> Callable:
 
 
 def _result_dtype(da, db, row) -> np.dtype:
-    dt = np.result_type(da, db)
+    """PyTorch's promotion: a float tensor's dtype wins over integer tensors (int64 with
+    float32 is float32, not NumPy's float64); Python numbers are weak; an integer result
+    of a float function is the default float dtype."""
+    dtypes = [d.dtype for d in (da, db) if hasattr(d, "dtype")]
+    floats = [d for d in dtypes if d.kind in "fc"]
+    if floats:
+        dt = np.result_type(*floats)
+        if isinstance(da, complex) or isinstance(db, complex):
+            dt = np.result_type(dt, np.complex64)
+    elif isinstance(da, float) or isinstance(db, float):
+        dt = _dtypes.get_default_dtype()
+    else:
+        dt = np.result_type(da, db)
+    if row.float_only and dt.kind in "iub":
+        raise _int_error(row.name, dt)
     if row.kind == "float" and dt.kind in "iub":
         return _dtypes.get_default_dtype()
-    if row.kind == "float" and dt == _dtypes.float64:
-        return _dtypes.fix_float_result(np.empty(0, dt), _dtype(da), _dtype(db)).dtype
     return dt
 
 
@@ -187,18 +207,18 @@ def make_binary(row: Binary) -> Callable:
     node = _node_name(name)
     rule = _not_implemented(name) if grad is NOT_IMPLEMENTED else None
     grad_a, grad_b = grad if isinstance(grad, tuple) else (None, None)
+    check = row.check
 
     def op(input, other):
         ta, da = as_tensor_or_scalar(input, name)
         tb, db = as_tensor_or_scalar(other, name)
         if ta is None and tb is None:
             raise TypeError(f"{name}(): expected a Tensor argument, got two numbers")
-        if kind == "int" or row.float_only:
-            for d in (da, db):
-                k = np.asarray(d).dtype.kind
-                if (kind == "int") != (k in "iub"):
-                    raise _int_error(name, np.asarray(d).dtype)
+        if check is not None:
+            check(np.asarray(da).dtype, np.asarray(db).dtype)
         dt = _result_dtype(da, db, row)
+        if kind == "int" and dt.kind not in "iub":
+            raise _int_error(name, dt)
         xa = np.asarray(da, dt) if ta is None or da.dtype != dt else da
         xb = np.asarray(db, dt) if tb is None or db.dtype != dt else db
         try:

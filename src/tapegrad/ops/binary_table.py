@@ -81,10 +81,19 @@ def _xlog1py_kernel(a, b):
     return sc.xlog1py(a, b)
 
 
-def _heaviside(a, b):
-    if np.asarray(a).dtype != np.asarray(b).dtype:
-        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    return np.heaviside(a, b)
+def _same_dtypes(a, b):
+    if a != b:
+        raise RuntimeError(
+            f"heaviside is not yet implemented for tensors with different dtypes ({a} and {b})."
+        )
+
+
+def _no_bool(name):
+    def check(a, b):
+        if np.bool_ in (a, b):
+            raise RuntimeError(f'{name}: "{name}_cpu" not implemented for bool tensors')
+
+    return check
 
 
 def _shift(fn):
@@ -179,11 +188,12 @@ BINARY = [
         float_only=True,
         notes="Gradient g to the first argument, 0 to the second (as PyTorch).",
     ),
-    Binary("heaviside", _heaviside, NOT_IMPLEMENTED, kind="same"),
+    Binary("heaviside", np.heaviside, NOT_IMPLEMENTED, kind="same", check=_same_dtypes),
     Binary(
         "igamma",
         sc.gammainc,
         (_raise("igamma: input"), _igamma_grad(1.0)),
+        float_only=True,
         domain=[(0.5, 3.0), (0.2, 3.0)],
         special="gammainc",
         notes="Regularized lower incomplete gamma; no gradient wrt the first argument.",
@@ -192,6 +202,7 @@ BINARY = [
         "igammac",
         sc.gammaincc,
         (_raise("igammac: input"), _igamma_grad(-1.0)),
+        float_only=True,
         domain=[(0.5, 3.0), (0.2, 3.0)],
         special="gammaincc",
         notes="Regularized upper incomplete gamma; no gradient wrt the first argument.",
@@ -210,8 +221,18 @@ BINARY = [
     Binary("bitwise_and", np.bitwise_and, kind="int"),
     Binary("bitwise_or", np.bitwise_or, kind="int"),
     Binary("bitwise_xor", np.bitwise_xor, kind="int"),
-    Binary("bitwise_left_shift", _shift(np.left_shift), kind="int"),
-    Binary("bitwise_right_shift", _shift(np.right_shift), kind="int"),
+    Binary(
+        "bitwise_left_shift",
+        _shift(np.left_shift),
+        kind="int",
+        check=_no_bool("bitwise_left_shift"),
+    ),
+    Binary(
+        "bitwise_right_shift",
+        _shift(np.right_shift),
+        kind="int",
+        check=_no_bool("bitwise_right_shift"),
+    ),
     Binary("logical_and", np.logical_and, kind="bool"),
     Binary("logical_or", np.logical_or, kind="bool"),
     Binary("logical_xor", np.logical_xor, kind="bool"),

@@ -68,6 +68,22 @@ def _i1e_grad(g, x, o):
     )
 
 
+def _square(x):
+    return np.square(x.astype(np.int64) if x.dtype == np.bool_ else x)
+
+
+def _sgn(x):
+    return x.copy() if x.dtype == np.bool_ else np.sign(x)
+
+
+def _no_bool(name):
+    def check(dtype):
+        if dtype == np.bool_:
+            raise RuntimeError(f'{name}: "{name}_cpu" not implemented for bool tensors')
+
+    return check
+
+
 def _special(name):
     from ._registry import OPS  # noqa: PLC0415 - rows refer to ops registered later
 
@@ -120,7 +136,7 @@ UNARY = [
     Unary("log2", np.log2, lambda g, x, o: g / (x * _LN2), domain=(0.2, 3.0)),
     Unary("log10", np.log10, lambda g, x, o: g / (x * _LN10), domain=(0.2, 3.0)),
     Unary("reciprocal", np.reciprocal, lambda g, x, o: -g * o * o, domain=(0.5, 2.0)),
-    Unary("square", np.square, lambda g, x, o: g * x * 2.0, kind="same"),
+    Unary("square", _square, lambda g, x, o: g * x * 2.0, kind="same"),
     # -- error and gamma functions --
     Unary(
         "erfc", sc.erfc, lambda g, x, o: g * (-(x * x)).exp() * -_TWO_OVER_SQRT_PI, special="erfc"
@@ -150,9 +166,9 @@ UNARY = [
     ),
     Unary("i0", np.i0, lambda g, x, o: g * _special("special_i1")(x), special="i0"),
     # -- steps, signs and parts (derivative zero where defined) --
-    Unary("trunc", np.trunc, _zeros, kind="same", aliases=("fix",)),
+    Unary("trunc", np.trunc, _zeros, kind="same", aliases=("fix",), check=_no_bool("trunc")),
     Unary("frac", lambda x: x - np.trunc(x), lambda g, x, o: g, kind="same", float_only=True),
-    Unary("sgn", np.sign, _zeros, kind="same", notes="sign for real tensors."),
+    Unary("sgn", _sgn, _zeros, kind="same", notes="sign for real tensors."),
     Unary("angle", _angle, _zeros, inplace=False, notes="0 or π for real input."),
     # -- predicates (bool results, no gradient) --
     Unary("isnan", np.isnan, kind="bool", inplace=False),
