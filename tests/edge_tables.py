@@ -24,6 +24,8 @@ _DOMAIN = {"special_zeta": [(1.5, 3.0), (0.5, 2.0)], "igamma": POS, "igammac": P
 def _getter(row):
     if row.function:
         return lambda m: getattr(m, row.name)
+    if row.special is None:  # an activation of nn.functional
+        return lambda m: getattr(m.nn.functional, row.name)
     return lambda m: getattr(m.special, row.special)
 
 
@@ -42,6 +44,9 @@ def rows(E, U, B):
             out.append(E(row.name, fn, [(), ()], B, domain=domain))
         elif row.kind == "int":
             out.append(E(row.name, (lambda f: lambda m, x: f(m)(x > 0))(f), [()], U))
+        elif row.name == "threshold":
+            fn = lambda m, x: m.nn.functional.threshold(x, 0.5, -1.0)  # noqa: E731
+            out.append(E(row.name, fn, [()], U))
         elif _is_step(row):  # PyTorch's gradient is a ZeroTensor; compare g·x instead
             out.append(E(row.name, (lambda f: lambda m, x: f(m)(x) * x)(f), [()], U))
         else:
@@ -49,7 +54,15 @@ def rows(E, U, B):
         if not row.inplace:
             continue
         name = f"{row.name}_"
-        if row.name in ("igamma", "igammac"):
+        if row.name == "threshold":
+            fn = lambda m, x: m.nn.functional.threshold(x * 1.0, 0.5, -1.0, inplace=True)  # noqa: E731
+            out.append(E(name, fn, [()], U))
+        elif row.special is None and not row.method:  # F.elu(inplace=True)
+            fn = (lambda n: lambda m, x: getattr(m.nn.functional, n)(x * 1.0, inplace=True))(
+                row.name
+            )
+            out.append(E(name, fn, [()], U, domain=domain))
+        elif row.name in ("igamma", "igammac"):
             fn = (lambda n: lambda m, x: getattr(m.full_like(x, 1.5), n)(x))(name)
             out.append(E(name, fn, [()], U, domain=domain))
         elif isinstance(row, Binary):

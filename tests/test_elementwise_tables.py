@@ -13,7 +13,9 @@ BINARY = [r for r in ROWS.values() if isinstance(r, Binary)]
 
 
 def _fn(m, row):
-    return getattr(m, row.name) if row.function else getattr(m.special, row.special)
+    if row.function:
+        return getattr(m, row.name)
+    return getattr(m.nn.functional if row.special is None else m.special, row.special or row.name)
 
 
 def _torch_dtype(torch_mod, dtype):

@@ -32,7 +32,12 @@ gradgradcheck in float64); **no** — the result never requires grad (as in PyTo
 
 
 def _names(info):
+    from tapegrad.ops._table import ROWS  # noqa: PLC0415
+
     name = info.name
+    row = ROWS.get(name)
+    if row is not None and not row.function and row.special is None and not row.method:
+        return f"`tg.nn.functional.{name}`"
     if name.startswith("special_"):
         return f"`tg.special.{name[len('special_') :]}`"
     if info.function:

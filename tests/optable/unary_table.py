@@ -19,10 +19,20 @@ def _call(row):
     """The op as ``fn(m, *xs)``: ``m.<name>`` or ``m.special.<name>``."""
     if row.function:
         return lambda m, *xs: getattr(m, row.name)(*xs)
+    if row.special is None:  # an activation of nn.functional
+        return lambda m, *xs: getattr(m.nn.functional, row.name)(*xs)
     return lambda m, *xs: getattr(m.special, row.special)(*xs)
 
 
 def _inplace(name, row):
+    if row.name == "threshold":
+        return lambda m, x: (
+            (x * 1.0).threshold_(0.5, -1.0)
+            if m.__name__ != "torch"
+            else (m.threshold_(x * 1.0, 0.5, -1.0))
+        )
+    if row.special is None and not row.method:  # F.elu(x, inplace=True)
+        return lambda m, x: getattr(m.nn.functional, row.name)(x * 1.0, inplace=True)
     if getattr(row.grad, "__name__", "") == "_zeros":  # a step: torch's grad is a ZeroTensor
         return lambda m, x: getattr(x * 1.0, name)() * x
     return lambda m, x, *rest: getattr(x * 1.0, name)(*rest)
@@ -47,6 +57,25 @@ _SPECIAL_INPUTS = {
     "sinc": lambda rng: [away_from([0], -2, 2)((2, 3))(rng)],
 }
 
+# Activations: inputs away from their kinks.
+for _name, _kinks, _lo, _hi in (
+    ("elu", [0], -2, 2),
+    ("celu", [0], -2, 2),
+    ("selu", [0], -2, 2),
+    ("leaky_relu", [0], -2, 2),
+    ("softsign", [0], -2, 2),
+    ("hardtanh", [-1, 1], -2, 2),
+    ("relu6", [0, 6], -2, 8),
+    ("hardsigmoid", [-3, 3], -5, 5),
+    ("hardswish", [-3, 3], -5, 5),
+    ("hardshrink", [-0.5, 0.5], -2, 2),
+    ("softshrink", [-0.5, 0.5], -2, 2),
+    ("threshold", [0.5], -2, 2),
+):
+    _SPECIAL_INPUTS[_name] = (lambda k, lo, hi: lambda rng: [away_from(k, lo, hi)((2, 3))(rng)])(
+        _kinks, _lo, _hi
+    )
+
 CASES = []
 for _row in ROWS.values():
     if not _row.differentiable:
@@ -57,6 +86,8 @@ for _row in ROWS.values():
     _fn = _call(_row)
     if getattr(_row.grad, "__name__", "") == "_zeros":  # a step: torch's grad is a ZeroTensor
         _fn = (lambda f: lambda m, x: f(m, x) * x)(_fn)
+    if _row.name == "threshold":
+        _fn = lambda m, x: m.nn.functional.threshold(x, 0.5, -1.0)  # noqa: E731
     if _row.name in ("igamma", "igammac"):  # no gradient wrt the first argument
         _shapes, _inputs = [(2, 3)], lambda rng: [rng.uniform(0.2, 3.0, (2, 3))]
         _fn = (lambda name: lambda m, x: getattr(m, name)(m.tensor(1.5, dtype=m.float64), x))(

@@ -372,3 +372,10 @@ def embedding(input, weight, padding_idx=None):
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
     return _embedding(idx, weight, padding_idx)
+
+
+# -- issue 10: elementwise activations from the op table (ops/activation_table.py) --
+from ..ops.activation_table import FUNCTIONAL as _ACTIVATIONS  # noqa: E402
+
+globals().update(_ACTIVATIONS)
+__all__ += sorted(_ACTIVATIONS)
