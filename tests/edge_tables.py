@@ -112,6 +112,16 @@ def rows(E, U, B):
         E("clamp_min_", lambda m, x: (x * 1.0).clamp_min_(0.5), [()], U),
         E("clamp_max_", lambda m, x: (x * 1.0).clamp_max_(0.5), [()], U),
         E("positive", lambda m, x: m.positive(x) * 2.0, [()], U),
+        E("rsub", lambda m, a, b: m.rsub(a, b, alpha=2.0), pair, B),
+        E("frexp", lambda m, x: m.frexp(x), [()], U),
+        E("addcmul", lambda m, a, b: m.addcmul(a, b, a, value=0.5), pair, B),
+        E("addcdiv", lambda m, a, b: m.addcdiv(a, b, b), pair, B, domain=POS),
+        E("addcmul_", lambda m, a, b: (a * 1.0).addcmul_(b, b), pair, [[(0, 3), (3,)]]),
+        E("addcdiv_", lambda m, a, b: (a * 1.0).addcdiv_(b, b), pair, [[(0, 3), (3,)]], domain=POS),
+        *[
+            E(n, (lambda n: lambda m, x: getattr(m, n)(x) * 2.0)(n), [()], U)
+            for n in ("real", "conj", "conj_physical", "resolve_conj", "resolve_neg")
+        ],
         E("isclose", lambda m, a, b: m.isclose(a, b, atol=0.5), pair, B),
         E("allclose", lambda m, a, b: m.tensor(m.allclose(a, b, atol=0.5)), pair, B),
         E("equal", lambda m, a, b: m.tensor(m.equal(a, a * 1.0)), pair, B),

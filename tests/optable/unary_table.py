@@ -197,4 +197,29 @@ CASES += [
         **TOL,
     ),
     OpCase("positive", lambda m, x: m.positive(x) * 2.0, [(2, 3)], **TOL),
+    OpCase("rsub", lambda m, a, b: m.rsub(a, b, alpha=2.0), [(2, 3), (3,)], **TOL),
+    OpCase("rsub", lambda m, a: m.rsub(a, 1.5), [(3,)], name="scalar", **TOL),
+    OpCase("frexp", lambda m, x: m.frexp(x)[0], [(2, 3)], domain=(0.3, 0.45), **TOL),
+    OpCase(
+        "addcmul", lambda m, a, b, c: m.addcmul(a, b, c, value=0.5), [(2, 3), (3,), (2, 1)], **TOL
+    ),
+    OpCase("addcmul_", lambda m, a, b, c: (a * 1.0).addcmul_(b, c), [(2, 3), (3,), (2, 1)], **TOL),
+    OpCase(
+        "addcdiv",
+        lambda m, a, b, c: m.addcdiv(a, b, c, value=2),
+        [(2, 3), (3,), (2, 1)],
+        domain=[(-2, 2), (-2, 2), (0.5, 2)],
+        **TOL,
+    ),
+    OpCase(
+        "addcdiv_",
+        lambda m, a, b, c: (a * 1.0).addcdiv_(b, c),
+        [(2, 3), (3,), (2, 1)],
+        domain=[(-2, 2), (-2, 2), (0.5, 2)],
+        **TOL,
+    ),
+    *[
+        OpCase(_n, (lambda n: lambda m, x: getattr(m, n)(x) * 2.0)(_n), [(2, 3)], **TOL)
+        for _n in ("real", "conj", "conj_physical", "resolve_conj", "resolve_neg")
+    ],
 ]

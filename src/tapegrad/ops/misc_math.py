@@ -243,7 +243,81 @@ def equal(input, other):
     return a._data.shape == b._data.shape and bool(np.array_equal(a._data, b._data))
 
 
+@register("rsub")
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input`` (``sub`` with the operands swapped)."""
+    if isinstance(other, Tensor):
+        return other.sub(input, alpha=alpha)
+    return input * -alpha + other
+
+
+@register("frexp")
+def frexp(input):
+    """``(mantissa, exponent)`` with ``input = mantissa · 2**exponent``, |mantissa| in
+    [0.5, 1); exponent is int32.  d(mantissa)/dx = 2**−exponent.
+
+    Raises:
+        RuntimeError: for integer tensors (as PyTorch).
+    """
+    x = as_tensor(input, "frexp")
+    if x._data.dtype.kind != "f":
+        raise RuntimeError(
+            f"frexp: only supports floating-point dtypes, got a tensor of dtype {x._data.dtype}"
+        )
+    mantissa, exponent = np.frexp(x._data)
+    scale = np.ldexp(np.ones_like(x._data), -exponent)
+
+    def backward(g):
+        return (g * _mask(scale, g._data.dtype),)
+
+    out = make_result(mantissa, (x,), backward, "FrexpBackward")
+    return out, Tensor._wrap(exponent.astype(np.int32))
+
+
+def _identity(name, doc):
+    def op(input):
+        return input
+
+    op.__name__ = name
+    op.__doc__ = doc
+    return register(name)(op)
+
+
+real = _identity("real", "The real part: for a real tensor, the tensor itself (as PyTorch).")
+conj = _identity("conj", "The complex conjugate: for a real tensor, the tensor itself.")
+conj_physical = _identity("conj_physical", "``conj`` materialized: a real tensor itself.")
+resolve_conj = _identity("resolve_conj", "Materializes a lazy conjugate: a real tensor itself.")
+resolve_neg = _identity("resolve_neg", "Materializes a lazy negation: a real tensor itself.")
+
+
+@register("addcmul")
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value · tensor1 · tensor2``, broadcasting (composed of mul and add)."""
+    return input + (tensor1 * tensor2 if value == 1 else value * tensor1 * tensor2)
+
+
+@register("addcdiv")
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value · tensor1 / tensor2``, broadcasting (composed of div and add).
+
+    Raises:
+        RuntimeError: when both tensors are integer (as PyTorch: use true division).
+    """
+    t1, t2 = as_tensor(tensor1, "addcdiv"), as_tensor(tensor2, "addcdiv")
+    if t1._data.dtype.kind in "iub" and t2._data.dtype.kind in "iub":
+        raise RuntimeError(
+            "addcdiv: integer division of tensors using addcdiv is no longer supported; "
+            "divide tensor1 by tensor2 with a true division instead"
+        )
+    return input + (t1 / t2 if value == 1 else value * t1 / t2)
+
+
+Tensor.__rdiv__ = Tensor.__rtruediv__
+
+
 for _name, _fn in (
+    ("addcmul", addcmul),
+    ("addcdiv", addcdiv),
     ("nan_to_num", nan_to_num),
     ("lerp", lerp),
     ("float_power", float_power),
