@@ -230,3 +230,15 @@ def test_positive_is_identity():
     assert tg.positive(x) is x
     with pytest.raises(TypeError):
         tg.positive(tg.tensor([True]))
+
+
+def test_nodes_keep_only_what_the_rule_reads():
+    """Row.uses: exp2's rule reads its output only, asin's its input only (one array each)."""
+    from tapegrad.autograd.memory import saved_bytes  # noqa: PLC0415
+
+    w = tg.randn(1000, requires_grad=True)
+    x = w * 0.5  # a non-leaf: its buffer counts when a Node keeps it
+    assert saved_bytes(x) == 0  # mul by a number saves nothing
+    assert saved_bytes(x.exp2()) == 4000  # the output, not x
+    assert saved_bytes(x.asin()) == 4000  # x, not the output
+    assert saved_bytes(tg.special.erfcx(x)) == 8000  # both

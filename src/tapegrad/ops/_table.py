@@ -63,6 +63,8 @@ class Unary:
         check: ``check(*dtypes)`` raises for inputs PyTorch refuses (``trunc`` of bool).
         params: ``((name, default), ...)``: keyword parameters (``alpha`` of ``elu``) that the
             op accepts after the input and passes on to ``kernel`` and ``grad``.
+        uses: what ``grad`` reads, so the Node keeps only that alive: ``"x"`` (the input;
+            ``o`` is None), ``"out"`` (the output; ``x`` is None) or ``"both"``.
     """
 
     name: str
@@ -79,6 +81,7 @@ class Unary:
     notes: str = ""
     check: Callable | None = None
     params: tuple = ()
+    uses: str = "x"
 
     @property
     def differentiable(self) -> bool:
@@ -150,7 +153,7 @@ def make_unary(row: Unary) -> Callable:
     node = _node_name(name)
     rule = _not_implemented(name) if grad is NOT_IMPLEMENTED else None
 
-    check = row.check
+    check, uses = row.check, row.uses
     if row.params:
         return _make_unary_with_params(row, node, rule)
 
@@ -169,16 +172,33 @@ def make_unary(row: Unary) -> Callable:
             return Tensor._wrap(out)
         if rule is not None:
             return make_result(out, (x,), rule, node)
-
-        def backward(g, o):
-            return (grad(g, x, o),)
-
-        return make_result(out, (x,), backward, node, saved=(x,), save_output=True)
+        return _record(out, x, grad, node, uses, {})
 
     op.__name__ = name
     op.__qualname__ = name
     op.__doc__ = _doc(row)
     return op
+
+
+def _record(out, x, grad, node, uses, kw):
+    """make_result with a closure that captures only what ``grad`` reads (row.uses)."""
+    if uses == "x":
+
+        def backward_x(g):
+            return (grad(g, x, None, **kw),)
+
+        return make_result(out, (x,), backward_x, node, saved=(x,))
+    if uses == "out":
+
+        def backward_out(g, o):
+            return (grad(g, None, o, **kw),)
+
+        return make_result(out, (x,), backward_out, node, save_output=True)
+
+    def backward(g, o):
+        return (grad(g, x, o, **kw),)
+
+    return make_result(out, (x,), backward, node, saved=(x,), save_output=True)
 
 
 def _bind(row, args, kwargs) -> dict:
@@ -211,11 +231,7 @@ def _make_unary_with_params(row, node, rule):
             return Tensor._wrap(out)
         if rule is not None:
             return make_result(out, (x,), rule, node)
-
-        def backward(g, o):
-            return (grad(g, x, o, **kw),)
-
-        return make_result(out, (x,), backward, node, saved=(x,), save_output=True)
+        return _record(out, x, grad, node, row.uses, kw)
 
     op.__name__ = name
     op.__qualname__ = name

@@ -130,12 +130,12 @@ UNARY = [
     ),
     Unary("deg2rad", np.deg2rad, lambda g, x, o: g * (_PI / 180.0)),
     Unary("rad2deg", np.rad2deg, lambda g, x, o: g * (180.0 / _PI)),
-    Unary("sinc", _sinc, _sinc_grad, special="sinc", notes="sin(πx)/(πx), 1 at 0."),
+    Unary("sinc", _sinc, _sinc_grad, special="sinc", notes="sin(πx)/(πx), 1 at 0.", uses="both"),
     # -- exponentials and logarithms --
-    Unary("exp2", np.exp2, lambda g, x, o: g * o * _LN2, special="exp2"),
+    Unary("exp2", np.exp2, lambda g, x, o: g * o * _LN2, special="exp2", uses="out"),
     Unary("log2", np.log2, lambda g, x, o: g / (x * _LN2), domain=(0.2, 3.0)),
     Unary("log10", np.log10, lambda g, x, o: g / (x * _LN10), domain=(0.2, 3.0)),
-    Unary("reciprocal", np.reciprocal, lambda g, x, o: -g * o * o, domain=(0.5, 2.0)),
+    Unary("reciprocal", np.reciprocal, lambda g, x, o: -g * o * o, domain=(0.5, 2.0), uses="out"),
     Unary("square", _square, lambda g, x, o: g * x * 2.0, kind="same"),
     # -- error and gamma functions --
     Unary(
@@ -147,6 +147,7 @@ UNARY = [
         lambda g, x, o: g * (o * o).exp() * _SQRT_PI_OVER_2,
         domain=(-0.9, 0.9),
         special="erfinv",
+        uses="out",
     ),
     Unary(
         "lgamma",
@@ -189,10 +190,27 @@ UNARY = [
         function=False,
         inplace=False,
         special="i0e",
+        uses="both",
     ),
-    Unary("special_i1", sc.i1, _i1_grad, method=False, function=False, inplace=False, special="i1"),
     Unary(
-        "special_i1e", sc.i1e, _i1e_grad, method=False, function=False, inplace=False, special="i1e"
+        "special_i1",
+        sc.i1,
+        _i1_grad,
+        method=False,
+        function=False,
+        inplace=False,
+        special="i1",
+        uses="both",
+    ),
+    Unary(
+        "special_i1e",
+        sc.i1e,
+        _i1e_grad,
+        method=False,
+        function=False,
+        inplace=False,
+        special="i1e",
+        uses="both",
     ),
     Unary(
         "special_erfcx",
@@ -202,6 +220,7 @@ UNARY = [
         function=False,
         inplace=False,
         special="erfcx",
+        uses="both",
     ),
     Unary(
         "special_ndtr",
@@ -221,6 +240,7 @@ UNARY = [
         function=False,
         inplace=False,
         special="ndtri",
+        uses="out",
     ),
     Unary(
         "special_log_ndtr",
@@ -231,6 +251,7 @@ UNARY = [
         function=False,
         inplace=False,
         special="log_ndtr",
+        uses="both",
     ),
     Unary(
         "special_entr",
