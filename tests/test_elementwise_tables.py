@@ -242,3 +242,12 @@ def test_nodes_keep_only_what_the_rule_reads():
     assert saved_bytes(x.exp2()) == 4000  # the output, not x
     assert saved_bytes(x.asin()) == 4000  # x, not the output
     assert saved_bytes(tg.special.erfcx(x)) == 8000  # both
+
+
+def test_float_power_inplace_needs_float64(torch_mod):
+    with pytest.raises(RuntimeError):
+        torch_mod.tensor([2.0]).float_power_(2)
+    with pytest.raises(RuntimeError, match="float_power_.*float32"):
+        tg.tensor([2.0]).float_power_(2)
+    x = tg.tensor([2.0], dtype=tg.float64)
+    assert x.float_power_(3).tolist() == [8.0]

@@ -320,7 +320,6 @@ for _name, _fn in (
     ("addcdiv", addcdiv),
     ("nan_to_num", nan_to_num),
     ("lerp", lerp),
-    ("float_power", float_power),
     ("ldexp", ldexp),
     ("clamp_min", clamp_min),
     ("clamp_max", clamp_max),
@@ -328,6 +327,20 @@ for _name, _fn in (
     ("mvlgamma", mvlgamma),
 ):
     register(f"{_name}_", inplace=True)(_table.make_inplace(_name, _fn))
+
+
+_float_power_inplace = _table.make_inplace("float_power", float_power)
+
+
+@register("float_power_", inplace=True)
+def float_power_(self, exponent):
+    """In-place ``float_power``: self must be float64 (the result's dtype), as in PyTorch."""
+    if self._data.dtype != np.float64:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {self._data.dtype} but the operation's "
+            "result requires dtype float64"
+        )
+    return _float_power_inplace(self, exponent)
 
 
 def _polygamma_(self, n):
