@@ -451,6 +451,10 @@ ROWS = [
     E("flip", lambda m, x: x.flip((0, -1)), None, [[(0, 3)], [(2, 0, 3)]], name="dims"),
 ]
 
+from .edge_issue10b import rows as _issue10b_rows  # noqa: E402
+
+ROWS += _issue10b_rows(E, X, B, U, DIV)
+
 # Every op has both variants, so nothing is excluded; where PyTorch rejects 0-d or empty
 # input (matrix ops on 0-d, a reduction with no identity over an empty dim) the row is an
 # X variant that checks tapegrad's error instead.
