@@ -525,7 +525,7 @@ def test_matches_torch(row, kind, variant, torch_mod):
             continue
         assert g is not None, f"input {i}: no gradient; torch gives one of shape {tuple(w.shape)}"
         assert g.shape == arrays[i].shape and g._data.dtype == np.float64
-        np.testing.assert_allclose(g._data, w.numpy(), rtol=1e-6, atol=1e-12)
+        np.testing.assert_allclose(g._data, w.detach().numpy(), rtol=1e-6, atol=1e-12)
 
 
 ACCEPTED = [(row, kind, v) for row, kind, v in VARIANTS if not isinstance(v, X)]

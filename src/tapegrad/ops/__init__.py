@@ -2,6 +2,9 @@
 
 from . import arithmetic, elementwise, indexing, inplace, joining, linalg, reduction, shape  # noqa: F401
 from . import activation, clamp, einsum, extrema, norm, scan, softmax, solve, statistics  # noqa: F401
+
+# -- issue 10 (second half): new families, one file each --
+from . import reduce_more, sorting  # noqa: F401
 from ._registry import OPS
 
 __all__ = ["OPS"]

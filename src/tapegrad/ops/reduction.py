@@ -27,11 +27,15 @@ def _expand_back(g, in_shape, dims, keepdim):
 
 
 @register("sum")
-def sum(input, dim=None, keepdim=False, *, dtype=None):
+def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
     """Sum over ``dim`` (all dimensions when None).
 
     Integer and bool inputs are summed as int64, as PyTorch does.
     """
+    if axis is not None:  # NumPy-style aliases, which PyTorch accepts too
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     data = input._data
     dims = normalize_dims(dim, data.ndim, "sum")
     if dtype is not None:
@@ -51,8 +55,12 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 @register("mean")
-def mean(input, dim=None, keepdim=False, *, dtype=None):
+def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
     """Mean over ``dim`` (all dimensions when None); NaN for an empty reduction."""
+    if axis is not None:  # NumPy-style aliases, which PyTorch accepts too
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     data = input._data
     if data.dtype.kind not in "fc" and dtype is None:
         raise RuntimeError(
