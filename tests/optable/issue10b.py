@@ -144,3 +144,100 @@ CASES += [
         "logcumsumexp", lambda m, x: x.logcumsumexp(0), [(3, 5)], name="large", domain=(20.0, 40.0)
     ),
 ]
+
+# -- triangles, diagonals, shape ops ------------------------------------------------------
+
+
+def _idx(m, values):
+    return m.tensor(values, dtype=m.int64)
+
+
+CASES += [
+    OpCase("tril", lambda m, x: m.tril(x), [(3, 4)]),
+    OpCase("tril", lambda m, x: x.tril(-1), [(2, 3, 4)], name="batch-offset"),
+    OpCase("triu", lambda m, x: x.triu(1), [(4, 3)]),
+    OpCase("diagonal", lambda m, x: x.diagonal(), [(3, 4)]),
+    OpCase("diagonal", lambda m, x: m.diagonal(x, -1, 2, 0), [(3, 2, 4)], name="dims"),
+    OpCase("diag_embed", lambda m, x: m.diag_embed(x), [(2, 3)]),
+    OpCase("diag_embed", lambda m, x: m.diag_embed(x, 1, 0, 2), [(2, 3)], name="offset"),
+    OpCase("diag", lambda m, x: m.diag(x, -1), [(3,)]),
+    OpCase("diag", lambda m, x: x.diag(1), [(3, 4)], name="matrix"),
+    OpCase("diagflat", lambda m, x: m.diagflat(x), [(2, 2)]),
+    OpCase("trace", lambda m, x: m.trace(x), [(3, 4)]),
+    OpCase("t", lambda m, x: x.t(), [(3, 4)]),
+    OpCase("ravel", lambda m, x: x.ravel(), [(2, 3)]),
+    OpCase("swapaxes", lambda m, x: x.swapaxes(0, 2), [(2, 3, 4)]),
+    OpCase("swapdims", lambda m, x: m.swapdims(x, -1, 0), [(2, 3)]),
+    OpCase("select", lambda m, x: x.select(1, -1), [(2, 3, 4)]),
+    OpCase("narrow_copy", lambda m, x: m.narrow_copy(x, 1, 1, 2), [(2, 3)]),
+    OpCase("unbind", lambda m, x: m.unbind(x, 1), [(2, 3)]),
+    OpCase("atleast_1d", lambda m, x: m.atleast_1d(x), [()]),
+    OpCase("atleast_2d", lambda m, x, y: m.atleast_2d(x, y), [(3,), (2, 3)]),
+    OpCase("atleast_3d", lambda m, x: m.atleast_3d(x), [(3,)]),
+    OpCase("hstack", lambda m, x, y: m.hstack([x, y]), [(2, 3), (2, 1)]),
+    OpCase("vstack", lambda m, x, y: m.vstack([x, y]), [(3,), (2, 3)]),
+    OpCase("row_stack", lambda m, x, y: m.row_stack((x, y)), [(3,), (3,)]),
+    OpCase("dstack", lambda m, x, y: m.dstack([x, y]), [(2, 3), (2, 3)]),
+    OpCase("column_stack", lambda m, x, y: m.column_stack([x, y]), [(3,), (3, 2)]),
+    OpCase("tensor_split", lambda m, x: m.tensor_split(x, 3, 1), [(2, 7)]),
+    OpCase("tensor_split", lambda m, x: x.tensor_split([1, 4], dim=1), [(2, 7)], name="indices"),
+    OpCase("hsplit", lambda m, x: m.hsplit(x, 2), [(2, 4)]),
+    OpCase("vsplit", lambda m, x: m.vsplit(x, [1]), [(3, 2)]),
+    OpCase("dsplit", lambda m, x: m.dsplit(x, 2), [(1, 2, 4)]),
+    OpCase("rot90", lambda m, x: m.rot90(x), [(2, 3)]),
+    OpCase("rot90", lambda m, x: x.rot90(-1, (2, 0)), [(2, 3, 4)], name="dims"),
+    OpCase("fliplr", lambda m, x: m.fliplr(x), [(2, 3)]),
+    OpCase("flipud", lambda m, x: m.flipud(x), [(2, 3)]),
+    OpCase("view_as", lambda m, x, y: x.view_as(y), [(2, 3), (3, 2)]),
+    OpCase("reshape_as", lambda m, x, y: x.reshape_as(y), [(2, 3), (6,)]),
+    OpCase("expand_as", lambda m, x, y: x.expand_as(y), [(3,), (2, 3)]),
+    OpCase("unfold", lambda m, x: x.unfold(1, 3, 2), [(2, 7)]),
+    OpCase("repeat_interleave", lambda m, x: x.repeat_interleave(2), [(2, 3)]),
+    OpCase(
+        "repeat_interleave",
+        lambda m, x: m.repeat_interleave(x, _idx(m, [1, 0, 3]), dim=1),
+        [(2, 3)],
+        name="counts",
+    ),
+    OpCase("kron", lambda m, x, y: m.kron(x, y), [(2, 3), (2, 2)]),
+    OpCase("meshgrid", lambda m, x, y: m.meshgrid(x, y, indexing="xy"), [(3,), (2,)]),
+    OpCase("cartesian_prod", lambda m, x, y: m.cartesian_prod(x, y), [(3,), (2,)]),
+    OpCase("block_diag", lambda m, x, y: m.block_diag(x, y), [(2, 3), (2,)]),
+    # -- products ---------------------------------------------------------------------------
+    OpCase("mm", lambda m, x, y: m.mm(x, y), [(3, 4), (4, 2)]),
+    OpCase("bmm", lambda m, x, y: x.bmm(y), [(2, 3, 4), (2, 4, 2)]),
+    OpCase("mv", lambda m, x, y: m.mv(x, y), [(3, 4), (4,)]),
+    OpCase("dot", lambda m, x, y: m.dot(x, y), [(4,), (4,)]),
+    OpCase("vdot", lambda m, x, y: m.vdot(x, y), [(4,), (4,)]),
+    OpCase("inner", lambda m, x, y: m.inner(x, y), [(2, 4), (3, 4)]),
+    OpCase(
+        "tensordot", lambda m, x, y: m.tensordot(x, y, ([1, 2], [1, 0])), [(2, 3, 4), (4, 3, 2)]
+    ),
+    OpCase(
+        "addmm", lambda m, x, a, b: m.addmm(x, a, b, beta=0.5, alpha=2), [(3, 2), (3, 4), (4, 2)]
+    ),
+    OpCase("addmv", lambda m, x, a, b: m.addmv(x, a, b), [(3,), (3, 4), (4,)]),
+    OpCase("addr", lambda m, x, a, b: m.addr(x, a, b, alpha=-1), [(3, 4), (3,), (4,)]),
+    OpCase("addbmm", lambda m, x, a, b: m.addbmm(x, a, b), [(3, 2), (2, 3, 4), (2, 4, 2)]),
+    OpCase(
+        "baddbmm", lambda m, x, a, b: m.baddbmm(x, a, b, beta=0), [(2, 3, 2), (2, 3, 4), (2, 4, 2)]
+    ),
+    OpCase("chain_matmul", lambda m, a, b, c: m.chain_matmul(a, b, c), [(2, 3), (3, 4), (4, 2)]),
+    OpCase("cross", lambda m, x, y: m.cross(x, y, dim=1), [(4, 3), (4, 3)]),
+    OpCase("matrix_power", lambda m, x: m.matrix_power(x, 3), [(2, 3, 3)]),
+    OpCase(
+        "matrix_power",
+        lambda m, x: m.linalg.matrix_power(x, -2),
+        [(3, 3)],
+        name="inverse",
+        inputs=lambda rng: [rng.uniform(-0.5, 0.5, (3, 3)) + 2 * np.eye(3)],
+    ),
+    OpCase("cdist", lambda m, x, y: m.cdist(x, y), [(5, 3), (4, 3)]),
+    OpCase(
+        "cdist",
+        lambda m, x, y: m.cdist(x, y, p=1.0),
+        [(2, 3, 2), (2, 4, 2)],
+        name="p1",
+        gradgrad=False,
+    ),
+]
