@@ -84,6 +84,49 @@ def rows(E, X, B, U, DIV):
             [(), ()],
             [[(2, 0), (2, 2)], [(0, 2), (1,)]],  # (torch: wrong gradient after a 1-D empty block)
         ),
+        # -- index ops --
+        E(
+            "index_add",
+            lambda m, x, s: x.index_add(0, m.zeros(0, dtype=m.int64), s),
+            X([(), ()]),
+            [[(0, 2), (0, 2)], [(2, 0), (0, 0)]],
+        ),
+        E(
+            "index_copy",
+            lambda m, x, s: x.index_copy(0, m.zeros(1, dtype=m.int64), s),
+            [(), (1,)],
+            [[(1, 0), (1, 0)]],
+        ),
+        E(
+            "index_fill",
+            lambda m, x: x.index_fill(0, m.zeros(1, dtype=m.int64), 2.0),
+            [()],
+            [[(1, 0)], [(2, 0)]],
+        ),
+        E(
+            "index_reduce",
+            lambda m, x, s: x.index_reduce(0, m.zeros(1, dtype=m.int64), s, "mean"),
+            [(), ()],
+            [[(1, 0), (1, 0)]],
+        ),
+        E(
+            "index_put",
+            lambda m, x, v: x.index_put((m.zeros(0, dtype=m.int64),), v),
+            X([(), ()]),
+            [[(2,), (0,)], [(0, 2), (0, 2)]],
+        ),
+        E(
+            "scatter_reduce",
+            lambda m, x, s: x.scatter_reduce(0, m.zeros(0, dtype=m.int64), s, "amax"),
+            [(), ()],
+            [[(0,), (0,)], [(2,), (0,)]],
+        ),
+        E("masked_select", lambda m, x: x.masked_select(x > 0), [()], [[(0,)], [(2, 0)]]),
+        E("masked_scatter", lambda m, x, s: x.masked_scatter(x > 0, s), [(), (1,)], [[(0,), (0,)]]),
+        E("take", lambda m, x: x.take(m.zeros(0, dtype=m.int64)), [()], [[(0,)], [(2, 0)]]),
+        E("put", lambda m, x, s: x.put(m.zeros(0, dtype=m.int64), s), [(), (0,)], [[(0,), (0,)]]),
+        E("nonzero", lambda m, x: m.nonzero(x > 0), [()], [[(0,)], [(2, 0)]]),
+        E("argwhere", lambda m, x: m.argwhere(x > 0), [()], [[(0,)]]),
         # -- products --
         E("mm", lambda m, x, y: m.mm(x, y), X([(), ()]), [[(0, 3), (3, 2)], [(2, 0), (0, 3)]]),
         E(

@@ -241,3 +241,87 @@ CASES += [
         gradgrad=False,
     ),
 ]
+
+# -- index ops -------------------------------------------------------------------------------
+
+_SCAT = [[0, 1, 0, 2], [2, 2, 0, 1]]
+CASES += [
+    OpCase(
+        "index_add", lambda m, x, s: x.index_add(1, _idx(m, [0, 2]), s, alpha=2), [(3, 4), (3, 2)]
+    ),
+    OpCase(
+        "index_add",
+        lambda m, x, s: m.index_add(x, 0, _idx(m, [1, 1]), s),
+        [(3, 4), (2, 4)],
+        name="repeat",
+    ),
+    OpCase("index_copy", lambda m, x, s: x.index_copy(1, _idx(m, [3, 0]), s), [(3, 4), (3, 2)]),
+    OpCase("index_fill", lambda m, x: x.index_fill(1, _idx(m, [0, 2]), -1.5), [(3, 4)]),
+    OpCase(
+        "index_fill", lambda m, x, v: x.index_fill(0, _idx(m, [1]), v), [(3, 4), ()], name="tensor"
+    ),
+    OpCase(
+        "index_put",
+        lambda m, x, v: x.index_put((_idx(m, [0, 0, 2]), _idx(m, [1, 1, 3])), v, accumulate=True),
+        [(3, 4), (3,)],
+    ),
+    OpCase(
+        "index_put", lambda m, x, v: x.index_put((_idx(m, [0, 2]),), v), [(3, 4), (4,)], name="rows"
+    ),
+    OpCase(
+        "scatter_reduce",
+        lambda m, x, s: x.scatter_reduce(0, _idx(m, _SCAT), s, "sum"),
+        [(3, 4), (2, 4)],
+    ),
+    OpCase(
+        "scatter_reduce",
+        lambda m, x, s: x.scatter_reduce(0, _idx(m, _SCAT), s, "mean", include_self=False),
+        [(3, 4), (2, 4)],
+        name="mean",
+    ),
+    OpCase(
+        "scatter_reduce",
+        lambda m, x, s: x.scatter_reduce(0, _idx(m, _SCAT), s, "amax"),
+        [(3, 4), (2, 4)],
+        name="amax",
+        inputs=_distinct((3, 4), (2, 4)),
+    ),
+    OpCase(
+        "scatter_reduce",
+        lambda m, x, s: m.scatter_reduce(x, 0, _idx(m, _SCAT), s, "amin", include_self=False),
+        [(3, 4), (2, 4)],
+        name="amin",
+        inputs=_distinct((3, 4), (2, 4)),
+    ),
+    OpCase(
+        "scatter_reduce",
+        lambda m, x, s: x.scatter_reduce(0, _idx(m, _SCAT), s, "prod"),
+        [(3, 4), (2, 4)],
+        name="prod",
+        domain=(0.5, 1.5),
+    ),
+    OpCase(
+        "index_reduce",
+        lambda m, x, s: x.index_reduce(1, _idx(m, [0, 0]), s, "mean"),
+        [(3, 4), (3, 2)],
+    ),
+    OpCase(
+        "index_reduce",
+        lambda m, x, s: x.index_reduce(1, _idx(m, [0, 3]), s, "amax", include_self=False),
+        [(3, 4), (3, 2)],
+        name="amax",
+        inputs=_distinct((3, 4), (3, 2)),
+    ),
+    OpCase("masked_select", lambda m, x: x.masked_select(x > 0), [(3, 4)]),
+    OpCase("masked_scatter", lambda m, x, s: x.masked_scatter(x > 0, s), [(3, 4), (12,)]),
+    OpCase("take", lambda m, x: x.take(_idx(m, [[0, 5], [11, -1]])), [(3, 4)]),
+    OpCase("put", lambda m, x, s: x.put(_idx(m, [0, 0, 5]), s, accumulate=True), [(3, 4), (3,)]),
+    OpCase("put", lambda m, x, s: x.put(_idx(m, [1, 5, -1]), s), [(3, 4), (3,)], name="write"),
+    OpCase(
+        "scatter",
+        lambda m, x, s: x.scatter(0, _idx(m, _SCAT), s, reduce="add"),
+        [(3, 4), (2, 4)],
+        name="reduce-add",
+        torch=False,  # torch: "derivative for aten::scatter is not implemented"
+    ),
+]

@@ -512,9 +512,10 @@ def _scatter(input, dim, index, src, reduce_add, op):
 
 
 @register("scatter")
-def scatter(input, dim, index, src=None, *, value=None):
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """A copy of ``input`` with ``src`` (or the scalar ``value``) written at ``index`` along
-    ``dim``: ``out[index[i][j]][j] = src[i][j]`` for dim=0.
+    ``dim``: ``out[index[i][j]][j] = src[i][j]`` for dim=0. ``reduce='add'|'multiply'``
+    combines instead of writing (:func:`scatter_reduce` with 'sum'/'prod').
 
     d/dinput = g with zeros where written; d/dsrc = g gathered at index.
     """
@@ -522,6 +523,23 @@ def scatter(input, dim, index, src=None, *, value=None):
         if value is None:
             raise TypeError("scatter: pass src (a tensor) or value (a number)")
         src = value
+    if reduce is not None:
+        from .index_ops import scatter_reduce  # noqa: PLC0415 - index_ops builds on this file
+
+        modes = {"add": "sum", "multiply": "prod"}
+        if reduce not in modes:
+            raise RuntimeError(
+                f"scatter(): reduce argument must be 'add' or 'multiply', got {reduce!r}"
+            )
+        if not isinstance(src, Tensor):
+            src = Tensor._wrap(
+                np.full(
+                    np.shape(index._data if isinstance(index, Tensor) else index),
+                    src,
+                    input._data.dtype,
+                )
+            )
+        return scatter_reduce(input, dim, index, src, modes[reduce])
     return _scatter(input, dim, index, src, False, "scatter")
 
 
