@@ -127,6 +127,28 @@ def rows(E, X, B, U, DIV):
         E("put", lambda m, x, s: x.put(m.zeros(0, dtype=m.int64), s), [(), (0,)], [[(0,), (0,)]]),
         E("nonzero", lambda m, x: m.nonzero(x > 0), [()], [[(0,)], [(2, 0)]]),
         E("argwhere", lambda m, x: m.argwhere(x > 0), [()], [[(0,)]]),
+        # -- decompositions --
+        E(
+            "linalg_svd",
+            lambda m, x: m.linalg.svdvals(x),
+            X([()]),
+            [[(0, 3)], [(2, 0, 0)]],
+            names=("linalg.svd",),
+        ),
+        E(
+            "linalg_eigh",
+            lambda m, x: m.linalg.eigvalsh(x),
+            X([()]),
+            [[(0, 0)], [(2, 0, 0)]],
+            names=("linalg.eigh",),
+        ),
+        E(
+            "linalg_qr",
+            lambda m, x: m.linalg.qr(x).R,
+            X([()]),
+            [[(0, 0)], [(3, 0)]],
+            names=("linalg.qr",),
+        ),
         # -- products --
         E("mm", lambda m, x, y: m.mm(x, y), X([(), ()]), [[(0, 3), (3, 2)], [(2, 0), (0, 3)]]),
         E(

@@ -152,6 +152,10 @@ multiply = mul
 subtract = sub
 negative = neg
 
+# -- issue 10 (second half): functions that are not tensor ops --
+from .creation import logspace  # noqa: E402
+from .ops.tri import tril_indices, triu_indices  # noqa: E402
+
 # Note [Exported ops]
 # Every registered op with ``function=True`` is ``tapegrad.<name>`` as in torch, so a new op
 # needs no line here. Names bound above (hand-picked aliases, namespaces) take precedence.

@@ -5,6 +5,24 @@
 tensor(6.)
 """
 
+from .ops.decomp import (  # noqa: E402
+    cholesky_ex,
+    eigh,
+    eigvalsh,
+    inv_ex,
+    lstsq,
+    lu,
+    lu_factor,
+    lu_solve,
+    matrix_rank,
+    pinv,
+    qr,
+    svd,
+    svdvals,
+    tensorinv,
+    tensorsolve,
+    vander,
+)
 from .ops.linalg import matmul
 from .ops.norm import linalg_norm as norm
 from .ops.norm import matrix_norm, vector_norm
@@ -30,6 +48,22 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 
 __all__ = [
+    "cholesky_ex",
+    "eigh",
+    "eigvalsh",
+    "inv_ex",
+    "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_solve",
+    "matrix_rank",
+    "pinv",
+    "qr",
+    "svd",
+    "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
     "cross",
     "diagonal",
     "matrix_power",

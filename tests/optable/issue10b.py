@@ -325,3 +325,42 @@ CASES += [
         torch=False,  # torch: "derivative for aten::scatter is not implemented"
     ),
 ]
+
+# -- tg.linalg decompositions (functions of the factors that do not depend on their signs) --
+
+
+def _usv(m, x):
+    U, S, Vh = m.linalg.svd(x, full_matrices=False)
+    return U @ m.diag_embed(S) @ Vh, U.abs(), Vh.abs(), S
+
+
+def _sym(x):
+    return x + x.mT
+
+
+def _eig(m, x):
+    L, V = m.linalg.eigh(_sym(x))
+    return L, V * V[..., :1, :].sign()
+
+
+CASES += [
+    OpCase("linalg_svd", _usv, [(4, 3)], name="tall"),
+    OpCase("linalg_svd", _usv, [(3, 5)], name="wide"),
+    OpCase("linalg_svd", _usv, [(2, 3, 3)], name="batch"),
+    OpCase("linalg_svd", lambda m, x: m.linalg.svdvals(x), [(4, 3)], name="svdvals"),
+    OpCase("linalg_svd", lambda m, x: m.linalg.matrix_norm(x, "nuc"), [(4, 3)], name="nuc"),
+    OpCase("linalg_svd", lambda m, x: m.linalg.matrix_norm(x, 2), [(3, 4)], name="norm2"),
+    OpCase("linalg_svd", lambda m, x: m.linalg.pinv(x), [(4, 3)], name="pinv"),
+    OpCase(
+        "linalg_svd",
+        lambda m, a, b: m.linalg.lstsq(a, b).solution,
+        [(5, 3), (5, 2)],
+        name="lstsq",
+    ),
+    OpCase("linalg_eigh", _eig, [(3, 3)]),
+    OpCase("linalg_eigh", _eig, [(2, 3, 3)], name="batch"),
+    OpCase("linalg_eigh", lambda m, x: m.linalg.eigvalsh(_sym(x)), [(4, 4)], name="eigvalsh"),
+    OpCase("linalg_qr", lambda m, x: m.linalg.qr(x), [(4, 3)]),
+    OpCase("linalg_qr", lambda m, x: m.linalg.qr(x, "complete"), [(3, 3)], name="square"),
+    OpCase("linalg_qr", lambda m, x: m.linalg.qr(x), [(2, 3, 3)], name="batch"),
+]

@@ -5,6 +5,7 @@ from . import activation, clamp, einsum, extrema, norm, scan, softmax, solve, st
 
 # -- issue 10 (second half): new families, one file each --
 from . import index_ops, products, reduce_more, shape_more, sorting, tri  # noqa: F401
+from . import decomp  # noqa: F401
 from ._registry import OPS
 
 __all__ = ["OPS"]
