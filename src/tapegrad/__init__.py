@@ -153,7 +153,8 @@ subtract = sub
 negative = neg
 
 # -- issue 10 (second half): functions that are not tensor ops --
-from .creation import logspace  # noqa: E402
+from .creation import logspace, randint_like, scalar_tensor  # noqa: E402
+from . import conversions as _conversions  # noqa: E402, F401 - Tensor.type, .half, new_*, ...
 from .ops.tri import tril_indices, triu_indices  # noqa: E402
 
 # Note [Exported ops]

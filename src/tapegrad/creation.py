@@ -168,7 +168,7 @@ def logspace(start, end, steps, base=10.0, dtype=None, requires_grad=False, devi
     return _finish(out, requires_grad)
 
 
-def eye(n, m=None, dtype=None, requires_grad=False, device="cpu") -> Tensor:
+def eye(n, m=None, *, dtype=None, requires_grad=False, device="cpu") -> Tensor:
     xp = _backend.namespace_for_device(device)
     return _finish(xp.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
@@ -224,8 +224,11 @@ def randn(*size, dtype=None, requires_grad=False, generator=None) -> Tensor:
     return _finish(data, requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None, generator=None) -> Tensor:
-    """Integers in [low, high) (or [0, low) when ``high`` is omitted), int64 by default."""
+def randint(low, high=None, size=(), dtype=None, generator=None, requires_grad=False) -> Tensor:
+    """Integers in [low, high) (or [0, low) when ``high`` is omitted), int64 by default;
+    ``randint(high, size)`` as PyTorch."""
+    if isinstance(high, (tuple, list)) and size == ():
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     dtype = _dtypes.to_dtype(dtype) or _dtypes.int64
@@ -243,3 +246,89 @@ def randn_like(input, dtype=None, requires_grad=False, generator=None) -> Tensor
     return randn(
         input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, generator=generator
     )
+
+
+# -- PyTorch's keywords for every creation function (issue 10) -------------------------------
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, requires_grad=False, generator=None):
+    """Integers in [low, high) (or [0, low)) with ``input``'s shape and (by default) dtype."""
+    if high is None:
+        low, high = 0, low
+    dtype = _dtypes.to_dtype(dtype) or input.dtype
+    data = _rng(generator).integers(low, high, size=input.shape).astype(dtype)
+    return _finish(data, requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, requires_grad=False, device="cpu", **_):
+    """A 0-d tensor holding ``s`` (the default float dtype unless ``dtype`` says otherwise)."""
+    return Tensor(s, dtype=_float_dtype(dtype), requires_grad=requires_grad, device=device)
+
+
+def _with_torch_keywords(fn):
+    """Accept PyTorch's creation keywords on ``fn``: ``size=`` for the shape, ``out=`` (the
+    result is written into that tensor and returned), ``device=`` (checked), and
+    ``layout``, ``pin_memory``, ``memory_format`` (accepted; NumPy has one layout)."""
+    import functools
+    import inspect
+
+    params = inspect.signature(fn).parameters
+    takes_device = "device" in params
+    takes_size_kw = "size" in params and params["size"].kind != inspect.Parameter.VAR_POSITIONAL
+
+    @functools.wraps(fn)
+    def wrapper(
+        *args, out=None, layout=None, pin_memory=False, memory_format=None, names=None, **kwargs
+    ):
+        if "size" in kwargs and not takes_size_kw:
+            args = (kwargs.pop("size"),) + args
+        if "device" in kwargs and not takes_device:
+            device = kwargs.pop("device")
+            if device is not None and str(device) not in ("cpu", "cpu:0"):
+                _backend.namespace_for_device(str(device))  # raises for an unknown device
+        elif kwargs.get("device") is not None:
+            kwargs["device"] = str(kwargs["device"])
+        if kwargs.get("requires_grad") and kwargs.get("dtype") is not None:
+            dtype = _dtypes.to_dtype(kwargs["dtype"])
+            if dtype.kind != "f":
+                raise RuntimeError(
+                    f"{fn.__name__}: only Tensors of floating point dtype can require "
+                    f"gradients, got dtype {dtype}"
+                )
+        result = fn(*args, **kwargs)
+        if out is not None:
+            if not isinstance(out, Tensor):
+                raise TypeError(f"{fn.__name__}(): argument 'out' must be Tensor")
+            out.data = result
+            return out
+        return result
+
+    return wrapper
+
+
+for _name in (
+    "tensor",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "arange",
+    "linspace",
+    "logspace",
+    "eye",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "rand",
+    "randn",
+    "randint",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "scalar_tensor",
+):
+    globals()[_name] = _with_torch_keywords(globals()[_name])
+del _name
+
+__all__ += ["randint_like", "scalar_tensor"]

@@ -376,15 +376,22 @@ class Tensor:
 
     # -- device and dtype ------------------------------------------------------------------
 
-    def to(self, *args, dtype=None, device=None, copy=False) -> Tensor:
+    def to(
+        self, *args, dtype=None, device=None, copy=False, non_blocking=False, memory_format=None
+    ) -> Tensor:
         """Return a tensor with the given dtype and/or device (self when nothing changes).
 
-        Accepts ``to(dtype)``, ``to(device)``, ``to(device, dtype)`` and keywords.
-        A dtype change is differentiable.
+        Accepts ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)`` and
+        keywords. A dtype change is differentiable. ``non_blocking`` and ``memory_format``
+        are accepted for PyTorch compatibility (NumPy arrays have no such choices here).
         """
         for arg in args:
-            if isinstance(arg, str):
+            if isinstance(arg, Tensor):
+                dtype, device = arg._data.dtype, arg.device
+            elif isinstance(arg, str):
                 device = arg
+            elif isinstance(arg, bool):  # to(dtype, non_blocking, copy) positionally
+                continue
             else:
                 dtype = arg
         result = self

@@ -453,8 +453,10 @@ def _cast(input, dtype):
 
 
 @register("clone")
-def clone(input):
-    """A copy that stays in the graph (gradient passes through unchanged)."""
+def clone(input, *, memory_format=None):
+    """A copy that stays in the graph (gradient passes through unchanged).
+
+    ``memory_format`` is accepted for PyTorch compatibility (the copy is C-ordered)."""
     out = input._data.copy()
 
     def backward(g):
