@@ -101,3 +101,26 @@ def test_matches_torch(name, torch_mod):
             assert g is None or not g.numpy().any()
         else:
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-7, atol=1e-9)
+
+
+MORE = {
+    "pinverse": ([r(4, 3)], lambda m, a: m.pinverse(a)),
+    "pinv-hermitian": ([r(3, 3)], lambda m, a: m.linalg.pinv(a + a.mT, hermitian=True)),
+    "lu_factor-wide": ([r(3, 5)], lambda m, a: m.linalg.lu_factor(a.detach())),
+    "lu_factor-tall": ([r(5, 3)], lambda m, a: m.linalg.lu_factor(a.detach())),
+    "take_along_dim-negative": (
+        [r(3, 4)],
+        lambda m, a: m.take_along_dim(a, _ix(m, [[-1], [0], [-4]]), 1),
+    ),
+    "masked_scatter-broadcast": (
+        [r(4), r(16)],
+        lambda m, a, s: a.masked_scatter(m.tensor([[True], [False], [True], [True]]) & (a > 0), s),
+    ),
+    "div-floor-grad": ([r(3), r(3)], lambda m, a, b: m.div(a, b, rounding_mode="floor") + a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_matches_torch(name, torch_mod):
+    CASES[name] = MORE[name]
+    test_matches_torch(name, torch_mod)

@@ -156,6 +156,7 @@ negative = neg
 from .creation import logspace, randint_like, scalar_tensor  # noqa: E402
 from . import conversions as _conversions  # noqa: E402, F401 - Tensor.type, .half, new_*, ...
 from .ops.tri import tril_indices, triu_indices  # noqa: E402
+from .ops.decomp import pinverse  # noqa: E402
 from . import fft  # noqa: E402 - tg.fft namespace
 
 # Note [Exported ops]

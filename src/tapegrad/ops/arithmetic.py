@@ -305,7 +305,7 @@ def _check_int_divisor(op, da, db):
 
 
 def _rounded_div(a, b, mode):
-    _, da, _, db = _operands(a, b, "div")
+    ta, da, tb, db = _operands(a, b, "div")
     if mode not in ("floor", "trunc"):
         raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got {mode!r}")
     _check_int_divisor("div", da, db)
@@ -324,10 +324,19 @@ def _rounded_div(a, b, mode):
         raise broadcast_error("div", np.shape(da), np.shape(db)) from None
     q = np.asanyarray(q)
     if _int_operands(da, db):
-        q = q.astype(np.result_type(da, db), copy=False)
-    else:
-        q = _dtypes.fix_float_result(q, _dtype(da), _dtype(db))
-    return Tensor._wrap(q)
+        return Tensor._wrap(q.astype(np.result_type(da, db), copy=False))
+    q = _dtypes.fix_float_result(q, _dtype(da), _dtype(db))
+    na = ta is not None and ta._rg
+    nb = tb is not None and tb._rg
+    if not (STATE.enabled and (na or nb)):
+        return Tensor._wrap(q)
+    ma, mb = _meta(ta, na), _meta(tb, nb)
+
+    def backward(g):  # piecewise constant: a zero gradient, as PyTorch's DivBackward
+        zero = g * 0.0
+        return (_fit(zero, ma) if na else None, _fit(zero, mb) if nb else None)
+
+    return make_result(q, (ta, tb), backward, "DivBackward")
 
 
 @register("floor_divide", operators=("__floordiv__",), differentiable=False)

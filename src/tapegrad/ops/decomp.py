@@ -229,10 +229,14 @@ def _default_rtol(data, S, rtol, atol):
     return rtol, (atol or 0.0)
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False):
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     """``tg.linalg.pinv``: the Moore-Penrose pseudo-inverse, V diag(1/S) Uᵀ over the singular
     values above ``max(atol, rtol·S_max)``."""
     A, data = _matrix(A, "linalg.pinv")
+    if rcond is not None:
+        rtol = rcond._data if isinstance(rcond, Tensor) else rcond
+    if hermitian:  # only the lower triangle is read, as PyTorch (through eigh)
+        A = tril(A) + _mT(tril(A, -1))
     m, n = data.shape[-2:]
     if m == 0 or n == 0:
         return _mT(A) * 0.0
@@ -322,16 +326,18 @@ def inv_ex(A, *, check_errors=False):
 
 def lu_factor(A, *, pivot=True):
     """``tg.linalg.lu_factor``: the packed LU factors and 1-based pivots (no gradient)."""
-    import scipy.linalg  # noqa: PLC0415
+    import scipy.linalg.lapack  # noqa: PLC0415
 
-    _, data = _square(A, "linalg.lu_factor")
+    _, data = _matrix(A, "linalg.lu_factor")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    getrf = scipy.linalg.lapack.get_lapack_funcs("getrf", (data,))
+    k = min(data.shape[-2:])
     lus = np.empty_like(data)
-    piv = np.empty(data.shape[:-1], np.int32)
-    for i in np.ndindex(data.shape[:-2]):
-        lus[i], p = scipy.linalg.lu_factor(data[i], check_finite=False)
-        piv[i] = p + 1
+    piv = np.empty(data.shape[:-2] + (k,), np.int32)
+    for i in np.ndindex(data.shape[:-2]):  # LAPACK's getrf, as PyTorch (any m x n)
+        lus[i], p, _ = getrf(data[i])
+        piv[i] = p[:k] + 1
     return LUFactorResult(Tensor._wrap(lus), Tensor._wrap(piv))
 
 
@@ -429,3 +435,11 @@ def _qr_method(self, some=True):
 
 Tensor.svd = _svd_method
 Tensor.qr = _qr_method
+
+
+def pinverse(input, rcond=1e-15):
+    """``torch.pinverse``: :func:`pinv` with PyTorch's older ``rcond`` default."""
+    return pinv(input, rcond)
+
+
+Tensor.pinverse = pinverse

@@ -313,7 +313,17 @@ def masked_select(input, mask):
 def masked_scatter(input, mask, source):
     """``input`` with the positions where ``mask`` is True filled, in order, with the first
     elements of ``source``."""
-    m = np.broadcast_to(_bool_mask(mask, "masked_scatter"), input._data.shape)
+    m = _bool_mask(mask, "masked_scatter")
+    try:
+        shape = np.broadcast_shapes(input._data.shape, m.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"masked_scatter: mask of shape {list(m.shape)} does not broadcast with the input "
+            f"of shape {list(input._data.shape)}"
+        ) from None
+    if shape != input._data.shape:
+        input = input.expand(shape)
+    m = np.broadcast_to(m, shape)
     n = int(m.sum())
     source = as_tensor(source, "masked_scatter")
     if source._data.size < n:

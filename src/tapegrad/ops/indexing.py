@@ -417,6 +417,13 @@ def gather(input, dim, index):
     return take_index(input, key, advanced, "GatherBackward", "gather")
 
 
+def _wrap_negative(idx, size):
+    """Indices in [-size, 0) count from the end, as in PyTorch's take_along_dim."""
+    if idx.size and idx.min() < 0:
+        idx = np.where((idx < 0) & (idx >= -size), idx + size, idx)
+    return idx
+
+
 @register("take_along_dim")
 def take_along_dim(input, indices, dim=None):
     """Pick values along ``dim`` with ``indices``, broadcasting the other dims (flattened
@@ -424,6 +431,7 @@ def take_along_dim(input, indices, dim=None):
     idx = _int_index(indices, "take_along_dim")
     if dim is None:
         flat = input.reshape(-1)
+        idx = _wrap_negative(idx, flat._data.shape[0])
         _check_range(idx, flat._data.shape[0], "take_along_dim", 0, input._data.shape)
         return take_index(flat, (idx.reshape(-1),), True, "TakeAlongDimBackward", "take_along_dim")
     data = input._data
@@ -442,6 +450,7 @@ def take_along_dim(input, indices, dim=None):
             f"take_along_dim: shapes {list(data.shape)} and {list(idx.shape)} cannot be "
             f"broadcast outside dim {d}"
         ) from None
+    idx = _wrap_negative(idx, data.shape[d])
     _check_range(idx, data.shape[d], "take_along_dim", d, data.shape)
     full = list(out_shape)
     full[d] = idx.shape[d]
