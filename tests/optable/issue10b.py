@@ -363,4 +363,6 @@ CASES += [
     OpCase("linalg_qr", lambda m, x: m.linalg.qr(x), [(4, 3)]),
     OpCase("linalg_qr", lambda m, x: m.linalg.qr(x, "complete"), [(3, 3)], name="square"),
     OpCase("linalg_qr", lambda m, x: m.linalg.qr(x), [(2, 3, 3)], name="batch"),
+    OpCase("linalg_qr", lambda m, x: m.linalg.qr(x), [(3, 5)], name="wide"),
+    OpCase("linalg_qr", lambda m, x: m.linalg.qr(x, "complete"), [(2, 2, 4)], name="wide-complete"),
 ]

@@ -191,7 +191,7 @@ def eigvalsh(A, UPLO="L"):
 @register("linalg_qr", method=False, function=False)
 def qr(A, mode="reduced"):
     """``A = Q R`` with orthonormal Q and upper-triangular R (``mode``: 'reduced',
-    'complete' or 'r'). Gradient for 'reduced' with m >= n (and square 'complete')."""
+    'complete' or 'r'). Gradient as PyTorch: not for 'r', nor for 'complete' of a tall A."""
     A, data = _matrix(A, "linalg.qr")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}'")
@@ -201,21 +201,35 @@ def qr(A, mode="reduced"):
         q = np.zeros(data.shape[:-2] + (0,), data.dtype)
 
     def backward(gQ, gR):
-        if mode == "r" or m < n or (mode == "complete" and m > n):
+        if mode == "r" or (mode == "complete" and m > n):
             raise RuntimeError(
                 "The derivative of linalg.qr depends on Q, which is not computed when mode='r'"
                 if mode == "r"
-                else f"linalg.qr: the derivative is not implemented for mode={mode!r} with "
-                f"shape {m}x{n} (it needs m >= n, and a square matrix for 'complete')"
+                else f"linalg.qr: the derivative is not implemented for mode='complete' with a "
+                f"tall {m}x{n} matrix (Q is not determined by A there)"
             )
         Q, R = qr(A, mode) if STATE.enabled else (const(q), const(r))
-        M = matmul(R, _mT(gR)) - matmul(_mT(gQ), Q)
-        low = tril(M, -1)
-        copyltu = low + _mT(low) + diag_embed(M.diagonal(0, -2, -1))
-        X = gQ + matmul(Q, copyltu)
-        return (_mT(solve_triangular(R, _mT(X), upper=True)),)
+        if m >= n:
+            return (_qr_backward_tall(Q, R, gQ, gR),)
+        # Wide A = [X | Y], R = [U | V] with X = Q U square (PyTorch's reduction):
+        # gX = the square rule with gQ + Y gVᵀ, gY = Q gV.
+        Y = A[..., :, m:]
+        gU, gV = gR[..., :, :m], gR[..., :, m:]
+        gX = _qr_backward_tall(Q, R[..., :, :m], gQ + matmul(Y, _mT(gV)), gU)
+        from .joining import cat  # noqa: PLC0415
+
+        return (cat([gX, matmul(Q, gV)], -1),)
 
     return QRResult(*make_results((q, r), (A,), backward, "LinalgQrBackward", saved=(A,)))
+
+
+def _qr_backward_tall(Q, R, gQ, gR):
+    """gA = [gQ + Q copyltu(M)] R⁻ᵀ with M = R gRᵀ − gQᵀ Q (A tall or square)."""
+    M = matmul(R, _mT(gR)) - matmul(_mT(gQ), Q)
+    low = tril(M, -1)
+    copyltu = low + _mT(low) + diag_embed(M.diagonal(0, -2, -1))
+    X = gQ + matmul(Q, copyltu)
+    return _mT(solve_triangular(R, _mT(X), upper=True))
 
 
 # -- built on the SVD --------------------------------------------------------------------------
