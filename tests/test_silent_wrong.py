@@ -181,3 +181,27 @@ def test_int_tensor_to_negative_int_power_raises_torchs_error():
         tg.tensor([1, 2]) ** tg.tensor([1, -1])
     assert (tg.tensor([1, 2]) ** 2).tolist() == [1, 4]
     assert (tg.tensor([1, 2]) ** -2.0).dtype == tg.float32
+
+
+def test_setitem_with_int_slice_list_uses_torch_layout(torch_mod):
+    """x[1, :, [0, 1, 2]] = v: a square selection, so NumPy's layout would silently
+    write v transposed."""
+    x = np.random.default_rng(0).standard_normal((2, 3, 3, 2))
+    for key in [(1, slice(None), [0, 1, 2]), (1, slice(None), [0, 2], 1), (Ellipsis, 1, [1, 0])]:
+        want = torch_mod.tensor(x)
+        v = np.random.default_rng(1).standard_normal(tuple(want[key].shape))
+        want[key] = torch_mod.tensor(v)
+        got = tg.tensor(x, dtype=tg.float64)
+        got[key] = tg.tensor(v, dtype=tg.float64)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    grads = []
+    for m in (tg, torch_mod):
+        xx = m.tensor(x, requires_grad=True)
+        vv = m.tensor(np.arange(6.0).reshape(3, 2), dtype=m.float64, requires_grad=True)
+        y = xx * 1.0
+        y[1, :, [0, 2], 1] = vv
+        w = m.tensor(np.cos(np.arange(36.0)).reshape(2, 3, 3, 2), dtype=m.float64)
+        (y * w).sum().backward()
+        grads.append((xx.grad.numpy(), vv.grad.numpy()))
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b)

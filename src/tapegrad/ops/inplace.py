@@ -29,7 +29,7 @@ from ..grad_mode import STATE
 from ..tensor import Tensor
 from . import arithmetic
 from ._registry import register
-from .indexing import index_put, normalize_key, take_index
+from .indexing import _torch_layout, index_put, normalize_key, take_index
 
 __all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_", "setitem"]
 
@@ -342,6 +342,8 @@ def setitem(self, key, value):
     d/dself = g with zeros at key; d/dvalue = g[key] summed back to value's shape.
     """
     key, advanced = normalize_key(key, "setitem", self._data.shape)
+    if advanced:
+        value = _to_numpy_layout(self, key, value)
 
     def fast(a):
         try:
@@ -356,3 +358,26 @@ def setitem(self, key, value):
         return index_put(old, key, advanced, _swap(value, self, old), out=self._data)
 
     _run(self, "setitem", (value,), graph, fast)
+
+
+def _to_numpy_layout(self, key, value):
+    """``value`` laid out as NumPy's ``a[key] = value`` expects it when PyTorch puts the
+    advanced-index dims elsewhere (Note [Ints in advanced keys], ops/indexing.py)."""
+    if not any(isinstance(k, int) for k in key) or not isinstance(value, (Tensor, np.ndarray)):
+        return value
+    selected = np.empty(self._data.shape, bool)[key].shape
+    moved = _torch_layout(key, self._data.ndim, len(selected))
+    if moved is None:
+        return value
+    src, dst = moved
+    torch_shape = (
+        np.empty(selected, bool)
+        .transpose(
+            [i for i in range(len(selected)) if i not in src][: dst[0]]
+            + list(src)
+            + [i for i in range(len(selected)) if i not in src][dst[0] :]
+        )
+        .shape
+    )
+    v = value if isinstance(value, Tensor) else Tensor._wrap(np.asarray(value))
+    return v.expand(torch_shape).movedim(dst, src)
