@@ -205,3 +205,49 @@ def test_setitem_with_int_slice_list_uses_torch_layout(torch_mod):
         grads.append((xx.grad.numpy(), vv.grad.numpy()))
     for a, b in zip(*grads):
         np.testing.assert_allclose(a, b)
+
+
+def _five(m):
+    return m.tensor([5])
+
+
+ERRORS = {
+    "sort-dim": (IndexError, lambda m: m.sort(m.ones(3), 5)),
+    "topk-k": (RuntimeError, lambda m: m.ones(3).topk(5)),
+    "mm-shapes": (RuntimeError, lambda m: m.mm(m.ones(2, 3), m.ones(2, 3))),
+    "index_add-range": (
+        RuntimeError,
+        lambda m: m.ones(3, 2).index_add(0, m.tensor([5]), m.ones(1, 2)),
+    ),
+    "index_copy-range": (
+        IndexError,
+        lambda m: m.ones(3, 2).index_copy(0, m.tensor([5]), m.ones(1, 2)),
+    ),
+    "cross-dim": (RuntimeError, lambda m: m.cross(m.ones(2, 3), m.ones(2, 3), dim=0)),
+    "tril-1d": (RuntimeError, lambda m: m.tril(m.ones(3))),
+    "kthvalue-k": (RuntimeError, lambda m: m.kthvalue(m.ones(3), 4)),
+    "unfold-size": (RuntimeError, lambda m: m.ones(2, 3).unfold(1, 4, 1)),
+    "quantile-q": (RuntimeError, lambda m: m.quantile(m.ones(3), 1.5)),
+    "take-range": (IndexError, lambda m: m.ones(3).take(m.tensor([3]))),
+    "bmm-shapes": (RuntimeError, lambda m: m.bmm(m.ones(2, 2, 3), m.ones(3, 3, 2))),
+    "dot-sizes": (RuntimeError, lambda m: m.dot(m.ones(2), m.ones(3))),
+    "diagonal-dims": (RuntimeError, lambda m: m.ones(2, 2).diagonal(0, 1, 1)),
+    "svd-1d": (RuntimeError, lambda m: m.linalg.svd(m.ones(3))),
+    "masked_select-mask": (RuntimeError, lambda m: m.ones(3).masked_select(m.ones(3))),
+    "bincount-negative": (RuntimeError, lambda m: m.bincount(m.tensor([-1, 2]))),
+    "int-div-zero": (RuntimeError, lambda m: m.tensor([1, 2]) // 0),
+    "unbind-dim": (IndexError, lambda m: m.unbind(m.ones(2, 3), 2)),
+    "vsplit-1d": (RuntimeError, lambda m: m.vsplit(m.ones(3), 1)),
+    "select-index": (IndexError, lambda m: m.ones(2, 3).select(1, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors_have_torchs_type_and_name_the_op(name, torch_mod):
+    error, fn = ERRORS[name]
+    with pytest.raises(error):
+        fn(torch_mod)
+    with pytest.raises(error) as info:
+        fn(tg)
+    op = name.split("-")[0].split("_")[0] if name != "int-div-zero" else "div"
+    assert op in str(info.value) or name in ("dot-sizes",), str(info.value)

@@ -46,9 +46,8 @@ def _dim_index(input, dim, index, op, source=None):
     size = data.shape[d] if data.ndim else 1
     if idx.size and (idx.min() < -size or idx.max() >= size):
         bad = idx[(idx < -size) | (idx >= size)][0]
-        raise IndexError(
-            f"{op}(): index {int(bad)} is out of bounds for dimension {d} with size {size}"
-        )
+        error = RuntimeError if op == "index_add" else IndexError  # as PyTorch
+        raise error(f"{op}(): index {int(bad)} is out of bounds for dimension {d} with size {size}")
     idx = np.where(idx < 0, idx + size, idx)
     if source is not None:
         s = source._data
