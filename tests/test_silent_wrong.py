@@ -251,3 +251,12 @@ def test_errors_have_torchs_type_and_name_the_op(name, torch_mod):
         fn(tg)
     op = name.split("-")[0].split("_")[0] if name != "int-div-zero" else "div"
     assert op in str(info.value) or name in ("dot-sizes",), str(info.value)
+
+
+def test_gather_with_an_empty_index_of_another_rank(torch_mod):
+    x = tg.arange(5.0, requires_grad=True)
+    y = tg.gather(x, 0, tg.zeros(2, 0, dtype=tg.int64))
+    want = torch_mod.gather(torch_mod.arange(5.0), 0, torch_mod.zeros(2, 0, dtype=torch_mod.int64))
+    assert y.shape == tuple(want.shape) == (2, 0)
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0] * 5

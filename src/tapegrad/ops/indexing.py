@@ -411,6 +411,9 @@ def gather(input, dim, index):
     d/dinput: scatter_add of g at the same positions.
     """
     idx = _int_index(index, "gather")
+    if idx.size == 0 and idx.ndim != input._data.ndim:  # PyTorch: an empty result, any rank
+        _check_dim(dim, max(input._data.ndim, 1), "gather")
+        return input.reshape(-1)[:0].reshape(idx.shape)
     key, advanced = _gather_key(input._data, dim, idx, "gather")
     if input._data.ndim == 0 and idx.ndim == 1:  # the result has the index's shape (1,)
         return take_index(input.reshape(1), (idx,), True, "GatherBackward", "gather")
