@@ -451,6 +451,11 @@ ROWS = [
     E("flip", lambda m, x: x.flip((0, -1)), None, [[(0, 3)], [(2, 0, 3)]], name="dims"),
 ]
 
+# -- issue 10: rows generated from the elementwise op tables (tests/edge_tables.py) --
+from .edge_tables import rows as _table_rows  # noqa: E402
+
+ROWS += _table_rows(E, U, B)
+
 # Every op has both variants, so nothing is excluded; where PyTorch rejects 0-d or empty
 # input (matrix ops on 0-d, a reduction with no identity over an empty dim) the row is an
 # X variant that checks tapegrad's error instead.

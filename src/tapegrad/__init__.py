@@ -141,6 +141,9 @@ from . import linalg  # noqa: E402 - tg.linalg namespace
 # -- graph cache (tapegrad.jit) --
 from . import jit  # noqa: E402
 
+# -- torch.special (issue 10) --
+from . import special  # noqa: E402
+
 # -- nn (layers, losses, init) --------------------------------------------------------
 from . import nn  # noqa: E402
 from . import distributed  # noqa: E402 - importable without mpi4py
@@ -158,10 +161,13 @@ negative = neg
 # needs no line here. Names bound above (hand-picked aliases, namespaces) take precedence.
 from .ops._registry import OPS as _OPS  # noqa: E402
 
+_alias = None
 for _name, _info in _OPS.items():
     if _info.function and _name not in globals():
         globals()[_name] = _info.fn
-del _name, _info
+    for _alias in _info.aliases if _info.function else ():
+        globals().setdefault(_alias, _info.fn)
+del _name, _info, _alias
 
 __version__ = "0.1.0"
 

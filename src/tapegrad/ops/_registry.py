@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 
-__all__ = ["register", "OPS", "OpInfo"]
+__all__ = ["register", "add_alias", "OPS", "OpInfo"]
 
 
 class OpInfo:
     """What the registry knows of an op."""
 
-    __slots__ = ("name", "fn", "differentiable", "inplace", "function")
+    __slots__ = ("name", "fn", "differentiable", "inplace", "function", "aliases")
 
     def __init__(self, name, fn, differentiable, inplace, function=False):
         self.name = name
@@ -25,6 +25,7 @@ class OpInfo:
         self.differentiable = differentiable
         self.inplace = inplace
         self.function = function
+        self.aliases = ()
 
     def __repr__(self):
         return f"OpInfo({self.name!r})"
@@ -49,3 +50,12 @@ def register(name, *, method=True, operators=(), differentiable=True, inplace=Fa
         return fn
 
     return deco
+
+
+def add_alias(alias, name):
+    """Another public name for a registered op (``arcsin`` for ``asin``): bound as a Tensor
+    method when the op is one, and exported as ``tapegrad.<alias>`` when the op is."""
+    info = OPS[name]
+    info.aliases += (alias,)
+    if getattr(Tensor, name, None) is info.fn:
+        setattr(Tensor, alias, info.fn)
