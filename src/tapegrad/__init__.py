@@ -148,6 +148,33 @@ from . import special  # noqa: E402
 from . import nn  # noqa: E402
 from . import distributed  # noqa: E402 - importable without mpi4py
 
+# -- torch namespace (issue 12): devices, dtypes, random, settings, compatibility modules ----
+from . import random  # noqa: E402 - torch.random
+from . import accelerator, backends, cuda, distributed, onnx, testing  # noqa: E402
+from . import _dtypes  # noqa: E402
+from ._device import Size, device  # noqa: E402
+from ._settings import (  # noqa: E402
+    are_deterministic_algorithms_enabled,
+    compile,  # noqa: A004 - PyTorch's name
+    get_float32_matmul_precision,
+    get_num_interop_threads,
+    get_num_threads,
+    is_tensor,
+    set_float32_matmul_precision,
+    set_num_interop_threads,
+    set_num_threads,
+    use_deterministic_algorithms,
+)
+from .creation import randint_like, randperm  # noqa: E402
+from .random import get_rng_state, initial_seed, seed, set_rng_state  # noqa: E402
+from .sampling import bernoulli, multinomial, normal, poisson  # noqa: E402
+from ._tensor_compat import equal  # noqa: E402 - also binds Tensor.type / Tensor.equal
+
+half = float16
+short = int16
+int = int32  # noqa: A001 - PyTorch's alias
+# -- end torch namespace -------------------------------------------------------------------
+
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64
 long = int64
@@ -171,4 +198,10 @@ del _name, _info, _alias
 
 __version__ = "0.1.0"
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [name for name in dir() if not name.startswith("_")] + ["bfloat16"]
+
+
+def __getattr__(name):
+    if name == "bfloat16":  # Note [Lazy bfloat16] in _dtypes.py
+        return _dtypes.bfloat16
+    raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")

@@ -12,6 +12,9 @@ import sys
 import numpy as np
 
 from . import _backend, _dtypes
+from ._device import device
+
+_DEVICES: dict = {}
 
 __all__ = ["Tensor", "VersionCounter"]
 
@@ -167,8 +170,10 @@ class Tensor:
         return self._data.ndim
 
     @property
-    def device(self) -> str:
-        return _backend.device_of(self._data)
+    def device(self) -> device:
+        """Where the data lives: ``device(type='cpu')`` (a str subclass, Note [device is a str])."""
+        name = _backend.device_of(self._data)
+        return _DEVICES.get(name) or _DEVICES.setdefault(name, device(name))
 
     def size(self, dim: int | None = None):
         """The shape, or the length of dimension ``dim``."""
@@ -317,6 +322,14 @@ class Tensor:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body] + extras) + ")"
 
+    def __format__(self, format_spec: str) -> str:
+        """``f"{loss:.4f}"``: a 0-d tensor formats as its Python number, as in torch."""
+        if self._data.ndim == 0:
+            return self.item().__format__(format_spec)
+        if format_spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return str(self)
+
     # -- graph bookkeeping ---------------------------------------------------------------
 
     def detach(self) -> Tensor:
@@ -376,12 +389,17 @@ class Tensor:
 
     # -- device and dtype ------------------------------------------------------------------
 
-    def to(self, *args, dtype=None, device=None, copy=False) -> Tensor:
+    def to(
+        self, *args, dtype=None, device=None, copy=False, non_blocking=False, memory_format=None
+    ) -> Tensor:
         """Return a tensor with the given dtype and/or device (self when nothing changes).
 
-        Accepts ``to(dtype)``, ``to(device)``, ``to(device, dtype)`` and keywords.
-        A dtype change is differentiable.
+        Accepts ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)`` and
+        keywords; ``non_blocking`` and ``memory_format`` are accepted (NumPy copies are
+        synchronous and C-ordered). A dtype change is differentiable.
         """
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            args = (args[0].device, args[0].dtype)
         for arg in args:
             if isinstance(arg, str):
                 device = arg
