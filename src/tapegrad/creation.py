@@ -17,6 +17,7 @@ __all__ = [
     "empty",
     "arange",
     "linspace",
+    "logspace",
     "eye",
     "zeros_like",
     "ones_like",
@@ -142,9 +143,31 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device="cpu
     return _finish(xp.arange(start, end, step, dtype=_dtypes.to_dtype(dtype)), requires_grad)
 
 
-def linspace(start, end, steps, dtype=None, requires_grad=False, device="cpu") -> Tensor:
+def linspace(start, end, steps, dtype=None, requires_grad=False, device="cpu", **_) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
+
+    Computed from both ends, as PyTorch, and truncated toward zero for an integer dtype
+    (``linspace(5, -5, 20, dtype=int32)`` ends ``..., -3, -4, -5``).
+    """
     xp = _backend.namespace_for_device(device)
-    return _finish(xp.linspace(start, end, steps, dtype=_float_dtype(dtype)), requires_grad)
+    dtype = _float_dtype(dtype)
+    if steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+    if dtype.kind == "f":
+        return _finish(xp.linspace(start, end, steps, dtype=dtype), requires_grad)
+    i = xp.arange(steps, dtype=np.float64)
+    step = (end - start) / max(steps - 1, 1)
+    values = xp.where(i < steps // 2, start + i * step, end - (steps - 1 - i) * step)
+    return _finish(xp.trunc(values).astype(dtype), requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, dtype=None, requires_grad=False, device="cpu", **_):
+    """``base ** linspace(start, end, steps)``."""
+    exps = linspace(start, end, steps, dtype=np.float64, device=device)._data
+    out = np.power(base, exps)
+    dtype = _float_dtype(dtype)
+    out = np.trunc(out).astype(dtype) if dtype.kind != "f" else out.astype(dtype)
+    return _finish(out, requires_grad)
 
 
 def eye(n, m=None, dtype=None, requires_grad=False, device="cpu") -> Tensor:

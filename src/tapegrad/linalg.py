@@ -8,6 +8,10 @@ tensor(6.)
 from .ops.linalg import matmul
 from .ops.norm import linalg_norm as norm
 from .ops.norm import matrix_norm, vector_norm
+
+# -- issue 10: products, decompositions and friends --
+from .ops.products import linalg_cross as cross  # noqa: E402
+from .ops.products import matrix_power, multi_dot, vecdot  # noqa: E402
 from .ops.solve import (
     LinAlgError,
     cholesky,
@@ -17,8 +21,20 @@ from .ops.solve import (
     solve,
     solve_triangular,
 )
+from .ops.tri import diagonal as _diagonal  # noqa: E402
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """``tg.linalg.diagonal``: :func:`tapegrad.diagonal` with the last two dims as default."""
+    return _diagonal(A, offset, dim1, dim2)
+
 
 __all__ = [
+    "cross",
+    "diagonal",
+    "matrix_power",
+    "multi_dot",
+    "vecdot",
     "LinAlgError",
     "cholesky",
     "det",

@@ -125,7 +125,54 @@ def getitem(input, key):
     d/dx: the gradient is added back at the indexed positions; repeated indices add up.
     """
     key, advanced = normalize_key(key, "index", input._data.shape)
-    return take_index(input, key, advanced, "IndexBackward" if advanced else "SliceBackward")
+    out = take_index(input, key, advanced, "IndexBackward" if advanced else "SliceBackward")
+    if advanced:
+        moved = _torch_layout(key, input._data.ndim, out._data.ndim)
+        if moved is not None:
+            out = out.movedim(*moved)
+    return out
+
+
+def _torch_layout(key, ndim, out_ndim):
+    """Where PyTorch puts the advanced-index dims when NumPy puts them elsewhere, as
+    ``movedim`` arguments (or None when both agree).
+
+    Note [Ints in advanced keys]: PyTorch applies integer indices first (as ``select``), so
+    in ``x[1, :, [0, 1]]`` the list is the only advanced index and its dim stays in place:
+    shape (5, 2) for x of shape (2, 5, 6). NumPy counts the int as advanced too, finds the
+    advanced indices separated by a slice and moves their dims to the front: (2, 5).
+    """
+    is_int = [isinstance(k, int) for k in key]
+    if not any(is_int):
+        return None
+    arrays = [i for i, k in enumerate(key) if isinstance(k, np.ndarray)]
+    if not arrays:
+        return None
+    advanced = sorted(arrays + [i for i, b in enumerate(is_int) if b])
+    if advanced[-1] - advanced[0] + 1 == len(advanced):
+        return None  # NumPy keeps them in place, as PyTorch does
+    kept = [i for i in range(len(key)) if not is_int[i]]
+    pos = [kept.index(i) for i in arrays]
+    if pos[-1] - pos[0] + 1 != len(pos):
+        return None  # PyTorch moves them to the front too
+    consumed = sum(
+        (k.ndim if k.dtype == np.bool_ else 1) if isinstance(k, np.ndarray) else 1
+        for k in key
+        if not (k is None or k is Ellipsis)
+    )
+    basic = 0  # result dims made by slices, None and the Ellipsis
+    front = None
+    for i, k in enumerate(key):
+        if i == arrays[0]:
+            front = basic
+        if k is None or isinstance(k, slice):
+            basic += 1
+        elif k is Ellipsis:
+            basic += ndim - consumed
+    if not any(k is Ellipsis for k in key):
+        basic += ndim - consumed  # the dims the key does not name
+    n_adv = out_ndim - basic
+    return tuple(range(n_adv)), tuple(range(front, front + n_adv))
 
 
 def scatter_back(g: Tensor, shape: tuple, key: tuple, advanced: bool) -> Tensor:
@@ -365,6 +412,8 @@ def gather(input, dim, index):
     """
     idx = _int_index(index, "gather")
     key, advanced = _gather_key(input._data, dim, idx, "gather")
+    if input._data.ndim == 0 and idx.ndim == 1:  # the result has the index's shape (1,)
+        return take_index(input.reshape(1), (idx,), True, "GatherBackward", "gather")
     return take_index(input, key, advanced, "GatherBackward", "gather")
 
 
@@ -463,9 +512,10 @@ def _scatter(input, dim, index, src, reduce_add, op):
 
 
 @register("scatter")
-def scatter(input, dim, index, src=None, *, value=None):
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """A copy of ``input`` with ``src`` (or the scalar ``value``) written at ``index`` along
-    ``dim``: ``out[index[i][j]][j] = src[i][j]`` for dim=0.
+    ``dim``: ``out[index[i][j]][j] = src[i][j]`` for dim=0. ``reduce='add'|'multiply'``
+    combines instead of writing (:func:`scatter_reduce` with 'sum'/'prod').
 
     d/dinput = g with zeros where written; d/dsrc = g gathered at index.
     """
@@ -473,6 +523,23 @@ def scatter(input, dim, index, src=None, *, value=None):
         if value is None:
             raise TypeError("scatter: pass src (a tensor) or value (a number)")
         src = value
+    if reduce is not None:
+        from .index_ops import scatter_reduce  # noqa: PLC0415 - index_ops builds on this file
+
+        modes = {"add": "sum", "multiply": "prod"}
+        if reduce not in modes:
+            raise RuntimeError(
+                f"scatter(): reduce argument must be 'add' or 'multiply', got {reduce!r}"
+            )
+        if not isinstance(src, Tensor):
+            src = Tensor._wrap(
+                np.full(
+                    np.shape(index._data if isinstance(index, Tensor) else index),
+                    src,
+                    input._data.dtype,
+                )
+            )
+        return scatter_reduce(input, dim, index, src, modes[reduce])
     return _scatter(input, dim, index, src, False, "scatter")
 
 

@@ -48,9 +48,11 @@ def cat(tensors, dim=0):
     All shapes must match except in ``dim``. 1-D empty tensors are skipped, as PyTorch does.
     """
     tensors = _tensor_list(tensors, "cat")
-    parts = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
-    if not parts:
-        parts = tensors[:1]
+    # Positions (not ids: cat([e, e, e]) repeats one tensor) of the tensors concatenated.
+    kept = [i for i, t in enumerate(tensors) if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
+    if not kept:
+        kept = [0]
+    parts = [tensors[i] for i in kept]
     ref = parts[0]._data
     if ref.ndim == 0:
         raise RuntimeError("cat: zero-dimensional tensors cannot be concatenated; use stack")
@@ -64,13 +66,13 @@ def cat(tensors, dim=0):
             )
     out = np.concatenate([t._data for t in parts], axis=d)
     bounds = np.cumsum([0] + [t._data.shape[d] for t in parts]).tolist()
-    part_ids = {id(t) for t in parts}
+    kept = set(kept)
 
     def backward(g):
         grads = []
         k = 0
-        for t in tensors:
-            if id(t) not in part_ids:  # a skipped 1-D empty tensor
+        for i, t in enumerate(tensors):
+            if i not in kept:  # a skipped 1-D empty tensor
                 empty = np.zeros(batched_shape((0,)), t._data.dtype)
                 grads.append(Tensor._wrap(empty) if t._rg else None)
                 continue
