@@ -25,7 +25,11 @@ def _t(x, rg=False):
         (lambda: D.Bernoulli(probs=_t([0.2, 0.7])), [0.2, 0.7], [0.16, 0.21]),
         (lambda: D.Poisson(_t([0.5, 4.0])), [0.5, 4.0], [0.5, 4.0]),
         (lambda: D.Binomial(_t([10.0, 3.0]), probs=_t([0.3, 0.5])), [3.0, 1.5], [2.1, 0.75]),
-        (lambda: D.Geometric(probs=_t([0.3, 0.6])), [7 / 3, 2 / 3], [(1 / 0.3 - 1) / 0.3, (1 / 0.6 - 1) / 0.6]),
+        (
+            lambda: D.Geometric(probs=_t([0.3, 0.6])),
+            [7 / 3, 2 / 3],
+            [(1 / 0.3 - 1) / 0.3, (1 / 0.6 - 1) / 0.6],
+        ),
         (lambda: D.LogNormal(_t([0.0, 0.5]), _t([0.3, 0.2])), np.exp([0.045, 0.52]), None),
     ],
 )
@@ -85,7 +89,9 @@ def test_gamma_rsample_gradient_is_the_mean_gradient():
 
 
 def test_validation_errors_like_torch():
-    with pytest.raises(ValueError, match="Expected parameter scale .* to satisfy the constraint GreaterThan"):
+    with pytest.raises(
+        ValueError, match="Expected parameter scale .* to satisfy the constraint GreaterThan"
+    ):
         D.Normal(_t([0.0]), _t([-1.0]))
     with pytest.raises(ValueError, match="within the support"):
         D.Exponential(_t([1.0])).log_prob(_t([-1.0]))

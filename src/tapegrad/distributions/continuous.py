@@ -280,7 +280,11 @@ class Cauchy(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return -math.log(math.pi) - tg.log(self.scale) - tg.log1p(((value - self.loc) / self.scale) ** 2)
+        return (
+            -math.log(math.pi)
+            - tg.log(self.scale)
+            - tg.log1p(((value - self.loc) / self.scale) ** 2)
+        )
 
     def cdf(self, value):
         return tg.atan((value - self.loc) / self.scale) / math.pi + 0.5

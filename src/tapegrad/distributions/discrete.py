@@ -81,7 +81,9 @@ class Bernoulli(Distribution):
         )
 
     def enumerate_support(self, expand=True):
-        values = tg.arange(2, dtype=self.probs.dtype if "probs" in self.__dict__ else self.logits.dtype)
+        values = tg.arange(
+            2, dtype=self.probs.dtype if "probs" in self.__dict__ else self.logits.dtype
+        )
         values = values.reshape((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + self._batch_shape)
@@ -150,7 +152,10 @@ class Binomial(Distribution):
 class Categorical(Distribution):
     """One of K categories (the last dim of ``probs``/``logits``), as an integer index."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+    arg_constraints = {
+        "probs": constraints.simplex,
+        "logits": constraints.independent(constraints.real, 1),
+    }
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
@@ -238,7 +243,10 @@ class Categorical(Distribution):
 class OneHotCategorical(Distribution):
     """A Categorical draw as a one-hot vector over the last dim."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+    arg_constraints = {
+        "probs": constraints.simplex,
+        "logits": constraints.independent(constraints.real, 1),
+    }
     support = constraints.one_hot
     has_enumerate_support = True
 
@@ -251,8 +259,12 @@ class OneHotCategorical(Distribution):
     def expand(self, batch_shape, _instance=None):
         shape = tuple(batch_shape) + self._event_shape
         if "probs" in self._categorical.__dict__:
-            return OneHotCategorical(probs=self.probs.expand(shape), validate_args=self._validate_args)
-        return OneHotCategorical(logits=self.logits.expand(shape), validate_args=self._validate_args)
+            return OneHotCategorical(
+                probs=self.probs.expand(shape), validate_args=self._validate_args
+            )
+        return OneHotCategorical(
+            logits=self.logits.expand(shape), validate_args=self._validate_args
+        )
 
     @property
     def probs(self):
@@ -292,7 +304,9 @@ class OneHotCategorical(Distribution):
 
     def enumerate_support(self, expand=True):
         n = self._event_shape[0]
-        values = tg.eye(n, dtype=self.probs.dtype).reshape((n,) + (1,) * len(self._batch_shape) + (n,))
+        values = tg.eye(n, dtype=self.probs.dtype).reshape(
+            (n,) + (1,) * len(self._batch_shape) + (n,)
+        )
         if expand:
             values = values.expand((n,) + self._batch_shape + (n,))
         return values
@@ -381,6 +395,6 @@ class Geometric(Distribution):
 
     def entropy(self):
         p = clamp_probs(self.probs)
-        return tg.nn.functional.binary_cross_entropy_with_logits(
-            self.logits, p, reduction="none"
-        ) / p
+        return (
+            tg.nn.functional.binary_cross_entropy_with_logits(self.logits, p, reduction="none") / p
+        )

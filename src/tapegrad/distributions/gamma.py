@@ -91,7 +91,11 @@ class Gamma(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        a = self.concentration.expand(shape) if self.concentration.shape != shape else self.concentration
+        a = (
+            self.concentration.expand(shape)
+            if self.concentration.shape != shape
+            else self.concentration
+        )
         z = standard_gamma(a)
         tiny = float(np.finfo(z.dtype).tiny)
         return (z / self.rate).clamp(min=tiny)
@@ -149,7 +153,11 @@ class Dirichlet(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        a = self.concentration.expand(shape) if self.concentration.shape != shape else self.concentration
+        a = (
+            self.concentration.expand(shape)
+            if self.concentration.shape != shape
+            else self.concentration
+        )
         z = standard_gamma(a)
         x = z / z.sum(-1, keepdim=True)
         eps = float(np.finfo(x.dtype).tiny)
@@ -159,11 +167,7 @@ class Dirichlet(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         a = self.concentration
-        return (
-            tg.xlogy(a - 1.0, value).sum(-1)
-            + tg.lgamma(a.sum(-1))
-            - tg.lgamma(a).sum(-1)
-        )
+        return tg.xlogy(a - 1.0, value).sum(-1) + tg.lgamma(a.sum(-1)) - tg.lgamma(a).sum(-1)
 
     @property
     def mean(self):

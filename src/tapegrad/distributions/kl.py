@@ -158,10 +158,14 @@ def _kl_mvn_mvn(p, q):
         tg.diagonal(Lp, dim1=-2, dim2=-1)
     ).sum(-1)
     shape = tuple(p.batch_shape) if p.batch_shape else ()
-    A = tg.linalg.solve_triangular(Lq.expand(shape + (n, n)), Lp.expand(shape + (n, n)), upper=False)
+    A = tg.linalg.solve_triangular(
+        Lq.expand(shape + (n, n)), Lp.expand(shape + (n, n)), upper=False
+    )
     term2 = (A * A).sum((-2, -1))
     diff = (q.loc - p.loc).unsqueeze(-1)
-    y = tg.linalg.solve_triangular(Lq.expand(shape + (n, n)), diff.expand(shape + (n, 1)), upper=False)
+    y = tg.linalg.solve_triangular(
+        Lq.expand(shape + (n, n)), diff.expand(shape + (n, 1)), upper=False
+    )
     term3 = (y * y).sum((-2, -1))
     return half_term1 + 0.5 * (term2 + term3 - n)
 

@@ -35,14 +35,20 @@ class MultivariateNormal(Distribution):
     has_rsample = True
 
     def __init__(
-        self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None
+        self,
+        loc,
+        covariance_matrix=None,
+        precision_matrix=None,
+        scale_tril=None,
+        validate_args=None,
     ):
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
         given = [m is not None for m in (covariance_matrix, precision_matrix, scale_tril)]
         if sum(given) != 1:
             raise ValueError(
-                "Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified."
+                "Exactly one of covariance_matrix or precision_matrix or scale_tril may be "
+                "specified."
             )
         matrix = next(m for m in (covariance_matrix, precision_matrix, scale_tril) if m is not None)
         if matrix.dim() < 2:

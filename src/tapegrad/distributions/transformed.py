@@ -34,7 +34,9 @@ class Independent(Distribution):
         self.reinterpreted_batch_ndims = n
         cut = len(batch) - n
         super().__init__(
-            batch[:cut], batch[cut:] + tuple(base_distribution.event_shape), validate_args=validate_args
+            batch[:cut],
+            batch[cut:] + tuple(base_distribution.event_shape),
+            validate_args=validate_args,
         )
 
     @property
@@ -90,11 +92,14 @@ class TransformedDistribution(Distribution):
         for t in self.transforms:
             if not isinstance(t, Transform):
                 raise ValueError(
-                    f"transforms must be a Transform or a list of Transforms, got {type(t).__name__}"
+                    "transforms must be a Transform or a list of Transforms, got "
+                    f"{type(t).__name__}"
                 )
         self.base_dist = base_distribution
         shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
-        event_dim = max([len(base_distribution.event_shape)] + [t.event_dim for t in self.transforms])
+        event_dim = max(
+            [len(base_distribution.event_shape)] + [t.event_dim for t in self.transforms]
+        )
         cut = len(shape) - event_dim
         super().__init__(shape[:cut], shape[cut:], validate_args=validate_args)
 
@@ -191,5 +196,3 @@ class LogNormal(TransformedDistribution):
 
     def entropy(self):
         return self.base_dist.entropy() + self.loc
-
-

@@ -187,7 +187,11 @@ class AffineTransform(Transform):
 
     @property
     def domain(self):
-        return constraints.independent(constraints.real, self._event_dim) if self._event_dim else constraints.real
+        return (
+            constraints.independent(constraints.real, self._event_dim)
+            if self._event_dim
+            else constraints.real
+        )
 
     @property
     def codomain(self):

@@ -32,7 +32,9 @@ def broadcast_all(*values):
         dtype = np.promote_types(dtype, t.dtype)
     if not np.issubdtype(dtype, np.floating):
         dtype = tg.get_default_dtype()
-    as_t = [v.to(dtype) if isinstance(v, Tensor) else tg.tensor(float(v), dtype=dtype) for v in values]
+    as_t = [
+        v.to(dtype) if isinstance(v, Tensor) else tg.tensor(float(v), dtype=dtype) for v in values
+    ]
     shape = np.broadcast_shapes(*(t.shape for t in as_t))
     return tuple(t.expand(shape) if t.shape != shape else t for t in as_t)
 
