@@ -15,6 +15,17 @@ from .pooling import AvgPool2d, MaxPool2d
 from . import utils
 from . import modules, parallel
 from .parallel import DataParallel
+from .activation_ext import *  # noqa: F403
+from .attention import MultiheadAttention
+from .param_containers import ParameterDict, ParameterList
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 # Modules add their names by importing them above (one line each); nothing else to edit.
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -372,3 +372,12 @@ def embedding(input, weight, padding_idx=None):
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
     return _embedding(idx, weight, padding_idx)
+
+
+# -- issue 11 (layers): attention, ... ------------------------------------------------------
+from ._activations import *  # noqa: E402, F403
+from ._activations import __all__ as _activation_names  # noqa: E402
+from ._attention import scaled_dot_product_attention  # noqa: E402
+from ._mha import multi_head_attention_forward  # noqa: E402
+
+__all__ += ["scaled_dot_product_attention", "multi_head_attention_forward", *_activation_names]
