@@ -113,7 +113,8 @@ def main() -> None:
     info = cached.cache_info()
     threads = "library defaults" if not args.threads else f"{args.threads}"
     print(
-        f"GPT step (2 layers, 2 heads, 64 wide, block {BLOCK}, batch {BATCH}), BLAS threads: {threads}"
+        f"GPT step (2 layers, 2 heads, 64 wide, block {BLOCK}, batch {BATCH}), "
+        f"BLAS threads: {threads}"
     )
     for name, ms in med.items():
         ratio = f"  {ms / med['torch eager']:.2f}x torch" if "torch eager" in med else ""
