@@ -147,6 +147,7 @@ from . import special  # noqa: E402
 # -- nn (layers, losses, init) --------------------------------------------------------
 from . import nn  # noqa: E402
 from . import distributed  # noqa: E402 - importable without mpi4py
+from . import distributions  # noqa: E402
 
 # -- torch namespace (issue 12): devices, dtypes, random, settings, compatibility modules ----
 from . import random  # noqa: E402 - torch.random
