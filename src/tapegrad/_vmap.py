@@ -42,7 +42,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         ``out_dims``.
 
     >>> import tapegrad as tg
-    >>> tg.func.vmap(lambda v: v.dot(v))(tg.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    >>> tg.func.vmap(lambda v: (v * v).sum())(tg.tensor([[1.0, 2.0], [3.0, 4.0]]))
     tensor([ 5., 25.])
     """
     if randomness not in _RANDOMNESS:

@@ -51,7 +51,9 @@ __all__ = [
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
-# Node name -> rule(tangents, inputs, outs) returning one tangent (or None) per output.
+# Node name -> rule(tangents, inputs, outs) returning one tangent (or None) per output, or
+# NotImplemented to use the derived rule. Rules see unbatched tangents only (jacfwd's
+# batched tangents always take the derived rule, which follows Note [Batched gradients]).
 JVP_RULES: dict = {}
 
 
@@ -104,7 +106,7 @@ def dual_level():
     >>> import tapegrad.autograd.forward_ad as fwAD
     >>> with fwAD.dual_level():
     ...     x = fwAD.make_dual(tg.tensor([1.0, 2.0]), tg.tensor([1.0, 0.0]))
-    ...     fwAD.unpack_dual(x * x).tangent
+    ...     fwAD.unpack_dual(x * x).tangent.detach()
     tensor([2., 0.])
     """
     level = enter_dual_level()
@@ -208,10 +210,9 @@ def _propagate(outs, inputs, node) -> None:
         return
     st.busy = True
     try:
-        rule = JVP_RULES.get(node._name)
-        if rule is not None:
-            out_tans = rule(tans, inputs, outs)
-        else:
+        rule = JVP_RULES.get(node._name) if not st.batch else None
+        out_tans = NotImplemented if rule is None else rule(tans, inputs, outs)
+        if out_tans is NotImplemented:
             out_tans = _derived(outs, inputs, tans, node, st.batch)
     finally:
         st.busy = False
