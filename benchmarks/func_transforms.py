@@ -110,8 +110,8 @@ def jac_modes(repeat):
         def f(x, W1=W1, W2=W2):
             return (W2 @ (W1 @ x).tanh()).tanh()
 
-        t_fwd, j_fwd = best_of(lambda: F.jacfwd(f)(x), repeat)
-        t_rev, j_rev = best_of(lambda: F.jacrev(f)(x), repeat)
+        t_fwd, j_fwd = best_of(lambda f=f, x=x: F.jacfwd(f)(x), repeat)
+        t_rev, j_rev = best_of(lambda f=f, x=x: F.jacrev(f)(x), repeat)
         np.testing.assert_allclose(j_fwd.numpy(), j_rev.numpy(), rtol=1e-10, atol=1e-12)
         winner = "jacfwd" if t_fwd < t_rev else "jacrev"
         print(
