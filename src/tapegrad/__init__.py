@@ -174,6 +174,23 @@ short = int16
 int = int32  # noqa: A001 - PyTorch's alias
 # -- end torch namespace -------------------------------------------------------------------
 
+# -- legacy tensor types and Tensor.type/new/is_cuda/is_cpu/is_sparse (issue 17) ----------
+from .legacy import (  # noqa: E402
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
+
+# -- sparse COO tensors (issue 17): tg.sparse namespace; tg.spmm is a registered op -------
+from . import sparse  # noqa: E402
+from .sparse import sparse_coo, sparse_coo_tensor, strided  # noqa: E402
+
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64
 long = int64

@@ -4,7 +4,7 @@ from . import functional, init
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv2d
-from .dropout import Dropout
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .embedding import Embedding
 from .linear import Flatten, Identity, Linear
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
@@ -12,9 +12,25 @@ from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parameter import Parameter
 from .pooling import AvgPool2d, MaxPool2d
+from .losses_more import *  # noqa: F403
 from . import utils
 from . import modules, parallel
 from .parallel import DataParallel
+from .activation_ext import *  # noqa: F403
+from .attention import MultiheadAttention
+from .conv_more import Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d
+from .layers_ext import *  # noqa: F403
+from .normalization_ext import *  # noqa: F403
+from .param_containers import ParameterDict, ParameterList
+from .pooling_more import *  # noqa: F403
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 # Modules add their names by importing them above (one line each); nothing else to edit.
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -12,11 +12,11 @@ import numpy as np
 
 from .. import _dtypes
 from ..autograd import forward_ad
-from ..autograd.graph import make_result, sum_to
+from ..autograd.graph import keeps_arrays, make_result, sum_to
 from ..grad_mode import STATE
 from ..tensor import Tensor
 from ._registry import register
-from ._util import as_tensor_or_scalar, broadcast_error, reduce_grad
+from ._util import as_tensor_or_scalar, broadcast_error, constant, reduce_grad
 from .elementwise import where
 
 __all__ = ["add", "sub", "mul", "div", "neg", "pow", "floor_divide", "remainder"]
@@ -242,7 +242,7 @@ def pow(input, exponent):
     """
     ta, da, tb, db = _operands(input, exponent, "pow")
     if ta is None:  # scalar ** tensor
-        ta = Tensor(da) if not isinstance(da, float) else Tensor(da, dtype=tb.dtype)
+        ta = constant(da) if not isinstance(da, float) else constant(da, dtype=tb.dtype)
         da = ta._data
     out = _compute(np.power, da, db, "pow", ta, tb)
     na = ta._rg
@@ -324,17 +324,19 @@ def remainder(input, other):
     na = ta is not None and ta._rg and out.dtype.kind == "f"
     nb = tb is not None and tb._rg and out.dtype.kind == "f"
     ma, mb = _meta(ta, na), _meta(tb, nb)
+    operands = (da, db) if nb else None  # only d/db reads the values
 
     def backward(g):
         ga = _fit(g, ma) if na else None
         gb = None
         if nb:
             with np.errstate(divide="ignore", invalid="ignore"):
-                quotient = np.floor(np.true_divide(da, db))
+                quotient = np.floor(np.true_divide(*operands))
             gb = _fit(g * -quotient, mb)
         return ga, gb
 
-    return make_result(out, (ta, tb), backward, "RemainderBackward")
+    out = make_result(out, (ta, tb), backward, "RemainderBackward")
+    return keeps_arrays(out) if nb else out
 
 
 def _rmod(self, other):

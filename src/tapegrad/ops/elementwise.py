@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.graph import make_result
+from ..autograd.graph import keeps_arrays, make_result
 from ..tensor import Tensor
 from ._mathutil import const
 from ._registry import register
@@ -147,7 +147,7 @@ def where(condition, input, other):
         gb = reduce_grad(where(cond, zero, g), tb) if nb else None
         return ga, gb
 
-    return make_result(out, (ta, tb), backward, "WhereBackward")
+    return keeps_arrays(make_result(out, (ta, tb), backward, "WhereBackward"))
 
 
 def _where_method(self, condition, other):
