@@ -260,3 +260,16 @@ def test_against_torch_func(torch_mod):
     _, jfn = F.linearize(g(tg), tg.tensor(xa))
     _, tjfn = torch.func.linearize(g(torch), torch.tensor(xa))
     np.testing.assert_allclose(jfn(tg.tensor(va)).numpy(), tjfn(torch.tensor(va)).numpy())
+
+
+def test_no_grad_inside_a_dual_level_warns(monkeypatch):
+    monkeypatch.setattr(fwAD, "_WARNED", [False])
+    x = tg.tensor([1.0, 2.0])
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, tg.ones(2))
+        with pytest.warns(UserWarning, match="carry no tangent"), tg.no_grad():
+            y = d * 2
+        assert fwAD.unpack_dual(y).tangent is None
+    from tapegrad import grad_mode
+
+    assert grad_mode.NO_GRAD_HOOK == [None]

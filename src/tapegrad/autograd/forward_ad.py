@@ -23,18 +23,21 @@ runs the backward under the batch prefix of Note [Batched gradients], and a rule
 returns a gradient without the prefix raises BatchingError (callers fall back).
 
 Limits: one level at a time (no nested dual levels); ops run under ``no_grad`` record
-nothing and so propagate no tangent (an in-place op there on a tensor with a tangent
-raises rather than leave the tangent stale).
+nothing and so propagate no tangent (unlike PyTorch): turning grad mode off while
+tangents are live warns once, and an in-place op there on a tensor with a tangent
+raises rather than leave the tangent stale.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
+import warnings
 from collections import namedtuple
 
 import numpy as np
 
+from .. import grad_mode
 from ..grad_mode import STATE, enable_grad
 from ..tensor import Tensor
 from . import engine, graph
@@ -81,6 +84,7 @@ def enter_dual_level() -> int:
     _OPEN[0] += 1
     graph.FORWARD[0] = _propagate
     graph.FORWARD[1] = _inplace_guard
+    grad_mode.NO_GRAD_HOOK[0] = _warn_no_grad
     return 0
 
 
@@ -96,6 +100,7 @@ def exit_dual_level(*, level=None) -> None:
         _OPEN[0] = 0
         graph.FORWARD[0] = None
         graph.FORWARD[1] = None
+        grad_mode.NO_GRAD_HOOK[0] = None
 
 
 @contextlib.contextmanager
@@ -182,6 +187,24 @@ def tangent_of(t) -> Tensor | None:
 def unpack_dual(tensor: Tensor, *, level=None) -> UnpackedDualTensor:
     """``(primal, tangent)``; the tangent is None where ``tensor`` carries none."""
     return UnpackedDualTensor(tensor, tangent_of(tensor))
+
+
+_WARNED = [False]
+
+
+def _warn_no_grad() -> None:
+    """grad_mode.NO_GRAD_HOOK: grad mode switched off while tangents are live."""
+    if _WARNED[0] or _STATE.busy or not _STATE.tangents:
+        return
+    _WARNED[0] = True
+    warnings.warn(
+        "forward-mode AD: grad mode was turned off (no_grad) inside a dual level; tapegrad "
+        "records nothing there, so results of ops run with grad mode off carry no tangent "
+        "(PyTorch propagates tangents under no_grad). Keep grad mode on for the ops whose "
+        "tangents you need.",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def _inplace_guard(self, others, op) -> None:
