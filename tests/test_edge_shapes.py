@@ -502,6 +502,10 @@ def _sparse(m, v):
     idx = m.tensor([[0, 1][:n], [0, 2][:n]], dtype=m.int64)
     return m.sparse_coo_tensor(idx, v, (2, 3), check_invariants=True)
 
+# -- issue 10: rows generated from the elementwise op tables (tests/edge_tables.py) --
+from .edge_tables import rows as _table_rows  # noqa: E402
+
+ROWS += _table_rows(E, U, B)
 
 # Every op has both variants, so nothing is excluded; where PyTorch rejects 0-d or empty
 # input (matrix ops on 0-d, a reduction with no identity over an empty dim) the row is an

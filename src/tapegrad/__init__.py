@@ -141,6 +141,9 @@ from . import linalg  # noqa: E402 - tg.linalg namespace
 # -- graph cache (tapegrad.jit) --
 from . import jit  # noqa: E402
 
+# -- torch.special (issue 10) --
+from . import special  # noqa: E402
+
 # -- nn (layers, losses, init) --------------------------------------------------------
 from . import nn  # noqa: E402
 from . import distributed  # noqa: E402 - importable without mpi4py
@@ -205,10 +208,13 @@ negative = neg
 from .ops._registry import OPS as _OPS  # noqa: E402
 from .ops._registry import exported as _exported  # noqa: E402
 
+_alias = None
 for _name, _info in _OPS.items():
     if _info.function and globals().get(_name, _info.fn) is _info.fn:
         globals()[_name] = _exported(_info)
-del _name, _info
+    for _alias in _info.aliases if _info.function else ():
+        globals().setdefault(_alias, globals()[_name] if _info.function else _info.fn)
+del _name, _info, _alias
 
 __version__ = "0.1.0"
 
