@@ -160,3 +160,10 @@ def test_against_torch_func(torch_mod):
         torch.tensor(xa).T.contiguous()
     )
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+def test_chunk_size_and_negative_out_dims_give_the_same_result():
+    x = tg.randn(5, 3, dtype=tg.float64)
+    ref = F.vmap(lambda a: a.exp())(x)
+    np.testing.assert_allclose(F.vmap(lambda a: a.exp(), chunk_size=2)(x).numpy(), ref.numpy())
+    np.testing.assert_allclose(F.vmap(lambda a: a.exp(), out_dims=-1)(x).numpy(), ref.T.numpy())
