@@ -1,11 +1,13 @@
-"""JAX-style function transforms: grad, value_and_grad, jacrev, jacfwd, hessian.
+"""JAX-style function transforms (torch.func): grad, value_and_grad, jacrev, jacfwd,
+hessian, jvp, vjp, linearize, vmap, functional_call, stack_module_state.
 
 Each transform takes a function of Tensors and returns a new function. They
 compose (``grad(grad(f))``, ``jacfwd(jacrev(f))``): a transform records its own
 backward pass whenever grad mode is on, so an enclosing transform can
 differentiate through it, and its results are detached when nothing outside
-it requires grad. All are reverse mode; ``jacfwd`` computes the same Jacobian
-as ``jacrev`` (batched reverse passes), so it exists for API compatibility.
+it requires grad. The reverse-mode transforms live here; ``jvp``/``jacfwd``/
+``linearize``/``vjp`` in _func_fwd.py (forward mode), ``vmap`` in _vmap.py, and
+``functional_call``/``stack_module_state`` in _func_module.py.
 """
 
 from __future__ import annotations
@@ -17,7 +19,20 @@ from .autograd.functional import jacobian_of
 from .grad_mode import STATE, enable_grad
 from .tensor import Tensor
 
-__all__ = ["grad", "value_and_grad", "grad_and_value", "jacrev", "jacfwd", "hessian"]
+__all__ = [
+    "grad",
+    "value_and_grad",
+    "grad_and_value",
+    "jacrev",
+    "jacfwd",
+    "hessian",
+    "jvp",
+    "vjp",
+    "linearize",
+    "vmap",
+    "functional_call",
+    "stack_module_state",
+]
 
 
 def _argnums(argnums, nargs, name):
@@ -34,26 +49,44 @@ def _argnums(argnums, nargs, name):
 def _lift(args, nums, name):
     """Replace ``args[i]`` (i in nums) by tensors to differentiate against.
 
-    An argument that already requires grad (an enclosing transform's variable)
-    gets an identity op on top, so this level's gradient is taken with respect to
-    its own variable while the enclosing graph stays attached.
+    An argument may be a Tensor or a nest of tuples/lists/dicts of Tensors (a dict of
+    parameters, as ``functional_call`` takes); every Tensor in it is lifted. An
+    argument that already requires grad (an enclosing transform's variable) gets an
+    identity op on top, so this level's gradient is taken with respect to its own
+    variable while the enclosing graph stays attached.
     """
     args = list(args)
     diff = []
     for i in nums:
-        t = args[i]
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{name}: argument {i} must be a Tensor, got {type(t).__name__}")
-        if not t.dtype.kind == "f":
-            raise TypeError(f"{name}: argument {i} must be floating point, got dtype {t.dtype}")
-        t = (
-            t.reshape(t.shape)
-            if (t.requires_grad and STATE.enabled)
-            else (t.detach().requires_grad_(True))
-        )
-        args[i] = t
-        diff.append(t)
+        args[i] = _lift_tree(args[i], diff, name, i)
     return args, tuple(diff)
+
+
+def _lift_tree(t, diff: list, name: str, i: int):
+    if isinstance(t, (tuple, list)):
+        return type(t)(_lift_tree(x, diff, name, i) for x in t)
+    if isinstance(t, dict):
+        return {k: _lift_tree(x, diff, name, i) for k, x in t.items()}
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name}: argument {i} must be a Tensor, got {type(t).__name__}")
+    if not t.dtype.kind == "f":
+        raise TypeError(f"{name}: argument {i} must be floating point, got dtype {t.dtype}")
+    t = (
+        t.reshape(t.shape)
+        if (t.requires_grad and STATE.enabled)
+        else t.detach().requires_grad_(True)
+    )
+    diff.append(t)
+    return t
+
+
+def _rebuild(t, flat):
+    """``t``'s nest with its Tensors replaced, in order, by the items of iterator ``flat``."""
+    if isinstance(t, (tuple, list)):
+        return type(t)(_rebuild(x, flat) for x in t)
+    if isinstance(t, dict):
+        return {k: _rebuild(x, flat) for k, x in t.items()}
+    return next(flat)
 
 
 def _release(x, keep: bool, own):
@@ -116,7 +149,9 @@ def value_and_grad(f, argnums=0, has_aux=False):
             for g, d in zip(grads, diff)
         )
         value = _release(out, keep, diff)
-        result = grads[0] if single else grads
+        flat = iter(grads)
+        per_arg = tuple(_rebuild(args[i], flat) for i in nums)
+        result = per_arg[0] if single else per_arg
         return ((value, aux) if has_aux else value), result
 
     return wrapper
@@ -176,11 +211,12 @@ def jacrev(f, argnums=0, has_aux=False):
     return wrapper
 
 
-def jacfwd(f, argnums=0, has_aux=False):
-    """The Jacobian of ``f``, like :func:`jacrev` (same result; computed in reverse mode)."""
-    return jacrev(f, argnums, has_aux)
-
-
 def hessian(f, argnums=0):
     """``jacfwd(jacrev(f, argnums), argnums)``: shape ``arg.shape + arg.shape`` for a scalar f."""
     return jacfwd(jacrev(f, argnums), argnums)
+
+
+# The forward-mode, batching and module transforms (they read the helpers above).
+from ._func_fwd import jacfwd, jvp, linearize, vjp  # noqa: E402
+from ._func_module import functional_call, stack_module_state  # noqa: E402
+from ._vmap import vmap  # noqa: E402

@@ -41,6 +41,12 @@ def is_inference_mode_enabled() -> bool:
     return STATE.inference
 
 
+# Set by autograd.forward_ad while a dual level is open: called when grad mode is switched
+# off, to warn that ops run with grad mode off propagate no tangent (Note [Forward-mode
+# tangents]).
+NO_GRAD_HOOK: list = [None]
+
+
 class _GradModeContext:
     """Base of the grad-mode managers: usable with ``with`` and as a decorator.
 
@@ -58,6 +64,8 @@ class _GradModeContext:
         self._saved.append((STATE.enabled, STATE.inference))
         STATE.enabled = self._enabled
         STATE.inference = self._inference
+        if not self._enabled and NO_GRAD_HOOK[0] is not None:
+            NO_GRAD_HOOK[0]()
         return self
 
     def __exit__(self, *exc):
@@ -113,6 +121,8 @@ class set_grad_enabled(_GradModeContext):
         self._enabled = bool(mode)
         self._saved.append((STATE.enabled, STATE.inference))
         STATE.enabled = self._enabled
+        if not self._enabled and NO_GRAD_HOOK[0] is not None:
+            NO_GRAD_HOOK[0]()
 
     def __enter__(self):
         # The constructor already switched the mode and saved the previous one.

@@ -1,6 +1,6 @@
 """Reverse-mode automatic differentiation: the graph, the engine, and gradient checks."""
 
-from . import functional
+from . import forward_ad, functional
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .checkgraph import check_graph, checkable
 from .engine import backward, grad
@@ -20,6 +20,7 @@ __all__ = [
     "Function",
     "FunctionCtx",
     "functional",
+    "forward_ad",
     "detect_anomaly",
     "set_detect_anomaly",
     "is_anomaly_enabled",

@@ -33,6 +33,11 @@ __all__ = [
 # "check" with each Node, its input gradients and its incoming gradients after it ran.
 ANOMALY = {"enabled": False, "record": None, "check": None}
 
+# Set by autograd.forward_ad while a dual level is open: ``[0](outs, inputs, node)`` gives
+# the outputs of a just-recorded Node their tangents, ``[1](self, others, op)`` refuses an
+# in-place op on a tensor with a tangent (Note [Forward-mode tangents]).
+FORWARD: list = [None, None]
+
 
 # Note [Batched gradients]
 # autograd.functional.jacobian(vectorize=True), autograd.grad(is_grads_batched=True) and
@@ -459,6 +464,8 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
         ANOMALY["record"](node)
     out.grad_fn = node
     out._rg = True
+    if FORWARD[0] is not None:
+        FORWARD[0]((out,), inputs, node)
     return out
 
 
@@ -502,6 +509,8 @@ def make_results(datas, inputs, backward, name, saved=None, node_type=None):
             o.grad_fn = node
             o._rg = True
             o._output_nr = nr
+    if FORWARD[0] is not None:
+        FORWARD[0](outs, inputs, node)
     return outs
 
 

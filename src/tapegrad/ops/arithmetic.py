@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
+from ..autograd import forward_ad
 from ..autograd.graph import keeps_arrays, make_result, sum_to
 from ..grad_mode import STATE
 from ..tensor import Tensor
@@ -507,3 +508,20 @@ def clone(input, *, memory_format=None):
         return (g,)
 
     return make_result(out, (input,), backward, "CloneBackward")
+
+
+# -- forward-mode rules (Note [Forward-mode tangents]); other ops derive theirs -----------
+
+
+def _mul_jvp(tans, inputs, outs):
+    (a, b), (ta, tb) = inputs, tans
+    if a is None or b is None:
+        return NotImplemented  # a Python scalar operand: its value is not in ``inputs``
+    t = None if ta is None else ta * b
+    if tb is not None:
+        t = a * tb if t is None else t + a * tb
+    return [t]
+
+
+forward_ad.JVP_RULES["MulBackward"] = _mul_jvp
+forward_ad.JVP_RULES["NegBackward"] = lambda tans, inputs, outs: [-tans[0]]

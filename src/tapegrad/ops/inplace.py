@@ -170,6 +170,8 @@ def _commit(self, result: Tensor, op: str) -> None:
 def _run(self, op, others, graph_fn, fast_fn, copy_old=False):
     """The one path of every in-place op; returns self."""
     _check_writable(self, op)
+    if graph.FORWARD[1] is not None:  # Note [Forward-mode tangents]
+        graph.FORWARD[1](self, others, op)
     base = None
     if _needs_graph(self, others):
         base = _check_graph_rules(self, op)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
+from ..autograd import forward_ad
 from ..autograd.graph import batched_shape, make_result, sum_to
 from ..tensor import Tensor
 from ._registry import register
@@ -107,3 +108,15 @@ def outer(input, vec2):
 
 
 Tensor.ger = outer
+
+
+def _matmul_jvp(tans, inputs, outs):
+    """``ta @ b + a @ tb`` (matmul is bilinear); unbatched tangents only."""
+    (a, b), (ta, tb) = inputs, tans
+    t = None if ta is None else matmul(ta, b)
+    if tb is not None:
+        t = matmul(a, tb) if t is None else t + matmul(a, tb)
+    return [t]
+
+
+forward_ad.JVP_RULES["MatmulBackward"] = _matmul_jvp  # Note [Forward-mode tangents]
