@@ -14,6 +14,13 @@ F = tg.func
 IDS = [c.id for c in ALL_CASES]
 
 
+# Ops whose output shape depends on the values: no batched result exists (torch.func.vmap
+# refuses them too). The check: a loop over samples gives outputs of different shapes.
+def _data_dependent(case, samples):
+    shapes = {tuple(o.shape) for s in samples for o in _outs(case.fn(tg, *s))[:1]}
+    return len(shapes) > 1
+
+
 def _samples(case, n):
     return [[tg.tensor(a, dtype=tg.float64) for a in case.make_inputs(seed)] for seed in range(n)]
 
@@ -26,6 +33,8 @@ def _outs(out):
 @pytest.mark.parametrize("case", ALL_CASES, ids=IDS)
 def test_every_op_under_vmap_matches_a_loop(case, dim):
     samples = _samples(case, 3)
+    if _data_dependent(case, samples):
+        pytest.skip(f"{case.id}: output shape depends on the values (torch.func.vmap refuses it)")
     if dim == 1 and any(x.ndim == 0 for x in samples[0]):
         dim = 0  # a 0-d input only stacks along dim 0
     batched = [tg.stack([s[i] for s in samples], dim=dim) for i in range(len(samples[0]))]
