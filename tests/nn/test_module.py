@@ -254,3 +254,23 @@ def test_small_model_trains_above_95_percent():
     with tg.no_grad():
         pred = model(tg.tensor(x))._data.argmax(axis=1)
     assert (pred == y).mean() > 0.95
+
+
+@pytest.mark.parametrize("idx", [slice(1, 3), slice(None, None, 2), -1, 0])
+def test_sequential_delitem_matches_torch(idx, torch_mod):
+    """Deleting a slice or an index renumbers as PyTorch does; append then adds at the end."""
+    keys = []
+    for m in (tg, torch_mod):
+        seq = m.nn.Sequential(
+            m.nn.Linear(2, 2), m.nn.ReLU(), m.nn.Linear(2, 2), m.nn.Tanh(), m.nn.Linear(2, 2)
+        )
+        kinds = [type(mod).__name__ for mod in seq]
+        del seq[idx]
+        del kinds[idx]
+        assert [type(mod).__name__ for mod in seq] == kinds and len(seq) == len(kinds)
+        seq.append(m.nn.Linear(2, 1))
+        assert len(seq) == len(kinds) + 1 and type(seq[-1]).__name__ == "Linear"
+        keys.append(list(seq.state_dict()))
+    assert keys[0] == keys[1]
+    with pytest.raises(IndexError):
+        del seq[9]

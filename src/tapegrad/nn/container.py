@@ -52,8 +52,17 @@ class Sequential(Module):
 
     def __delitem__(self, idx):
         keys = list(self._modules)
-        for key in keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(keys), "")]]:
+        if isinstance(idx, slice):
+            doomed = keys[idx]
+        else:
+            doomed = [keys[_index(idx, len(keys), "Sequential")]]
+        for key in doomed:
             del self._modules[key]
+        # renumber, as PyTorch does: state_dict keys match its, and append never collides
+        modules = list(self._modules.values())
+        self._modules.clear()
+        for i, m in enumerate(modules):
+            self.add_module(str(i), m)
 
     def __len__(self):
         return len(self._modules)
