@@ -15,7 +15,7 @@ Each mutant is one edit of one source file, found by walking its AST:
   raise, return of a value) replaced by ``pass``
 
 Docstrings, ``__all__``, strings (error messages) and type annotations are never
-mutated. The whole working tree (src/, tests/, pyproject.toml) is copied to a
+mutated. The working tree (src/, tests/, benchmarks/, pyproject.toml, README.md) is copied to a
 scratch directory once; each mutant edits that copy, runs the suite there with
 ``pytest -x`` (stop at the first failure), and restores the file. A mutant is
 *killed* when the suite fails or runs past ``--timeout`` (an infinite loop), and
@@ -238,14 +238,18 @@ def main(argv=None):
         return 0
 
     work = Path(tempfile.mkdtemp(prefix="tapegrad-mutate-"))
-    for name in ("src", "tests"):
-        shutil.copytree(root / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(root / "pyproject.toml", work / "pyproject.toml")
+    for name in ("src", "tests", "benchmarks"):
+        if (root / name).is_dir():
+            ignore = shutil.ignore_patterns("__pycache__")
+            shutil.copytree(root / name, work / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):  # tests read README.md's examples
+        if (root / name).exists():
+            shutil.copy(root / name, work / name)
     xdist = ["-n", str(args.jobs)] if args.jobs else []
 
-    status, secs, _ = run_tests(work, xdist, args.timeout)
+    status, secs, why = run_tests(work, xdist, args.timeout)
     if status != "passed":
-        print("the unmutated suite does not pass; fix that first", file=sys.stderr)
+        print(f"the unmutated suite does not pass ({why}); fix that first", file=sys.stderr)
         return 2
     print(f"baseline suite: {secs:.0f} s", flush=True)
     timeout = min(args.timeout, max(60.0, 5 * secs))
