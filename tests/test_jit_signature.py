@@ -5,6 +5,8 @@ each element of the signature there is a pair of calls that differ only in it, a
 the cached function must give the eager result (values, dtype, graph) for both.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -160,3 +162,25 @@ def test_returning_a_leaf_that_requires_grad_runs_eagerly():
         c(_t((3,)))
     for _ in range(3):
         assert c(_t((3,)))[0] is w
+
+
+@pytest.mark.parametrize("wrap", [tuple, list, lambda a: {"a": a[0], "b": a[1]}])
+def test_arrays_nested_in_arguments_are_read_at_each_replay(wrap):
+    """Plain arrays inside a tuple, list or dict argument are inputs, not constants, even
+    when ``fn`` computes on them with NumPy before they meet a tensor."""
+
+    def f(x, arrays):
+        a, b = arrays.values() if isinstance(arrays, dict) else arrays
+        return x * tg.from_numpy(a * 2.0) + tg.from_numpy(b)
+
+    c = tg.jit.cache(f)
+    with warnings.catch_warnings():
+        # NOTE: a list or dict argument is walked as state and never replays (its
+        # identity changes each call): correct, eager; only a tuple replays today
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for k in range(5):
+            arrays = wrap([np.full(3, k, np.float32), np.arange(3, dtype=np.float32) * k])
+            want = f(_t((3,)), arrays)._data
+            np.testing.assert_array_equal(c(_t((3,)), arrays)._data, want)
+    if wrap is tuple:
+        assert c.cache_info().hits == 3
