@@ -162,7 +162,7 @@ def test_repr_matches_torch(torch_mod):
             nn.AvgPool2d(2),
             nn.Flatten(),
             nn.Dropout(0.1),
-            nn.ModuleList([nn.Linear(4, 3), nn.GELU()]),
+            nn.ModuleList([nn.Linear(4, 3), nn.GELU(), nn.ReLU(inplace=True)]),
             nn.LayerNorm(3),
             nn.Softmax(dim=1),
             nn.Embedding(5, 2, padding_idx=0),
