@@ -274,3 +274,33 @@ def test_sequential_delitem_matches_torch(idx, torch_mod):
     assert keys[0] == keys[1]
     with pytest.raises(IndexError):
         del seq[9]
+
+
+def test_assigning_a_parameter_replaces_an_attribute_buffer_or_module(torch_mod):
+    got = []
+    for m in (tg, torch_mod):
+        a = m.nn.Module()
+        a.x = 1.0
+        a.x = m.nn.Parameter(m.ones(2))
+        a.register_buffer("b", m.ones(2))
+        a.b = m.nn.Parameter(m.ones(2))
+        a.c = m.nn.ReLU()
+        a.c = m.nn.Parameter(m.ones(2))
+        assert all(type(getattr(a, n)).__name__ == "Parameter" for n in "xbc")
+        got.append(
+            (
+                [n for n, _ in a.named_parameters()],
+                [n for n, _ in a.named_buffers()],
+                [n for n, _ in a.named_children()],
+                list(a.state_dict()),
+            )
+        )
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("shape", [(3,), (), (2, 3)])
+@pytest.mark.parametrize("dims", [(0,), (0, -1), (-1,)])
+def test_flatten_of_low_rank_inputs_matches_torch(shape, dims, torch_mod):
+    ours = nn.Flatten(*dims)(tg.ones(shape))
+    theirs = torch_mod.nn.Flatten(*dims)(torch_mod.ones(shape))
+    assert ours.shape == tuple(theirs.shape)
