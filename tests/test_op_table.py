@@ -94,3 +94,12 @@ def test_looser_tolerances_give_a_reason():
     """PyTorch's gradcheck defaults hold for every row unless the row says why not."""
     silent = sorted(c.id for c in ALL_CASES if c.looser and not c.tol_reason.strip())
     assert not silent, f"rows looser than PyTorch's gradcheck without a tol_reason: {silent}"
+
+
+def test_registering_a_name_twice_is_an_error():
+    from tapegrad.ops import register
+
+    before = OPS["exp"]
+    with pytest.raises(RuntimeError, match="op 'exp' registered twice"):
+        register("exp", method=False)(lambda x: x)
+    assert OPS["exp"] is before
