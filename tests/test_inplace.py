@@ -368,3 +368,17 @@ def test_writes_through_views_of_a_buffer_make_it_join_the_graph(torch_mod):
     test_in_place_through_a_view_is_recorded_on_its_base(
         _write_into_buffer_through_views, torch_mod
     )
+
+
+@pytest.mark.parametrize("grad_of", ["base", "exponent"])
+def test_pow_checks_the_saved_operands_when_one_needs_grad(grad_of, torch_mod):
+    """Base and exponent are both saved when either needs grad: changing the other one
+    in place before backward is an error, as in PyTorch (not a silently wrong gradient)."""
+    for m in (tg, torch_mod):
+        a = m.tensor([1.5, 2.0], requires_grad=grad_of == "base")
+        b = m.tensor([2.0, 3.0], requires_grad=grad_of == "exponent")
+        y = a**b
+        with m.no_grad():
+            (b if grad_of == "base" else a).add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an in-?place operation"):
+            y.sum().backward()
