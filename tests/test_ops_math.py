@@ -415,3 +415,10 @@ def test_plain_operands_become_tensors(torch_mod):
     ]
     for ours, theirs in pairs:
         np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+
+
+def test_frobenius_norm_over_three_dims_is_an_error(torch_mod):
+    with pytest.raises(RuntimeError):
+        torch_mod.norm(torch_mod.ones(2, 2, 2), "fro", dim=(0, 1, 2))
+    with pytest.raises(RuntimeError, match="norm: 'fro' takes at most 2 dims"):
+        tg.norm(tg.ones(2, 2, 2), "fro", dim=(0, 1, 2))
