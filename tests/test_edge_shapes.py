@@ -25,6 +25,8 @@ import pytest
 import tapegrad as tg
 from tapegrad.ops import OPS
 
+from .optable import FLOAT32_TOL
+
 
 @dataclasses.dataclass(frozen=True)
 class X:
@@ -46,6 +48,8 @@ class E:
     gradgrad: bool = True
     nan0d: bool = False  # the 0-d value is NaN by definition (var of one element): no gradcheck
     names: tuple = ()  # words an error message may use for the op (default: the op's name)
+    tol: dict = dataclasses.field(default_factory=dict)  # looser gradcheck, with tol_reason
+    tol_reason: str = ""
 
     @property
     def id(self):
@@ -133,7 +137,14 @@ ROWS = [
         E(op, (lambda f: lambda m, x, y: getattr(m, f)(x, y))(op), [(), ()], B)
         for op in ("eq", "ne", "lt", "le", "gt", "ge")
     ],
-    E("_cast", lambda m, x: x.float(), [()], U),
+    E(
+        "_cast",
+        lambda m, x: x.float(),
+        [()],
+        U,
+        tol=FLOAT32_TOL,
+        tol_reason="float32 output: a step of 1e-6 is below its resolution",
+    ),
     E("clone", lambda m, x: x.clone(), [()], U),
     E("contiguous", lambda m, x: x.contiguous(), [()], U),
     # -- shape -----------------------------------------------------------------------------
@@ -631,10 +642,14 @@ CHECKED = [
     ("row", "kind", "variant"), CHECKED, ids=[f"{r.id}-{k}" for r, k, _ in CHECKED]
 )
 def test_gradcheck(row, kind, variant):
+    assert not row.tol or row.tol_reason, "a looser gradcheck needs a tol_reason"
     xs = [tg.tensor(a, requires_grad=True) for a in _arrays(row, variant, seed=2)]
-    assert tg.autograd.gradcheck(lambda *a: row.fn(tg, *a), xs)
-    if row.gradgrad:
-        assert tg.autograd.gradgradcheck(lambda *a: row.fn(tg, *a), xs)
+    assert tg.autograd.gradcheck(lambda *a: row.fn(tg, *a), xs, **row.tol)
+    # A NaN output (std of nothing) has a NaN double backward with respect to the upstream
+    # gradient in PyTorch too (0·NaN); test_matches_torch compares those NaNs.
+    nan = any(np.isnan(o._data).any() for o in _flat(row.fn(tg, *xs)))
+    if row.gradgrad and not nan:
+        assert tg.autograd.gradgradcheck(lambda *a: row.fn(tg, *a), xs, **row.tol)
 
 
 def test_mT_of_0d_raises():

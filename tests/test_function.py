@@ -286,23 +286,28 @@ def test_gradcheck_and_gradgradcheck_on_functions():
 
 
 def test_vjp_alias_and_setup_context(torch_mod):
-    class ViaVjp(tg.autograd.Function):
-        @staticmethod
-        def forward(x):
-            return x * x
+    got = []
+    for m in (tg, torch_mod):
 
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            ctx.save_for_backward(inputs[0])
+        class ViaVjp(m.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x * x
 
-        @staticmethod
-        def vjp(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 2.0 * x
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0])
 
-    x = tg.tensor(X, requires_grad=True)
-    ViaVjp.apply(x).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), 2 * X)
+            @staticmethod
+            def vjp(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * 2.0 * x
+
+        x = m.tensor(X, requires_grad=True)
+        (ViaVjp.apply(x) * m.tensor(Y)).sum().backward()
+        got.append(x.grad.numpy())
+    np.testing.assert_allclose(got[0], 2 * X * Y)
+    np.testing.assert_allclose(got[0], got[1])
 
 
 def test_no_graph_when_nothing_requires_grad():

@@ -206,6 +206,9 @@ def test_v_none_only_for_single_element():
 def test_strict_and_unused_inputs(torch_mod):
     f = lambda x, y: x * 2.0  # noqa: E731 - y unused
     J = F.jacobian(f, (tg.ones(2), tg.ones(3)))
+    ref = torch_mod.autograd.functional.jacobian(f, (torch_mod.ones(2), torch_mod.ones(3)))
+    for ours, theirs in zip(J, ref, strict=True):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     np.testing.assert_array_equal(J[1].numpy(), np.zeros((2, 3)))
     with pytest.raises(RuntimeError, match="independent of input 1"):
         F.jacobian(f, (tg.ones(2), tg.ones(3)), strict=True)

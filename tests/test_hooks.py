@@ -136,3 +136,23 @@ def test_hooks_under_create_graph_are_differentiable(torch_mod):
         (gg,) = m.autograd.grad(g.sum(), x)
         res.append((g.tolist(), gg.tolist()))
     assert res[0] == res[1]
+
+
+def _post_hook_log(m, create_graph=False, twice=False):
+    """A leaf reached by several paths: the post-accumulate hook sees the summed grad once."""
+    log = []
+    x = m.tensor(X, requires_grad=True, dtype=m.float64)
+    x.register_post_accumulate_grad_hook(lambda t: log.append(t.grad.detach().tolist()))
+    for _ in range(2 if twice else 1):
+        loss = (x * x).sum() + x.sin().sum() + (3.0 * x).sum()
+        loss.backward(create_graph=create_graph)
+    return log
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("twice", [False, True])
+def test_post_accumulate_hook_on_a_sum_of_paths(create_graph, twice, torch_mod):
+    ours = _post_hook_log(tg, create_graph, twice)
+    theirs = _post_hook_log(torch_mod, create_graph, twice)
+    assert len(ours) == len(theirs) == (2 if twice else 1)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12)

@@ -174,24 +174,38 @@ def test_cat_and_stack_errors_name_op_and_all_shapes():
 
 
 def test_cat_promotes_dtypes_and_skips_legacy_empty(torch_mod):
-    a = tg.tensor([[1.0, 2.0]], dtype=tg.float32)
-    b = tg.tensor([[3.0, 4.0]], dtype=tg.float64, requires_grad=True)
-    out = tg.cat([a, tg.zeros(0), b])
-    assert out.dtype == tg.float64 and out.shape == (2, 2)
-    out.sum().backward()
-    assert b.grad.dtype == tg.float64
+    got = []
+    for m in (tg, torch_mod):
+        a = m.tensor([[1.0, 2.0]], dtype=m.float32)
+        b = m.tensor([[3.0, 4.0]], dtype=m.float64, requires_grad=True)
+        out = m.cat([a, m.zeros(0), b])
+        assert out.dtype == m.float64 and tuple(out.shape) == (2, 2)
+        (out * m.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=m.float64)).sum().backward()
+        assert b.grad.dtype == m.float64
+        got.append((out.detach().numpy(), b.grad.numpy()))
+    for ours, theirs in zip(*got):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def _pieces_match(ours, ref, x_ours, x_ref):
+    """Same pieces (shapes and values) and the same gradient through all of them."""
+    assert len(ours) == len(ref)
+    for o, r in zip(ours, ref):
+        assert o.shape == tuple(r.shape)
+        np.testing.assert_array_equal(o.detach().numpy(), r.detach().numpy())
+    sum((o * (k + 1.0)).sum() for k, o in enumerate(ours)).backward()
+    sum((r * (k + 1.0)).sum() for k, r in enumerate(ref)).backward()
+    np.testing.assert_array_equal(x_ours.grad.numpy(), x_ref.grad.numpy())
 
 
 def test_split_chunk_match_torch(torch_mod):
     x = np.arange(14.0).reshape(2, 7)
-    for args in [(3, 1), ([2, 5], 1), (1, 0), (7, 1)]:
-        ours = tg.tensor(x).split(*args)
-        ref = torch_mod.tensor(x).split(*args)
-        assert [o.shape for o in ours] == [tuple(r.shape) for r in ref]
+    for args in [(3, 1), ([2, 5], 1), (1, 0), (7, 1), (2, -1)]:
+        xt, xr = tg.tensor(x, requires_grad=True), torch_mod.tensor(x, requires_grad=True)
+        _pieces_match(xt.split(*args), xr.split(*args), xt, xr)
     for n in (1, 3, 4, 7, 9):
-        ours = tg.tensor(x).chunk(n, 1)
-        ref = torch_mod.tensor(x).chunk(n, 1)
-        assert [o.shape for o in ours] == [tuple(r.shape) for r in ref]
+        xt, xr = tg.tensor(x, requires_grad=True), torch_mod.tensor(x, requires_grad=True)
+        _pieces_match(xt.chunk(n, 1), xr.chunk(n, 1), xt, xr)
     with pytest.raises(RuntimeError, match=r"split: sizes \[2, 2\] must .* sum to the size 7"):
         tg.tensor(x).split([2, 2], 1)
 

@@ -400,3 +400,25 @@ def test_sigmoid_keeps_relative_precision_in_the_tails(torch_mod):
     theirs = torch_mod.sigmoid(torch_mod.tensor(x)).numpy()
     assert ours.dtype == np.float32
     np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=0)
+
+
+def test_plain_operands_become_tensors(torch_mod):
+    """An extension over torch (which wants Tensors there): Python scalars and NumPy arrays
+    are accepted by maximum/clamp/einsum and act as the tensors torch would need."""
+    x, a = np.array([1.0, -2.0, 0.25]), np.array([0.5, 0.0, 1.0])
+    xt, tt = tg.tensor(x), torch_mod.tensor(x)
+    pairs = [
+        (tg.maximum(xt, 0.5), torch_mod.maximum(tt, torch_mod.tensor(0.5, dtype=tt.dtype))),
+        (tg.minimum(a, xt), torch_mod.minimum(torch_mod.tensor(a), tt)),
+        (tg.clamp(a, min=xt), torch_mod.clamp(torch_mod.tensor(a), min=tt)),
+        (tg.einsum("i,i->", xt, a), torch_mod.einsum("i,i->", tt, torch_mod.tensor(a))),
+    ]
+    for ours, theirs in pairs:
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+
+
+def test_frobenius_norm_over_three_dims_is_an_error(torch_mod):
+    with pytest.raises(RuntimeError):
+        torch_mod.norm(torch_mod.ones(2, 2, 2), "fro", dim=(0, 1, 2))
+    with pytest.raises(RuntimeError, match="norm: 'fro' takes at most 2 dims"):
+        tg.norm(tg.ones(2, 2, 2), "fro", dim=(0, 1, 2))

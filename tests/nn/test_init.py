@@ -92,9 +92,12 @@ def test_default_init_bounds_as_torch(layer, torch_mod):
 
 
 def test_norm_and_embedding_defaults(torch_mod):
-    bn = tg.nn.BatchNorm2d(3)
-    np.testing.assert_array_equal(bn.weight._data, 1)
-    np.testing.assert_array_equal(bn.bias._data, 0)
-    emb = tg.nn.Embedding(100, 20, padding_idx=3)
-    np.testing.assert_array_equal(emb.weight._data[3], 0)
-    assert emb.weight._data.std() == pytest.approx(1.0, rel=0.05)
+    for m in (tg, torch_mod):
+        bn = m.nn.BatchNorm2d(3)
+        np.testing.assert_array_equal(bn.weight.detach().numpy(), 1)
+        np.testing.assert_array_equal(bn.bias.detach().numpy(), 0)
+        np.testing.assert_array_equal(bn.running_var.numpy(), 1)
+        emb = m.nn.Embedding(100, 20, padding_idx=3)
+        w = emb.weight.detach().numpy()
+        np.testing.assert_array_equal(w[3], 0)
+        assert w.std() == pytest.approx(1.0, rel=0.05) and w.dtype == np.float32

@@ -330,6 +330,10 @@ def test_embedding_matches_torch(torch_mod):
     assert gradgradcheck(lambda w: F.embedding(tg.tensor(idx), w, padding_idx=0), (w,))
     with pytest.raises(IndexError, match="out of range"):
         F.embedding(tg.tensor([5]), w)
+    with pytest.raises(RuntimeError):  # as torch: float indices are a RuntimeError
+        torch_mod.nn.functional.embedding(torch_mod.tensor([0.0, 1.0]), torch_mod.ones(5, 3))
+    with pytest.raises(RuntimeError, match="embedding: indices must be integers.*float32"):
+        F.embedding(tg.tensor([0.0, 1.0]), w)
 
 
 def test_pad_one_hot(torch_mod):

@@ -162,7 +162,7 @@ def test_repr_matches_torch(torch_mod):
             nn.AvgPool2d(2),
             nn.Flatten(),
             nn.Dropout(0.1),
-            nn.ModuleList([nn.Linear(4, 3), nn.GELU()]),
+            nn.ModuleList([nn.Linear(4, 3), nn.GELU(), nn.ReLU(inplace=True)]),
             nn.LayerNorm(3),
             nn.Softmax(dim=1),
             nn.Embedding(5, 2, padding_idx=0),
@@ -254,3 +254,53 @@ def test_small_model_trains_above_95_percent():
     with tg.no_grad():
         pred = model(tg.tensor(x))._data.argmax(axis=1)
     assert (pred == y).mean() > 0.95
+
+
+@pytest.mark.parametrize("idx", [slice(1, 3), slice(None, None, 2), -1, 0])
+def test_sequential_delitem_matches_torch(idx, torch_mod):
+    """Deleting a slice or an index renumbers as PyTorch does; append then adds at the end."""
+    keys = []
+    for m in (tg, torch_mod):
+        seq = m.nn.Sequential(
+            m.nn.Linear(2, 2), m.nn.ReLU(), m.nn.Linear(2, 2), m.nn.Tanh(), m.nn.Linear(2, 2)
+        )
+        kinds = [type(mod).__name__ for mod in seq]
+        del seq[idx]
+        del kinds[idx]
+        assert [type(mod).__name__ for mod in seq] == kinds and len(seq) == len(kinds)
+        seq.append(m.nn.Linear(2, 1))
+        assert len(seq) == len(kinds) + 1 and type(seq[-1]).__name__ == "Linear"
+        keys.append(list(seq.state_dict()))
+    assert keys[0] == keys[1]
+    with pytest.raises(IndexError):
+        del seq[9]
+
+
+def test_assigning_a_parameter_replaces_an_attribute_buffer_or_module(torch_mod):
+    got = []
+    for m in (tg, torch_mod):
+        a = m.nn.Module()
+        a.x = 1.0
+        a.x = m.nn.Parameter(m.ones(2))
+        a.register_buffer("b", m.ones(2))
+        a.b = m.nn.Parameter(m.ones(2))
+        a.c = m.nn.ReLU()
+        a.c = m.nn.Parameter(m.ones(2))
+        assert all(type(getattr(a, n)).__name__ == "Parameter" for n in "xbc")
+        got.append(
+            (
+                [n for n, _ in a.named_parameters()],
+                [n for n, _ in a.named_buffers()],
+                [n for n, _ in a.named_children()],
+                list(a.state_dict()),
+            )
+        )
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("shape", [(3,), (), (2, 3)])
+@pytest.mark.parametrize("dims", [(0,), (0, -1), (-1,)])
+def test_flatten_of_low_rank_inputs_matches_torch(shape, dims, torch_mod):
+    ours = nn.Flatten(*dims)(tg.ones(shape))
+    theirs = torch_mod.nn.Flatten(*dims)(torch_mod.ones(shape))
+    assert ours.shape == tuple(theirs.shape)

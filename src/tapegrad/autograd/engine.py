@@ -192,10 +192,12 @@ def _root_grads(roots, grad_tensors, create_graph):
                     f"mismatch in shape: gradient has shape {list(g.shape)} but output "
                     f"{i} has shape {list(root.shape)}"
                 )
-            if g._data.dtype != root._data.dtype:
-                g = Tensor._wrap(g._data.astype(root._data.dtype))
             if not create_graph and g._rg:
                 g = g.detach()
+            if g._data.dtype != root._data.dtype:
+                # g.to records the cast when g requires grad, so that with create_graph the
+                # double backward reaches a grad_output of another dtype (as in PyTorch).
+                g = g.to(root.dtype)
         grads.append(g)
     return grads
 

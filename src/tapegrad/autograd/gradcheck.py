@@ -7,10 +7,18 @@ every platform). Each element x of each checked tensor is perturbed by ±eps:
     numeric = (L(x + eps) − L(x − eps)) / (2·eps)
 
 and passes when ``|analytic − numeric| <= atol + rtol·|numeric|``.
-Inputs are checked in their own dtype, so use float64 for tight tolerances.
+The defaults are PyTorch's (eps=1e-6, atol=1e-5, rtol=1e-3), meant for float64:
+inputs are checked in their own dtype, and a lower-precision input gets a warning
+(as in PyTorch), since a step of 1e-6 is below float32's resolution.
+
+gradgradcheck checks the double backward with respect to the inputs *and* to
+the upstream gradient: as in PyTorch, the weights of the first-order gradient are
+random tensors that require grad and are checked like inputs.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -65,9 +73,9 @@ def gradcheck(
     inputs,
     *,
     wrt=None,
-    eps=1e-3,
-    atol=1e-3,
-    rtol=1e-2,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
     raise_exception=True,
     seed=0,
     localize=False,
@@ -98,6 +106,13 @@ def gradcheck(
     named = _checked(inputs, wrt)
     if not named:
         raise ValueError("gradcheck: no input or wrt tensor requires grad; nothing to check")
+    for label, t in named:
+        if t._data.dtype != np.float64:
+            warnings.warn(
+                f"gradcheck: {label} requires grad and is {t.dtype}, not float64; with "
+                f"eps={eps} the check will likely fail (use float64 inputs)",
+                stacklevel=2,
+            )
 
     with enable_grad():
         outputs = _outputs(fn(*inputs))
@@ -151,31 +166,43 @@ def _localize(fn, inputs) -> str:
 
 
 def gradgradcheck(
-    fn, inputs, *, wrt=None, eps=1e-3, atol=1e-3, rtol=1e-2, raise_exception=True, seed=0
+    fn, inputs, *, wrt=None, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, seed=0
 ):
     """Check second derivatives: gradcheck of the ``create_graph`` gradient of ``fn``.
 
-    The checked function is ``inputs -> d(Σ v ⊙ f)/d(inputs)`` for fixed weights v,
-    so every op's backward must itself be differentiable.
+    The checked function is ``(inputs, v) -> d(Σ v ⊙ f)/d(inputs)``, where the
+    upstream gradients v (one per floating output, fixed pseudo-random values) require
+    grad and are checked as extra inputs, as PyTorch's ``gradgradcheck`` does with its
+    random ``grad_outputs``: so both the derivative of every backward with respect to
+    the inputs and its derivative with respect to the upstream gradient are tested.
+
+    Args and Raises: as :func:`gradcheck`; a failing upstream gradient is named
+    ``input k`` with k counted after the inputs.
     """
     if isinstance(inputs, Tensor):
         inputs = (inputs,)
     inputs = tuple(inputs)
     wrt_list = list(wrt) if wrt is not None else []
     tensors = [t for _, t in _checked(inputs, wrt_list)]
+    n = len(inputs)
+
+    with enable_grad():
+        outputs = _outputs(fn(*inputs))
+    upstream = tuple(
+        Tensor._wrap(_weights(o._data.shape, o._data.dtype, seed + 100 + k)).requires_grad_(
+            o._data.dtype.kind == "f"
+        )
+        for k, o in enumerate(outputs)
+    )
 
     def first_grad(*args):
+        args, vs = args[:n], args[n:]
         with enable_grad():
-            outputs = _outputs(fn(*args))
-            weights = [
-                _weights(o._data.shape, o._data.dtype, seed + 100 + k)
-                for k, o in enumerate(outputs)
-            ]
-            loss = _reduce(outputs, weights)
-            if loss is None or not loss.requires_grad:
-                return tuple(Tensor._wrap(np.zeros(t.shape, t.dtype)) for t in tensors)
+            loss = _reduce(_outputs(fn(*args)), vs)
             arg_tensors = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
             targets = arg_tensors + [t for t in wrt_list if t.requires_grad]
+            if loss is None or not loss.requires_grad:
+                return tuple(Tensor._wrap(np.zeros(t.shape, t.dtype)) for t in tensors)
             grads = engine.grad(loss, targets, create_graph=True, allow_unused=True)
         return tuple(
             Tensor._wrap(np.zeros(t.shape, t.dtype)) if g is None else g
@@ -184,7 +211,7 @@ def gradgradcheck(
 
     return gradcheck(
         first_grad,
-        inputs,
+        inputs + upstream,
         wrt=wrt,
         eps=eps,
         atol=atol,

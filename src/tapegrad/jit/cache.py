@@ -297,6 +297,9 @@ def cache(fn=None, *, maxsize=1024, verify_every=None, modules=()):
     in ``if``), or calls backward with ``retain_graph=True`` or through hooks, that
     signature runs eagerly from then on, with a one-time ``RuntimeWarning`` naming
     the line. Return tensors instead of Python numbers to keep the cache effective.
+    Likewise when ``fn`` returns a tensor that requires grad whose graph no backward
+    inside ``fn`` consumed: a replay could not give it a graph (run forward-only
+    calls under ``tg.no_grad()``, or call backward inside ``fn``).
 
     Args:
         fn: the function to cache.

@@ -114,6 +114,13 @@ def _record(fn, args, kwargs, leaves, extra_roots, name) -> Recording:
                 loc.set(_plain(loc.get()))
         out.out_template, outputs = _outputs(rec, out.result)
         out.result = _plain_result(out.result)
+    graph = _live_graph_output(out.result)
+    if graph:
+        rec.refusals.append(
+            f"returns {graph}: a replay returns plain arrays, so a backward outside the "
+            "cached function would find no graph; call backward inside it, or return "
+            "a detached tensor"
+        )
     for leaf, before in arg_grads:
         if leaf.grad is not before or (leaf.grad is not None and leaf._rg):
             rec.problems.append("the function changes the .grad of an argument tensor")
@@ -137,6 +144,22 @@ def _record(fn, args, kwargs, leaves, extra_roots, name) -> Recording:
         program.generators = rec.rng_used
         out.program = program
     return out
+
+
+def _live_graph_output(x):
+    """A description of the first returned tensor that requires grad and whose graph has
+    not been consumed by a backward inside the call (a train step's loss has), or None."""
+    t = type(x)
+    if isinstance(x, Tensor):
+        node = x.grad_fn
+        if x._rg and (node is None or not node._released):
+            return "a tensor that requires grad" + ("" if node else " (a leaf)")
+        return None
+    if t is tuple or t is list:
+        return next(filter(None, map(_live_graph_output, x)), None)
+    if t is dict:
+        return next(filter(None, map(_live_graph_output, x.values())), None)
+    return None
 
 
 def _walkable(a):

@@ -4,13 +4,17 @@ A call's key holds, for each argument (walked through tuples, lists and dicts):
 a tensor's shape, strides, dtype, device and requires_grad; an array's shape, strides
 and dtype (strides: a recorded view of a contiguous argument would be a copy of a
 transposed one, so a layout change must record again);
-any other value itself (it must be hashable: objects hash by identity, so another
-model object gives another key). Grad mode and inference mode are part of the
+any other value itself with its type (1, 1.0 and True are equal in Python but give
+different programs) and, for a float, its sign (-0.0 == 0.0, yet x * -0.0 is -0);
+it must be hashable: objects hash by identity, so another model object gives
+another key. Grad mode and inference mode are part of the
 key. Tensors and arrays are returned in order as the call's *leaves*, whose
 arrays the replay binds.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -52,6 +56,8 @@ def _part(x, leaves):
             f"tapegrad.jit.cache: argument of type {type(x).__name__} is not hashable; "
             "non-tensor arguments are part of the cache key"
         ) from None
+    if t is float:
+        return (t, x, math.copysign(1.0, x))
     return (t, x)
 
 

@@ -52,7 +52,11 @@ class Sequential(Module):
 
     def __delitem__(self, idx):
         keys = list(self._modules)
-        for key in keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(keys), "")]]:
+        if isinstance(idx, slice):
+            doomed = keys[idx]
+        else:
+            doomed = [keys[_index(idx, len(keys), "Sequential")]]
+        for key in doomed:
             del self._modules[key]
         # renumber, as torch does, so that indices stay 0..n-1
         items = list(self._modules.values())

@@ -157,7 +157,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """
     if p == "fro":
         if dim is not None and not isinstance(dim, int) and len(dim) > 2:
-            raise ValueError(f"norm: 'fro' takes at most 2 dims, got dim={dim!r}")
+            raise RuntimeError(f"norm: 'fro' takes at most 2 dims, got dim={dim!r}")
         return vector_norm(input, 2, dim, keepdim, dtype=dtype)
     if p == "nuc":
         return matrix_norm(input, "nuc", dim if dim is not None else (-2, -1), keepdim, dtype=dtype)

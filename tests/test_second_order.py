@@ -1,0 +1,61 @@
+"""Second order against PyTorch for every op-table row (issue 18).
+
+For each row with ``torch`` and ``gradgrad`` set, both libraries compute, from the
+same float64 inputs x, upstream gradients v (tensors that require grad) and
+directions u:
+
+    g = d(Σ v ⊙ f(x))/dx          (create_graph=True)
+    d(Σ u ⊙ g)/d(x, v)            (one Hessian-vector product, and the double
+                                   backward with respect to the upstream gradient)
+
+and the results must agree to rtol 1e-6. New rows in tests/optable get this test
+for free. The inputs are the rows' small samples, so a row costs a few milliseconds.
+The 0-d and empty rows of tests/test_edge_shapes.py get the same comparison.
+"""
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+from ._second_order import as_array, check_against_torch
+from .optable import ALL_CASES
+from .test_edge_shapes import CHECKED, _arrays
+
+SECOND = [c for c in ALL_CASES if c.torch and c.gradgrad]
+
+
+@pytest.mark.parametrize("case", SECOND, ids=[c.id for c in SECOND])
+def test_second_order_matches_torch(case, torch_mod):
+    check_against_torch(case.fn, case.make_inputs(seed=4), torch_mod)
+
+
+EDGE = [(r, k, v) for r, k, v in CHECKED if r.gradgrad]
+
+# Variants where PyTorch's double backward with respect to the upstream gradient is NaN
+# although the first-order gradient is identically 0 (so the exact value is 0, which
+# tapegrad gives): there only torch's finite entries are compared.
+TORCH_NAN = {
+    "var-dim-empty0": "var of (0, 3) over dim 0: the gradient is empty, torch's d/dv is NaN",
+    "std-correction0-0d": "std of one value is 0: torch masks dx to 0 but d/dv is NaN",
+}
+
+
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0")
+@pytest.mark.filterwarnings("ignore:invalid value encountered")
+@pytest.mark.parametrize(("row", "kind", "variant"), EDGE, ids=[f"{r.id}-{k}" for r, k, _ in EDGE])
+def test_edge_second_order_matches_torch(row, kind, variant, torch_mod):
+    nan = f"{row.id}-{kind}" in TORCH_NAN
+    check_against_torch(row.fn, _arrays(row, variant, seed=4), torch_mod, nan)
+
+
+def test_grad_output_of_another_dtype_keeps_its_graph(torch_mod):
+    """A float64 grad_output for a float32 output: the cast is recorded (double backward)."""
+    got = []
+    for m in (tg, torch_mod):
+        x = m.tensor([0.7, -0.2], dtype=m.float32, requires_grad=True)
+        v = m.tensor([0.3, 0.5], dtype=m.float64, requires_grad=True)
+        (g,) = m.autograd.grad([x.sin()], [x], [v], create_graph=True)
+        assert g.dtype == m.float32
+        got.append(as_array(m.autograd.grad((g * g).sum(), v)[0]))
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-6)

@@ -1,0 +1,300 @@
+"""Mutation testing: small deliberate bugs, one at a time; does the test suite notice?
+
+Usage (from the repository root; not part of ``make test``)::
+
+    python tools/mutate.py src/tapegrad/autograd src/tapegrad/jit/signature.py \\
+        --sample 60 --seed 0 --jobs 2 --report mutants.md
+
+Each mutant is one edit of one source file, found by walking its AST:
+
+- ``binop``: an arithmetic operator swapped (+ -, * /, // /, ** *, @ *, % //)
+- ``compare``: a comparison swapped (< <=, > >=, == !=, is / is not, in / not in)
+- ``boolop``: ``and`` / ``or`` swapped; ``not x`` -> ``x``; ``-x`` -> ``x``
+- ``const``: an int n -> n + 1, a float x -> 1.01 x (0.0 -> 1e-3), True <-> False
+- ``drop``: a statement in a function body (assignment, call, augmented assignment,
+  raise, return of a value) replaced by ``pass``
+
+Docstrings, ``__all__``, strings (error messages) and type annotations are never
+mutated. The working tree (src/, tests/, benchmarks/, pyproject.toml, README.md) is copied to a
+scratch directory once; each mutant edits that copy, runs the suite there with
+``pytest -x`` (stop at the first failure), and restores the file. A mutant is
+*killed* when the suite fails or runs past ``--timeout`` (an infinite loop), and
+*survives* when the suite passes. Survivors are listed with their line and edit
+so a person can decide whether each is equivalent (no observable change) or a
+gap in the tests.
+
+``--quick`` first runs only the test files that name the mutated module (a fast
+kill); a survivor of that pass always gets the full suite, so the score does not
+depend on the guess.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BINOP_SWAP = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Div,
+    ast.Pow: ast.Mult,
+    ast.MatMult: ast.Mult,
+    ast.Mod: ast.FloorDiv,
+    ast.BitAnd: ast.BitOr,
+    ast.BitOr: ast.BitAnd,
+}
+CMP_SWAP = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+}
+DROPPABLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Raise, ast.Return)
+
+
+@dataclasses.dataclass
+class Mutant:
+    path: str  # relative to the repository root
+    line: int
+    kind: str
+    before: str
+    after: str
+    span: tuple  # (lineno, col, end_lineno, end_col) of the replaced source
+
+    def label(self):
+        return f"{self.path}:{self.line} [{self.kind}] {self.before!r} -> {self.after!r}"
+
+
+def _skip_nodes(tree):
+    """ids of nodes never mutated: docstrings, annotations, __all__."""
+    skip = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body:
+            first = body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                skip.update(id(n) for n in ast.walk(first))
+        for field in ("annotation", "returns"):
+            ann = getattr(node, field, None)
+            if ann is not None:
+                skip.update(id(n) for n in ast.walk(ann))
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            skip.update(id(n) for n in ast.walk(node))
+    return skip
+
+
+def _in_functions(tree):
+    """ids of statements directly in a function body (candidates for ``drop``)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for sub in ast.walk(node):
+                for field in ("body", "orelse", "finalbody"):
+                    stmts = getattr(sub, field, None)
+                    if isinstance(stmts, list):
+                        out.update(id(s) for s in stmts)
+    return out
+
+
+def _seg(source_lines, node):
+    return ast.get_source_segment("".join(source_lines), node) or ""
+
+
+def mutants_of(path: Path, root: Path):
+    source = path.read_text()
+    tree = ast.parse(source)
+    skip = _skip_nodes(tree)
+    droppable = _in_functions(tree)
+    rel = str(path.relative_to(root))
+    found = []
+
+    def add(node, kind, new_node=None, text=None):
+        before = ast.get_source_segment(source, node)
+        if before is None:
+            return
+        after = text if text is not None else ast.unparse(new_node)
+        if isinstance(node, ast.expr) and text is None:
+            after = f"({after})"
+        span = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+        found.append(Mutant(rel, node.lineno, kind, before, after, span))
+
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.BinOp) and type(node.op) in BINOP_SWAP:
+            new = ast.BinOp(node.left, BINOP_SWAP[type(node.op)](), node.right)
+            add(node, "binop", new)
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in CMP_SWAP:
+            new = ast.Compare(node.left, [CMP_SWAP[type(node.ops[0])]()], node.comparators)
+            add(node, "compare", new)
+        elif isinstance(node, ast.BoolOp):
+            new = ast.BoolOp(ast.Or() if isinstance(node.op, ast.And) else ast.And(), node.values)
+            add(node, "boolop", new)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)):
+            add(node, "boolop" if isinstance(node.op, ast.Not) else "binop", node.operand)
+        elif isinstance(node, ast.Constant) and not isinstance(node.value, (str, bytes)):
+            v = node.value
+            if isinstance(v, bool):
+                add(node, "const", text=repr(not v))
+            elif isinstance(v, int):
+                add(node, "const", text=repr(v + 1))
+            elif isinstance(v, float):
+                add(node, "const", text=repr(v * 1.01 if v else 1e-3))
+        if isinstance(node, DROPPABLE) and id(node) in droppable:
+            if isinstance(node, ast.Return) and node.value is None:
+                continue
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                continue  # docstring-like
+            add(node, "drop", text="pass")
+    found.sort(key=lambda m: (m.span[0], m.span[1], m.kind))
+    return found
+
+
+def apply(source: str, m: Mutant) -> str:
+    lines = source.splitlines(keepends=True)
+    l0, c0, l1, c1 = m.span
+    # col offsets are UTF-8 byte offsets
+    first = lines[l0 - 1].encode()
+    last = lines[l1 - 1].encode()
+    new = first[:c0].decode() + m.after + last[c1:].decode()
+    return "".join(lines[: l0 - 1]) + new + "".join(lines[l1:])
+
+
+def run_tests(workdir: Path, args, timeout):
+    env = dict(os.environ, PYTHONPATH=str(workdir / "src"), PYTHONDONTWRITEBYTECODE="1")
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *args]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(
+            cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return "timeout", time.monotonic() - start, ""
+    tail = proc.stdout.strip().splitlines()[-1:] if proc.stdout else []
+    failed = [ln for ln in proc.stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))]
+    status = "passed" if proc.returncode == 0 else "failed"
+    return status, time.monotonic() - start, (failed[:1] or tail or [""])[0]
+
+
+def quick_tests(workdir: Path, m: Mutant):
+    """Test files that mention the mutated module's name (a guess; survivors rerun all)."""
+    stem = Path(m.path).stem.lstrip("_")
+    parent = Path(m.path).parent.name
+    hits = []
+    for t in sorted((workdir / "tests").rglob("test_*.py")):
+        text = t.read_text()
+        if stem in text or (parent not in ("src", "tapegrad") and parent in t.name):
+            hits.append(str(t.relative_to(workdir)))
+    return hits
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("paths", nargs="+", help="files or directories under src/ to mutate")
+    p.add_argument("--sample", type=int, default=None, help="test N random mutants (all if unset)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--kinds", default="binop,compare,boolop,const,drop")
+    p.add_argument("--jobs", type=int, default=2, help="pytest-xdist workers (0: none)")
+    p.add_argument("--timeout", type=float, default=900, help="seconds per suite run")
+    p.add_argument("--quick", action="store_true", help="try related test files first")
+    p.add_argument("--list", action="store_true", help="only list the mutants")
+    p.add_argument("--report", default=None, help="write a Markdown report here")
+    args = p.parse_args(argv)
+
+    root = Path.cwd()
+    files = []
+    for raw in args.paths:
+        path = Path(raw).resolve()
+        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    kinds = set(args.kinds.split(","))
+    pool = [m for f in files for m in mutants_of(f, root) if m.kind in kinds]
+    print(f"{len(pool)} mutants in {len(files)} files", flush=True)
+    if args.sample is not None and args.sample < len(pool):
+        pool = sorted(
+            random.Random(args.seed).sample(pool, args.sample), key=lambda m: (m.path, m.line)
+        )
+    if args.list:
+        for m in pool:
+            print(m.label())
+        return 0
+
+    work = Path(tempfile.mkdtemp(prefix="tapegrad-mutate-"))
+    for name in ("src", "tests", "benchmarks"):
+        if (root / name).is_dir():
+            ignore = shutil.ignore_patterns("__pycache__")
+            shutil.copytree(root / name, work / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):  # tests read README.md's examples
+        if (root / name).exists():
+            shutil.copy(root / name, work / name)
+    xdist = ["-n", str(args.jobs)] if args.jobs else []
+
+    status, secs, why = run_tests(work, xdist, args.timeout)
+    if status != "passed":
+        print(f"the unmutated suite does not pass ({why}); fix that first", file=sys.stderr)
+        return 2
+    print(f"baseline suite: {secs:.0f} s", flush=True)
+    timeout = min(args.timeout, max(60.0, 5 * secs))
+
+    results = []
+    for i, m in enumerate(pool, 1):
+        target = work / m.path
+        original = target.read_text()
+        target.write_text(apply(original, m))
+        try:
+            try:
+                compile(target.read_text(), str(target), "exec")
+            except SyntaxError:
+                status, secs, why = "invalid", 0.0, "mutant does not compile"
+            else:
+                status, secs, why = "passed", 0.0, ""
+                if args.quick:
+                    related = quick_tests(work, m)
+                    if related:
+                        status, secs, why = run_tests(work, related, timeout)
+                if status == "passed":
+                    status, s2, why = run_tests(work, xdist, timeout)
+                    secs += s2
+        finally:
+            target.write_text(original)
+        verdict = {"passed": "SURVIVED", "invalid": "invalid"}.get(status, "killed")
+        results.append((m, verdict, why))
+        print(f"[{i}/{len(pool)}] {verdict:8s} {secs:5.0f}s  {m.label()}  {why}", flush=True)
+
+    valid = [r for r in results if r[1] != "invalid"]
+    killed = sum(r[1] == "killed" for r in valid)
+    score = 100.0 * killed / max(1, len(valid))
+    print(f"\nscore: {killed}/{len(valid)} killed ({score:.1f}%)")
+    survivors = [r for r in valid if r[1] == "SURVIVED"]
+    for m, _, _ in survivors:
+        print(f"  survived: {m.label()}")
+    if args.report:
+        with open(args.report, "w") as fh:
+            fh.write(f"# Mutation run\n\n{killed}/{len(valid)} killed ({score:.1f}%)\n\n")
+            fh.write("| mutant | verdict | first failure |\n|---|---|---|\n")
+            for m, verdict, why in results:
+                fh.write(f"| `{m.label()}` | {verdict} | {why.replace('|', '/')} |\n")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
