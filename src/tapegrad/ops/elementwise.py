@@ -16,6 +16,7 @@ from ..autograd.graph import make_result
 from ..tensor import Tensor
 from ._mathutil import const
 from ._registry import register
+from .fused_backward import sigmoid_backward, tanh_backward
 from ._util import as_tensor_or_scalar, broadcast_error, float_data, reduce_grad
 
 __all__ = [
@@ -83,7 +84,7 @@ def tanh(input):
 
 
 def _tanh_backward(g, out):
-    return (g * (1.0 - out * out),)
+    return (tanh_backward(g, out),)
 
 
 @register("sigmoid")
@@ -115,7 +116,7 @@ def sigmoid_array(x):
 
 
 def _sigmoid_backward(g, out):
-    return (g * out * (1.0 - out),)
+    return (sigmoid_backward(g, out),)
 
 
 @register("relu")
