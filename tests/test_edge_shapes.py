@@ -449,7 +449,15 @@ ROWS = [
     E("getitem", lambda m, x: x[:], X([()]), name="slice", names=("index", "getitem")),
     E("tile", lambda m, x: m.tile(x, (0, 2)), [()], [[(0, 3)], [(3,)]], name="zero-times"),
     E("flip", lambda m, x: x.flip((0, -1)), None, [[(0, 3)], [(2, 0, 3)]], name="dims"),
+    # -- fused gradient rules (PyTorch's aten.tanh_backward / aten.sigmoid_backward) -------
+    E("_tanh_backward", lambda m, g, y: _aten(m, "tanh_backward")(g, y), [(), ()], B),
+    E("_sigmoid_backward", lambda m, g, y: _aten(m, "sigmoid_backward")(g, y), [(), ()], B),
 ]
+
+
+def _aten(m, name):
+    return getattr(m.ops.aten, name) if m.__name__ == "torch" else m.ops.OPS["_" + name].fn
+
 
 # Every op has both variants, so nothing is excluded; where PyTorch rejects 0-d or empty
 # input (matrix ops on 0-d, a reduction with no identity over an empty dim) the row is an

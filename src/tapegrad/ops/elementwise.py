@@ -16,8 +16,8 @@ from ..autograd.graph import make_result
 from ..tensor import Tensor
 from ._mathutil import const
 from ._registry import register
-from .fused_backward import sigmoid_backward, tanh_backward
 from ._util import as_tensor_or_scalar, broadcast_error, float_data, reduce_grad
+from .fused_backward import sigmoid_backward, tanh_backward
 
 __all__ = [
     "exp",

@@ -5,7 +5,8 @@ ops each when written out; on the small tensors where per-op overhead dominates,
 op costs a third. Each is a differentiable op of its own (``(grad, output)`` in, one
 tensor out), with its derivative written in tapegrad ops, so ``create_graph=True``
 still yields every higher order (Note [Batched gradients]: the gradient of ``output``
-is summed back with ``reduce_grad``, which keeps a batch prefix).
+is summed back with ``reduce_grad``, which keeps a batch prefix). Products are taken in
+PyTorch's order (its CPU kernels and derivatives.yaml), so float32 results round alike.
 
     tanh_backward(g, y)    = g·(1 − y²)    d/dg = 1 − y²     d/dy = −2·g·y
     sigmoid_backward(g, y) = g·y·(1 − y)   d/dg = y·(1 − y)  d/dy = g·(1 − 2y)
@@ -46,8 +47,8 @@ def tanh_backward(grad, output):
 
     def backward(gg):
         return (
-            tanh_backward(gg, output) if grad._rg else None,
-            reduce_grad(gg * grad * output * -2.0, output) if output._rg else None,
+            reduce_grad(tanh_backward(gg, output), grad) if grad._rg else None,
+            reduce_grad(gg * (output * -2.0 * grad), output) if output._rg else None,
         )
 
     return make_result(out, (grad, output), backward, "TanhBackwardBackward", saved=(grad, output))
@@ -57,15 +58,15 @@ def tanh_backward(grad, output):
 def sigmoid_backward(grad, output):
     """``grad · output · (1 − output)``: the gradient of sigmoid given its output."""
     y = output._data
-    t = np.subtract(_one(y.dtype), y) * y
-    out = grad._data * t
+    out = grad._data * np.subtract(_one(y.dtype), y)  # PyTorch's order: (g·(1 − y))·y
+    out *= y
     if not (STATE.enabled and (grad._rg or output._rg)):
         return Tensor._wrap(out)
 
     def backward(gg):
         return (
-            sigmoid_backward(gg, output) if grad._rg else None,
-            reduce_grad(gg * grad * (1.0 - output * 2.0), output) if output._rg else None,
+            reduce_grad(sigmoid_backward(gg, output), grad) if grad._rg else None,
+            reduce_grad(gg * grad * (output * -2.0 + 1.0), output) if output._rg else None,
         )
 
     return make_result(
