@@ -145,6 +145,35 @@ from . import jit  # noqa: E402
 from . import nn  # noqa: E402
 from . import distributed  # noqa: E402 - importable without mpi4py
 
+# -- torch namespace (issue 12): devices, dtypes, random, settings, compatibility modules ----
+from . import random  # noqa: E402 - torch.random
+from . import accelerator, amp, backends, cuda, onnx, testing  # noqa: E402
+from .amp import autocast  # noqa: E402
+from . import _dtypes  # noqa: E402
+from ._device import Size, device  # noqa: E402
+from ._settings import (  # noqa: E402
+    are_deterministic_algorithms_enabled,
+    compile,  # noqa: A004 - PyTorch's name
+    get_float32_matmul_precision,
+    get_num_interop_threads,
+    get_num_threads,
+    is_tensor,
+    set_float32_matmul_precision,
+    set_num_interop_threads,
+    set_num_threads,
+    set_printoptions,
+    use_deterministic_algorithms,
+)
+from .creation import randint_like, randperm  # noqa: E402
+from .random import get_rng_state, initial_seed, seed, set_rng_state  # noqa: E402
+from .sampling import bernoulli, multinomial, normal, poisson  # noqa: E402
+from ._tensor_compat import equal, is_floating_point, numel  # noqa: E402 - binds Tensor.type ...
+
+half = float16
+short = int16
+int = int32  # noqa: A001 - PyTorch's alias
+# -- end torch namespace -------------------------------------------------------------------
+
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64
 long = int64
@@ -166,4 +195,10 @@ del _name, _info
 
 __version__ = "0.1.0"
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [name for name in dir() if not name.startswith("_")] + ["bfloat16"]
+
+
+def __getattr__(name):
+    if name == "bfloat16":  # Note [Lazy bfloat16] in _dtypes.py
+        return _dtypes.bfloat16
+    raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")

@@ -29,6 +29,8 @@ __all__ = [
     "randint",
     "rand_like",
     "randn_like",
+    "randint_like",
+    "randperm",
     "manual_seed",
     "default_generator",
     "Generator",
@@ -138,20 +140,21 @@ def _like(t, dtype):
     return _dtypes.to_dtype(dtype) or t.dtype
 
 
-def zeros_like(input, dtype=None, requires_grad=False) -> Tensor:
-    return _finish(np.zeros(input.shape, _like(input, dtype)), requires_grad)
+def zeros_like(input, dtype=None, requires_grad=False, device=None) -> Tensor:
+    return _finish(_on_device(np.zeros(input.shape, _like(input, dtype)), device), requires_grad)
 
 
-def ones_like(input, dtype=None, requires_grad=False) -> Tensor:
-    return _finish(np.ones(input.shape, _like(input, dtype)), requires_grad)
+def ones_like(input, dtype=None, requires_grad=False, device=None) -> Tensor:
+    return _finish(_on_device(np.ones(input.shape, _like(input, dtype)), device), requires_grad)
 
 
-def empty_like(input, dtype=None, requires_grad=False) -> Tensor:
-    return _finish(np.empty(input.shape, _like(input, dtype)), requires_grad)
+def empty_like(input, dtype=None, requires_grad=False, device=None) -> Tensor:
+    return _finish(_on_device(np.empty(input.shape, _like(input, dtype)), device), requires_grad)
 
 
-def full_like(input, fill_value, dtype=None, requires_grad=False) -> Tensor:
-    return _finish(np.full(input.shape, fill_value, _like(input, dtype)), requires_grad)
+def full_like(input, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
+    array = np.full(input.shape, fill_value, _like(input, dtype))
+    return _finish(_on_device(array, device), requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False, device="cpu") -> Tensor:
@@ -175,73 +178,133 @@ def eye(n, m=None, dtype=None, requires_grad=False, device="cpu") -> Tensor:
     return _finish(xp.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
 
-# -- random ---------------------------------------------------------------------------
+# -- random (Note [Random streams] in random.py) ---------------------------------------------
 
-
-class Generator:
-    """A seedable source of random numbers (wraps ``numpy.random.Generator``)."""
-
-    def __init__(self, seed=None):
-        self._rng = np.random.default_rng(seed)
-
-    def manual_seed(self, seed: int) -> Generator:
-        self._rng = np.random.default_rng(seed)
-        return self
-
-    def get_state(self):
-        return self._rng.bit_generator.state
-
-    def set_state(self, state) -> None:
-        self._rng.bit_generator.state = state
-
-    @property
-    def numpy(self) -> np.random.Generator:
-        """The NumPy generator behind this one."""
-        return self._rng
-
-
-default_generator = Generator(0)
-
-
-def manual_seed(seed: int) -> Generator:
-    """Seed the default generator (used by rand, randn, dropout, init, shuffling)."""
-    return default_generator.manual_seed(seed)
+from .random import Generator, default_generator, manual_seed  # noqa: E402
 
 
 def _rng(generator):
-    return (generator or default_generator).numpy
+    if generator is None:
+        return default_generator.numpy
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be a tapegrad.Generator, got {type(generator).__name__}")
+    return generator.numpy
 
 
-def rand(*size, dtype=None, requires_grad=False, generator=None) -> Tensor:
-    """Uniform samples in [0, 1)."""
+def _random_size(size, kw, op):
+    if kw is not None:
+        if size:
+            raise TypeError(f"{op}: got the size both positionally and as size=")
+        size = (kw,)
+    return _size(size, op)
+
+
+def _on_device(array, device):
+    if device is None or str(device) == "cpu":
+        return array
+    return _backend.namespace_for_device(device).asarray(array)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **kw) -> Tensor:
+    """Uniform samples in [0, 1), drawn from ``generator`` (default: the default generator).
+
+    >>> import tapegrad as tg
+    >>> tg.rand(2, 3, generator=tg.Generator().manual_seed(0)).shape
+    (2, 3)
+    """
+    size = _random_size(size, kw.pop("size", None), "rand")
+    _no_extra(kw, "rand")
     dtype = _float_dtype(dtype)
-    data = _rng(generator).random(_size(size, "rand"), dtype=np.float64).astype(dtype)
-    return _finish(data, requires_grad)
+    data = _rng(generator).random(size, dtype=np.float64).astype(dtype)
+    return _finish(_on_device(data, device), requires_grad)
 
 
-def randn(*size, dtype=None, requires_grad=False, generator=None) -> Tensor:
-    """Standard normal samples."""
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **kw) -> Tensor:
+    """Standard normal samples, drawn from ``generator`` (default: the default generator)."""
+    size = _random_size(size, kw.pop("size", None), "randn")
+    _no_extra(kw, "randn")
     dtype = _float_dtype(dtype)
-    data = _rng(generator).standard_normal(_size(size, "randn")).astype(dtype)
-    return _finish(data, requires_grad)
+    data = _rng(generator).standard_normal(size).astype(dtype)
+    return _finish(_on_device(data, device), requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None, generator=None) -> Tensor:
-    """Integers in [low, high) (or [0, low) when ``high`` is omitted), int64 by default."""
+def _no_extra(kw, op):
+    if kw:
+        raise TypeError(f"{op}() got an unexpected keyword argument {next(iter(kw))!r}")
+
+
+def randint(
+    *args, size=None, generator=None, dtype=None, device=None, requires_grad=False, **kw
+) -> Tensor:
+    """Integers in [low, high), int64 by default: ``randint(high, size)`` or
+    ``randint(low, high, size)`` (``low=``, ``high=``, ``size=`` as keywords too).
+
+    >>> import tapegrad as tg
+    >>> tg.randint(10, (4,)).shape, tg.randint(3, 5, (2,)).dtype
+    ((4,), dtype('int64'))
+    """
+    low, high = kw.pop("low", None), kw.pop("high", None)
+    _no_extra(kw, "randint")
+    args = list(args)
+    if size is None and args and isinstance(args[-1], (tuple, list)):
+        size = args.pop()
+    if low is None and high is None:
+        if len(args) == 1:
+            low, high = 0, args[0]
+        elif len(args) == 2:
+            low, high = args
+    elif high is None and len(args) == 1:
+        high = args[0]
+    elif low is None and high is not None:
+        low = args[0] if args else 0
+    if high is None or size is None or len(args) > 2:
+        raise TypeError(
+            "randint() expects (high, size) or (low, high, size), e.g. randint(10, (4,)); got "
+            f"positional {tuple(args)} with size={size!r}"
+        )
+    low, high = int(low), int(high)
+    if low >= high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    dtype = _dtypes.to_dtype(dtype) or _dtypes.int64
+    data = _rng(generator).integers(low, high, size=_size((size,), "randint"), dtype=np.int64)
+    t = _finish(_on_device(np.asarray(data).astype(dtype), device), False)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return rand(
+        input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+        generator=generator, device=device,
+    )  # fmt: skip
+
+
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return randn(
+        input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+        generator=generator, device=device,
+    )  # fmt: skip
+
+
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None) -> Tensor:
+    """``randint`` with the shape (and by default the dtype) of ``input``."""
     if high is None:
         low, high = 0, low
+    return randint(low, high, input.shape, dtype=dtype or input.dtype, generator=generator,
+                   device=device)  # fmt: skip
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64 by default).
+
+    >>> import tapegrad as tg
+    >>> sorted(tg.randperm(4).tolist())
+    [0, 1, 2, 3]
+    """
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+        raise RuntimeError(f"randperm: n must be a non-negative integer, got {n!r}")
     dtype = _dtypes.to_dtype(dtype) or _dtypes.int64
-    data = _rng(generator).integers(low, high, size=_size((size,), "randint"), dtype=dtype)
-    return Tensor._wrap(np.asarray(data))
-
-
-def rand_like(input, dtype=None, requires_grad=False, generator=None) -> Tensor:
-    return rand(
-        input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, generator=generator
-    )
-
-
-def randn_like(input, dtype=None, requires_grad=False, generator=None) -> Tensor:
-    return randn(
-        input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, generator=generator
-    )
+    data = _rng(generator).permutation(int(n)).astype(dtype)
+    t = _finish(_on_device(data, device), False)
+    return t.requires_grad_(True) if requires_grad else t

@@ -12,6 +12,9 @@ import sys
 import numpy as np
 
 from . import _backend, _dtypes
+from ._device import device
+
+_DEVICES: dict = {}
 
 __all__ = ["Tensor", "VersionCounter"]
 
@@ -227,8 +230,10 @@ class Tensor:
         return self._data.ndim
 
     @property
-    def device(self) -> str:
-        return _backend.device_of(self._data)
+    def device(self) -> device:
+        """Where the data lives: ``device(type='cpu')`` (a str subclass, Note [device is a str])."""
+        name = _backend.device_of(self._data)
+        return _DEVICES.get(name) or _DEVICES.setdefault(name, device(name))
 
     def size(self, dim: int | None = None):
         """The shape, or the length of dimension ``dim``."""
@@ -376,9 +381,16 @@ class Tensor:
 
     def __repr__(self) -> str:
         data = self._data if _backend.device_of(self._data) == "cpu" else self._data.get()
+        opts = PRINT_OPTIONS
+        fmt = {}
+        if opts["sci_mode"] is not None and data.dtype.kind == "f":
+            spec = f".{opts['precision']}{'e' if opts['sci_mode'] else 'f'}"
+            fmt = {"formatter": {"float_kind": lambda v: format(v, spec)}}
         body = np.array2string(
-            data, separator=", ", prefix="tensor(", precision=4, suppress_small=False
-        )
+            data, separator=", ", prefix="tensor(", precision=opts["precision"],
+            threshold=opts["threshold"], edgeitems=opts["edgeitems"],
+            max_line_width=opts["linewidth"], suppress_small=False, **fmt,
+        )  # fmt: skip
         extras = []
         if data.size == 0:
             extras.append(f"size={tuple(data.shape)}")
@@ -391,6 +403,14 @@ class Tensor:
         elif self._rg:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body] + extras) + ")"
+
+    def __format__(self, format_spec: str) -> str:
+        """``f"{loss:.4f}"``: a 0-d tensor formats as its Python number, as in torch."""
+        if self._data.ndim == 0:
+            return self.item().__format__(format_spec)
+        if format_spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return str(self)
 
     # -- graph bookkeeping ---------------------------------------------------------------
 
@@ -451,12 +471,17 @@ class Tensor:
 
     # -- device and dtype ------------------------------------------------------------------
 
-    def to(self, *args, dtype=None, device=None, copy=False) -> Tensor:
+    def to(
+        self, *args, dtype=None, device=None, copy=False, non_blocking=False, memory_format=None
+    ) -> Tensor:
         """Return a tensor with the given dtype and/or device (self when nothing changes).
 
-        Accepts ``to(dtype)``, ``to(device)``, ``to(device, dtype)`` and keywords.
-        A dtype change is differentiable.
+        Accepts ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)`` and
+        keywords; ``non_blocking`` and ``memory_format`` are accepted (NumPy copies are
+        synchronous and C-ordered). A dtype change is differentiable.
         """
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            args = (args[0].device, args[0].dtype)
         for arg in args:
             if isinstance(arg, str):
                 device = arg
@@ -586,6 +611,11 @@ def _to_device(t: Tensor, device: str) -> Tensor:
     data = t._data.get() if hasattr(t._data, "get") else t._data
     return Tensor._wrap(xp.asarray(data))
 
+
+# How __repr__ prints, set by tapegrad.set_printoptions (torch's names; NumPy's line width).
+DEFAULT_PRINT_OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 75,
+                         "sci_mode": None}  # fmt: skip
+PRINT_OPTIONS = dict(DEFAULT_PRINT_OPTIONS)
 
 # Note [Reads into Python]
 # ``item()``, ``bool()``, ``tolist()``, ``numpy()`` and ``__array__`` move a value out of

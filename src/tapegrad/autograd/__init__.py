@@ -7,6 +7,7 @@ from .engine import backward, grad
 from .function import Function, FunctionCtx
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import AccumulateGrad, Node
+from .variable import Variable
 
 __all__ = [
     "backward",
@@ -24,4 +25,5 @@ __all__ = [
     "is_anomaly_enabled",
     "check_graph",
     "checkable",
+    "Variable",
 ]

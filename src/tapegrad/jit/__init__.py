@@ -7,5 +7,7 @@ program.py (code generation), signature.py (cache keys), cache.py (the cache).
 """
 
 from .cache import CachedFunction, CacheInfo, ReplayMismatchError, cache
+from .torchscript import ignore, script, trace, unused
 
 __all__ = ["cache", "CachedFunction", "CacheInfo", "ReplayMismatchError"]
+__all__ += ["script", "trace", "ignore", "unused"]  # TorchScript names: clear errors

@@ -147,7 +147,7 @@ class CachedFunction:
         ]
         held = [loc.get() for loc in locs]
         snap = [(a, a.copy()) for a in _arrays(held) + arrays]
-        rng_states = [g.get_state() for g in program.generators]
+        rng_states = [g._raw_state() for g in program.generators]
         result = program.run(*arrays)
         if result is MISS:
             return MISS

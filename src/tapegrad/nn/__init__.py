@@ -13,7 +13,7 @@ from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parameter import Parameter
 from .pooling import AvgPool2d, MaxPool2d
 from . import utils
-from . import parallel
+from . import modules, parallel
 from .parallel import DataParallel
 
 # Modules add their names by importing them above (one line each); nothing else to edit.

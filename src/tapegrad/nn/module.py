@@ -344,7 +344,7 @@ class Module:
         fn(self)
         return self
 
-    def to(self, *args, dtype=None, device=None):
+    def to(self, *args, dtype=None, device=None, non_blocking=False):
         """Move/cast floating parameters and buffers (in place; parameters keep identity)."""
         for arg in args:
             if isinstance(arg, str):

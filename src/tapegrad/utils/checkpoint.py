@@ -116,7 +116,7 @@ def _checkpoint(function, args, kwargs, preserve_rng_state, warn):
     keys += [k for k, v in kwargs.items() if isinstance(v, Tensor)]
     _reject_nested(list(enumerate(args)) + list(kwargs.items()), "argument")
     tensors = [args[k] if isinstance(k, int) else kwargs[k] for k in keys]
-    rng_state = default_generator.get_state() if preserve_rng_state else None
+    rng_state = default_generator._raw_state() if preserve_rng_state else None
     with no_grad():
         outputs = function(*args, **kwargs)
     flat, rebuild = _flatten_outputs(outputs)
@@ -179,7 +179,7 @@ def _rng_replayed(state):
     if state is None:
         yield
         return
-    current = default_generator.get_state()
+    current = default_generator._raw_state()
     default_generator.set_state(state)
     try:
         yield

@@ -284,7 +284,7 @@ def measure(functions, input: Tensor) -> Profile:
     Each layer runs on a stand-in for its input that shares the data and requires
     grad exactly when the real input would, so only one layer's graph is alive at a time.
     """
-    state = default_generator.get_state()
+    state = default_generator._raw_state()
     x = input
     param_input = input.grad_fn is None and input.requires_grad
     boundary = [0 if param_input else base_of(input._data).nbytes]
