@@ -183,9 +183,27 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--batches", type=int, default=20)
     parser.add_argument("--skip-large", action="store_true")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="BLAS/torch threads (default: libraries' own)"
+    )
     args = parser.parse_args(argv)
+    if args.threads is None:
+        return _table(args)
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415 - bench extra
+
+    if torch is not None:
+        torch.set_num_threads(args.threads)
+    with threadpool_limits(limits=args.threads, user_api="blas"):
+        return _table(args)
+
+
+def _table(args):
     threads = torch.get_num_threads() if torch is not None else "?"
-    print(f"default threads (torch: {threads}), NCHW, median of {args.rounds} interleaved rounds")
+    which = "default" if args.threads is None else "pinned"
+    print(
+        f"{which} threads (torch: {threads}), NCHW, median of {args.rounds} interleaved rounds "
+        f"of {args.batches} steps"
+    )
     out = {}
     for title, workload, n in (
         ("MLP 64-256-256-10, batch 64, SGD momentum", MLP, args.batches),

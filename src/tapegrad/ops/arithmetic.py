@@ -139,7 +139,8 @@ def add(input, other, *, alpha=1):
     nb = tb is not None and tb._rg
     if not (STATE.enabled and (na or nb)):  # nothing to record (e.g. inside backward)
         return Tensor._wrap(out)
-    ma, mb = _meta(ta, na), _meta(tb, nb)
+    ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
+    mb = (tb._data.shape, tb._data.dtype) if nb else None  # db may be scaled by alpha
 
     def backward(g):
         return (
@@ -166,7 +167,8 @@ def sub(input, other, *, alpha=1):
     nb = tb is not None and tb._rg
     if not (STATE.enabled and (na or nb)):  # nothing to record (e.g. inside backward)
         return Tensor._wrap(out)
-    ma, mb = _meta(ta, na), _meta(tb, nb)
+    ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
+    mb = (tb._data.shape, tb._data.dtype) if nb else None  # db may be scaled by alpha
 
     def backward(g):
         return (
@@ -200,7 +202,8 @@ def mul(input, other):
         return Tensor._wrap(out)
     b = (tb if tb is not None else other) if na else None
     a = (ta if ta is not None else input) if nb else None
-    ma, mb = _meta(ta, na), _meta(tb, nb)
+    ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
+    mb = (db.shape, db.dtype) if nb else None
 
     def backward(g):
         return (
@@ -235,7 +238,8 @@ def div(input, other, *, rounding_mode=None):
         return Tensor._wrap(out)
     b = tb if tb is not None else other
     a = (ta if ta is not None else input) if nb else None
-    ma, mb = _meta(ta, na), _meta(tb, nb)
+    ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
+    mb = (db.shape, db.dtype) if nb else None
 
     def backward(g):
         return (
@@ -374,7 +378,8 @@ def remainder(input, other):
     out = _compute(np.remainder, da, db, "remainder", ta, tb)
     na = ta is not None and ta._rg and out.dtype.kind == "f"
     nb = tb is not None and tb._rg and out.dtype.kind == "f"
-    ma, mb = _meta(ta, na), _meta(tb, nb)
+    ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
+    mb = (db.shape, db.dtype) if nb else None
 
     def backward(g):
         ga = _fit(g, ma) if na else None
