@@ -4,7 +4,7 @@ from . import functional, init
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv2d
-from .dropout import Dropout
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .embedding import Embedding
 from .linear import Flatten, Identity, Linear
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
@@ -12,6 +12,7 @@ from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parameter import Parameter
 from .pooling import AvgPool2d, MaxPool2d
+from .losses_more import *  # noqa: F403
 from . import utils
 from . import modules, parallel
 from .parallel import DataParallel

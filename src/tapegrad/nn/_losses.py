@@ -10,8 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
+from ..ops.softmax import log_softmax
 from ..tensor import Tensor
 from . import _loss_ops
+from ._losses_pointwise import legacy_reduction
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -103,13 +105,21 @@ def _mean_over(coef, denom):
 
 
 def cross_entropy(
-    input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index=-100,
+    reduce=None,
+    reduction="mean",
+    label_smoothing=0.0,
 ):
     """Cross entropy between logits ``input`` (N, C, ...) or (C,) and ``target``.
 
     ``target`` holds class indices (N, ...) or class probabilities (same shape as
     input). One fused Node: d/dx = softmax(x)·Σ_c A − A (Note [Cross entropy as soft targets]).
     """
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
@@ -124,7 +134,7 @@ def cross_entropy(
                 f"the input's shape {list(x.shape)}"
             )
         if isinstance(target, Tensor) and target.requires_grad:
-            raise NotImplementedError("cross_entropy: gradients w.r.t. probability targets")
+            return _soft_cross_entropy_composed(x, target, weight, cdim, reduction, label_smoothing)
         coef = tdata.astype(x.dtype)
         if label_smoothing:
             coef = coef * (1.0 - label_smoothing) + label_smoothing / n_classes
@@ -146,8 +156,31 @@ def cross_entropy(
     return _loss_ops.soft_cross_entropy(x, coef, cdim, True)
 
 
-def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+def _soft_cross_entropy_composed(x, target, weight, cdim, reduction, smoothing):
+    """Cross entropy with probability targets that need a gradient: ``−Σ A ⊙ log_softmax(x)``
+    with ``A`` built from ``target`` by differentiable ops (dL/dtarget = −w·log_softmax(x))."""
+    n_classes = x.shape[cdim]
+    coef = target
+    if smoothing:
+        coef = coef * (1.0 - smoothing) + smoothing / n_classes
+    w = _weight_array(weight, n_classes, x.dtype, "cross_entropy")
+    if w is not None:
+        view = [1] * x.ndim
+        view[cdim] = n_classes
+        coef = coef * Tensor._wrap(w.reshape(view))
+    per = -(coef * log_softmax(x, cdim)).sum(dim=cdim)
+    if reduction == "none":
+        return per
+    if reduction == "sum":
+        return per.sum()
+    return per.sum() / max(x._data.size // max(n_classes, 1), 1)
+
+
+def nll_loss(
+    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
+):
     """Negative log likelihood of log-probabilities ``input`` (N, C, ...) at ``target``."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     x = input
     cdim = _class_dim(x, "nll_loss")
@@ -160,20 +193,41 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     return (x * Tensor._wrap(-coef)).sum()
 
 
-def mse_loss(input, target, reduction="mean"):
-    """Mean squared error ``(input − target)²``, reduced."""
+def _weighted(loss, input, weight, reduction):
+    """An elementwise ``weight`` (input's size); 'mean' divides by Σ weight, as torch."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    _check_reduction(reduction)
+    if reduction == "mean":
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error ``(input − target)²``, reduced (optionally weighted elementwise)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     d = input - target
+    if weight is not None:
+        return _weighted(d * d, input, weight, reduction)
     return _reduce(d * d, reduction)
 
 
-def l1_loss(input, target, reduction="mean"):
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error ``|input − target|`` (gradient sign(d), 0 at d = 0), reduced."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     d = input - target
-    return _reduce(d * Tensor._wrap(np.sign(d._data)), reduction)
+    loss = d * Tensor._wrap(np.sign(d._data))
+    if weight is not None:
+        return _weighted(loss, input, weight, reduction)
+    return _reduce(loss, reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
+def binary_cross_entropy_with_logits(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
+):
     """Binary cross entropy on logits (sigmoid fused in, stable for large |input|)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(

@@ -378,3 +378,65 @@ def embedding(input, weight, padding_idx=None):
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
     return _embedding(idx, weight, padding_idx)
+
+
+# -- losses, distances, dropout variants and sampling (issue 11) ---------------------------
+from ._ctc import ctc_loss  # noqa: E402
+from ._distance import cosine_similarity, normalize, pairwise_distance, pdist  # noqa: E402
+from ._dropout_variants import (  # noqa: E402
+    alpha_dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
+from ._grid_sample import affine_grid, grid_sample  # noqa: E402
+from ._losses_margin import (  # noqa: E402
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+from ._losses_pointwise import (  # noqa: E402
+    binary_cross_entropy,
+    gaussian_nll_loss,
+    huber_loss,
+    kl_div,
+    multilabel_soft_margin_loss,
+    poisson_nll_loss,
+    smooth_l1_loss,
+    soft_margin_loss,
+)
+
+__all__ += [
+    "ctc_loss",
+    "alpha_dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "feature_alpha_dropout",
+    "affine_grid",
+    "grid_sample",
+    "cosine_similarity",
+    "normalize",
+    "pairwise_distance",
+    "pdist",
+    "cosine_embedding_loss",
+    "hinge_embedding_loss",
+    "margin_ranking_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+    "binary_cross_entropy",
+    "gaussian_nll_loss",
+    "huber_loss",
+    "kl_div",
+    "multilabel_soft_margin_loss",
+    "poisson_nll_loss",
+    "smooth_l1_loss",
+    "soft_margin_loss",
+]

@@ -194,7 +194,7 @@ _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 @register("pad", method=False)
 def pad(input, pad, mode="constant", value=None):
-    """Pad (or, with negative widths in constant mode, crop) the last dimensions.
+    """Pad (or, with negative widths, crop) the last dimensions.
 
     ``pad`` is ``torch.nn.functional.pad``'s tuple: (left, right) of the last dim, then
     of the one before, and so on. ``mode``: constant (fill ``value``, default 0),
@@ -219,17 +219,27 @@ def pad(input, pad, mode="constant", value=None):
     key = []
     for axis, (lo, hi) in enumerate(widths):
         n = data.shape[axis]
-        if lo < 0 or hi < 0:
-            raise RuntimeError(f"pad: negative padding {pad} needs mode='constant'")
         if (lo or hi) and (n == 0 or (mode == "reflect" and (lo >= n or hi >= n))):
             raise RuntimeError(
                 f"pad: {mode} padding {pad} is too large for a tensor of shape {list(data.shape)}"
             )
+        if n + lo + hi < 0:
+            raise RuntimeError(
+                f"pad: padding {pad} crops a tensor of shape {list(data.shape)} below size 0"
+            )
+        # A negative width crops: reflect and replicate index the original tensor, while
+        # circular wraps around what is left after cropping (both as PyTorch).
         pos = np.arange(-lo, n + hi)
         if mode == "replicate":
             pos = np.clip(pos, 0, n - 1)
         elif mode == "circular":
-            pos = pos % n
+            start, kept = max(-lo, 0), n - max(-lo, 0) - max(-hi, 0)
+            if kept <= 0 or max(lo, hi) > kept:
+                raise RuntimeError(
+                    f"pad: circular padding {pad} is too large for a tensor of shape "
+                    f"{list(data.shape)} (at most the size of the dim after cropping)"
+                )
+            pos = start + np.arange(-max(lo, 0), kept + max(hi, 0)) % kept
         else:  # reflect about the edge elements, which are not repeated
             period = 2 * (n - 1) if n > 1 else 1
             pos = np.abs(pos) % period

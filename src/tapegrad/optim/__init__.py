@@ -2,8 +2,27 @@
 
 from . import lr_scheduler
 from .adam import Adam, AdamW
+from .adam_variants import NAdam, RAdam
+from .adaptive import Adadelta, Adagrad, Adamax
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
+from .sgd_variants import ASGD, Rprop
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "Adam",
+    "AdamW",
+    "RMSprop",
+    "Adagrad",
+    "Adadelta",
+    "Adamax",
+    "NAdam",
+    "RAdam",
+    "ASGD",
+    "Rprop",
+    "LBFGS",
+    "lr_scheduler",
+]

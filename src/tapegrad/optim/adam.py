@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, bump_version, check_hyper
+from .optimizer import Optimizer, bump_version, check_hyper, compat_flags
 
 __all__ = ["Adam", "AdamW"]
 
@@ -45,7 +45,11 @@ class Adam(Optimizer):
         weight_decay: float = 0.0,
         amsgrad: bool = False,
         *,
+        foreach: bool | None = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
         decoupled_weight_decay: bool = False,
     ):
         check_hyper("learning rate", lr)
@@ -62,6 +66,13 @@ class Adam(Optimizer):
             amsgrad=amsgrad,
             maximize=maximize,
             decoupled_weight_decay=decoupled_weight_decay,
+            **compat_flags(
+                type(self).__name__,
+                foreach=foreach,
+                capturable=capturable,
+                differentiable=differentiable,
+                fused=fused,
+            ),
         )
         super().__init__(params, defaults)
 
@@ -152,6 +163,10 @@ class AdamW(Adam):
         amsgrad: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ):
         super().__init__(
             params,
@@ -161,5 +176,9 @@ class AdamW(Adam):
             weight_decay,
             amsgrad,
             maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
             decoupled_weight_decay=True,
         )

@@ -54,6 +54,10 @@ class LRScheduler:
                     )
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        """The step a new scheduler takes to set the epoch-0 rates (``_is_initial`` set)."""
         self._step_count = 0
         self._is_initial = True
         try:
@@ -72,6 +76,9 @@ class LRScheduler:
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or jump to ``epoch``, using the closed form) and set the rates."""
         self._step_count += 1
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: int | None = None) -> None:
         if epoch is None:
             self.last_epoch += 1
             values = self.get_lr()
@@ -232,3 +239,12 @@ class CosineAnnealingLR(LRScheduler):
             + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
             for base in self.base_lrs
         ]
+
+
+# The schedulers of issue 11 live in their own file; they subclass LRScheduler above.
+from .schedulers_cyclic import *  # noqa: E402, F403
+from .schedulers_cyclic import __all__ as _cyclic  # noqa: E402
+from .schedulers_more import *  # noqa: E402, F403
+from .schedulers_more import __all__ as _more  # noqa: E402
+
+__all__ += _more + _cyclic

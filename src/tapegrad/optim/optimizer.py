@@ -272,3 +272,21 @@ def check_hyper(name: str, value, low: float = 0.0) -> None:
     """Raise ``ValueError`` naming the hyperparameter when ``value < low``."""
     if not value >= low:
         raise ValueError(f"Invalid {name}: {value}")
+
+
+def compat_flags(op: str, **flags) -> dict:
+    """torch's implementation switches (``foreach``, ``fused``, ``capturable``,
+    ``differentiable``), kept in the param groups under torch's keys so state dicts have
+    torch's layout. They only choose kernels in torch and change nothing here, except
+    ``differentiable=True`` (autograd through the step), which is refused."""
+    if flags.get("differentiable"):
+        raise NotImplementedError(
+            f"{op}: differentiable=True is not supported (tapegrad updates parameters in "
+            "place with NumPy; there is no graph through the step)"
+        )
+    return flags
+
+
+def new_step() -> Tensor:
+    """The ``step`` counter of a parameter's state: a 0-d float32 tensor, as torch."""
+    return Tensor._wrap(np.zeros((), np.float32))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, bump_version, check_hyper
+from .optimizer import Optimizer, bump_version, check_hyper, compat_flags
 
 __all__ = ["RMSprop"]
 
@@ -44,8 +44,10 @@ class RMSprop(Optimizer):
         weight_decay: float = 0.0,
         momentum: float = 0.0,
         centered: bool = False,
-        *,
+        capturable: bool = False,
+        foreach: bool | None = None,
         maximize: bool = False,
+        differentiable: bool = False,
     ):
         check_hyper("learning rate", lr)
         check_hyper("epsilon value", eps)
@@ -60,6 +62,9 @@ class RMSprop(Optimizer):
             momentum=momentum,
             centered=centered,
             maximize=maximize,
+            **compat_flags(
+                "RMSprop", capturable=capturable, foreach=foreach, differentiable=differentiable
+            ),
         )
         super().__init__(params, defaults)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, bump_version, check_hyper
+from .optimizer import Optimizer, bump_version, check_hyper, compat_flags
 
 __all__ = ["SGD"]
 
@@ -48,6 +48,9 @@ class SGD(Optimizer):
         nesterov: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ):
         check_hyper("learning rate", lr)
         check_hyper("momentum value", momentum)
@@ -61,6 +64,7 @@ class SGD(Optimizer):
             weight_decay=weight_decay,
             nesterov=nesterov,
             maximize=maximize,
+            **compat_flags("SGD", foreach=foreach, differentiable=differentiable, fused=fused),
         )
         super().__init__(params, defaults)
 
