@@ -449,7 +449,67 @@ ROWS = [
     E("getitem", lambda m, x: x[:], X([()]), name="slice", names=("index", "getitem")),
     E("tile", lambda m, x: m.tile(x, (0, 2)), [()], [[(0, 3)], [(3,)]], name="zero-times"),
     E("flip", lambda m, x: x.flip((0, -1)), None, [[(0, 3)], [(2, 0, 3)]], name="dims"),
-    # -- fused gradient rules (PyTorch's aten.tanh_backward / aten.sigmoid_backward) -------
+    E("spmm", lambda m, v, d: _sparse(m, v) @ d, X([(2,), ()]), [[(0,), (3, 2)], [(2,), (3, 0)]]),
+    # -- issue 11 (layers) --------------------------------------------------------------------
+    E(
+        "_scaled_dot_product_attention",
+        lambda m, q, k, v: m.nn.functional.scaled_dot_product_attention(q, k, v),
+        X([(), (), ()]),
+        [[(2, 0, 4), (2, 5, 4), (2, 5, 3)], [(2, 3, 4), (2, 0, 4), (2, 0, 5)]],
+        names=("scaled_dot_product_attention",),
+    ),
+    E(
+        "lstm_cell",
+        lambda m, x, h, c, wi, wh: m.lstm_cell(x, (h, c), wi, wh),
+        X([(), (), (), (), ()]),
+        [[(0, 3), (0, 2), (0, 2), (8, 3), (8, 2)]],
+    ),
+    *[
+        E(
+            op,
+            lambda m, x, h, wi, wh, op=op: getattr(m, op)(x, h, wi, wh),
+            X([()] * 4),
+            [[(0, 3), (0, 2), (g * 2, 3), (g * 2, 2)]],
+        )
+        for op, g in (("gru_cell", 3), ("rnn_tanh_cell", 1), ("rnn_relu_cell", 1))
+    ],
+    *[
+        E(op, lambda m, x, op=op, a=args: getattr(m.nn.functional, op)(x, *a), [()], [[(0, 3)]])
+        for op, args in [
+            ("elu", (0.7,)),
+            ("selu", ()),
+            ("celu", (1.5,)),
+            ("leaky_relu", (0.2,)),
+            ("hardtanh", (-2.0, 1.5)),
+            ("relu6", ()),
+            ("hardsigmoid", ()),
+            ("hardswish", ()),
+            ("mish", ()),
+            ("softsign", ()),
+            ("softshrink", (0.7,)),
+            ("hardshrink", (0.7,)),
+            ("tanhshrink", ()),
+            ("threshold", (0.3, -2.0)),
+            ("logsigmoid", ()),
+        ]
+    ],  # fmt: skip
+]
+
+
+def _sparse(m, v):
+    """A (2, 3) sparse COO tensor holding ``v`` (at most 2 entries) at (0, 0) and (1, 2)."""
+    n = v.shape[0]
+    idx = m.tensor([[0, 1][:n], [0, 2][:n]], dtype=m.int64)
+    return m.sparse_coo_tensor(idx, v, (2, 3), check_invariants=True)
+
+
+# -- issue 10: rows generated from the elementwise op tables (tests/edge_tables.py) --
+from .edge_tables import rows as _table_rows  # noqa: E402
+
+ROWS += _table_rows(E, U, B)
+
+# -- issue 16: fused gradient rules (PyTorch's aten.tanh_backward / aten.sigmoid_backward) --
+ROWS += [
     E("_tanh_backward", lambda m, g, y: _aten(m, "tanh_backward")(g, y), [(), ()], B),
     E("_sigmoid_backward", lambda m, g, y: _aten(m, "sigmoid_backward")(g, y), [(), ()], B),
 ]

@@ -251,9 +251,17 @@ def test_saved_members_freed_with_graph():
     del ctx, cells
     y.sum().backward()
     gc.collect()
-    assert ref() is None and tmp_ref() is None
+    # As in PyTorch, backward frees the saved tensors; ctx (the Node's, with its other
+    # attributes) lives as long as the graph does (Note [Backward twice]).
+    assert tmp_ref() is None
+    assert ref() is not None
+    del node, y
+    gc.collect()
+    assert ref() is None
+    y = SaveTemp.apply(x).sum()
+    y.backward()
     with pytest.raises(RuntimeError, match="retain_graph=True"):
-        y.sum().backward()
+        y.backward()  # backward reads ctx.saved_tensors, freed by the first pass
 
 
 def test_backward_in_tapegrad_ops_is_differentiable(torch_mod):

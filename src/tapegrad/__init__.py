@@ -141,6 +141,9 @@ from . import linalg  # noqa: E402 - tg.linalg namespace
 # -- graph cache (tapegrad.jit) --
 from . import jit  # noqa: E402
 
+# -- torch.special (issue 10) --
+from . import special  # noqa: E402
+
 # -- nn (layers, losses, init) --------------------------------------------------------
 from . import nn  # noqa: E402
 from . import distributed  # noqa: E402 - importable without mpi4py
@@ -174,6 +177,23 @@ short = int16
 int = int32  # noqa: A001 - PyTorch's alias
 # -- end torch namespace -------------------------------------------------------------------
 
+# -- legacy tensor types and Tensor.type/new/is_cuda/is_cpu/is_sparse (issue 17) ----------
+from .legacy import (  # noqa: E402
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
+
+# -- sparse COO tensors (issue 17): tg.sparse namespace; tg.spmm is a registered op -------
+from . import sparse  # noqa: E402
+from .sparse import sparse_coo, sparse_coo_tensor, strided  # noqa: E402
+
 float = float32  # noqa: A001 - PyTorch's alias
 double = float64
 long = int64
@@ -188,10 +208,13 @@ negative = neg
 from .ops._registry import OPS as _OPS  # noqa: E402
 from .ops._registry import exported as _exported  # noqa: E402
 
+_alias = None
 for _name, _info in _OPS.items():
     if _info.function and globals().get(_name, _info.fn) is _info.fn:
         globals()[_name] = _exported(_info)
-del _name, _info
+    for _alias in _info.aliases if _info.function else ():
+        globals().setdefault(_alias, globals()[_name] if _info.function else _info.fn)
+del _name, _info, _alias
 
 __version__ = "0.1.0"
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from . import _backend, _dtypes
-from .tensor import Tensor, check_numeric
+from .tensor import Tensor, _as_array, _init, check_numeric
 
 __all__ = [
     "tensor",
@@ -44,7 +44,10 @@ def tensor(data, dtype=None, requires_grad=False, device="cpu") -> Tensor:
     >>> tg.tensor([1.0, 2.0]).dtype
     dtype('float32')
     """
-    return Tensor(data, dtype=dtype, requires_grad=requires_grad, device=device)
+    t = _from_data(data, dtype, device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
 
 
 def as_tensor(data, dtype=None, device="cpu") -> Tensor:
@@ -55,7 +58,15 @@ def as_tensor(data, dtype=None, device="cpu") -> Tensor:
     if isinstance(data, np.ndarray) and dtype is None:
         check_numeric(data, "as_tensor")
         return Tensor._wrap(data)
-    return Tensor(data, dtype=dtype, device=device)
+    return _from_data(data, dtype, device)
+
+
+def _from_data(data, dtype, device) -> Tensor:
+    """A tensor holding a copy of ``data``, its dtype inferred (``tg.tensor``'s rule; the
+    ``Tensor(...)`` constructor is PyTorch's legacy one, see tapegrad/legacy.py)."""
+    t = object.__new__(Tensor)
+    _init(t, _as_array(data, _dtypes.to_dtype(dtype), str(device)))
+    return t
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -89,23 +100,35 @@ def _size(size, op):
 _MAX_ELEMENTS = (2**63 - 1) // 16
 
 
+def _size_or_args(args, size, op):
+    """The size given as positional arguments or as ``size=`` (PyTorch accepts both)."""
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{op}() got multiple values for argument 'size'")
+    return (size,)
+
+
 def _float_dtype(dtype):
     return _dtypes.to_dtype(dtype) or _dtypes.get_default_dtype()
 
 
-def zeros(*size, dtype=None, requires_grad=False, device="cpu") -> Tensor:
+def zeros(*args, size=None, dtype=None, requires_grad=False, device="cpu") -> Tensor:
     xp = _backend.namespace_for_device(device)
-    return _finish(xp.zeros(_size(size, "zeros"), _float_dtype(dtype)), requires_grad)
+    shape = _size(_size_or_args(args, size, "zeros"), "zeros")
+    return _finish(xp.zeros(shape, _float_dtype(dtype)), requires_grad)
 
 
-def ones(*size, dtype=None, requires_grad=False, device="cpu") -> Tensor:
+def ones(*args, size=None, dtype=None, requires_grad=False, device="cpu") -> Tensor:
     xp = _backend.namespace_for_device(device)
-    return _finish(xp.ones(_size(size, "ones"), _float_dtype(dtype)), requires_grad)
+    shape = _size(_size_or_args(args, size, "ones"), "ones")
+    return _finish(xp.ones(shape, _float_dtype(dtype)), requires_grad)
 
 
-def empty(*size, dtype=None, requires_grad=False, device="cpu") -> Tensor:
+def empty(*args, size=None, dtype=None, requires_grad=False, device="cpu") -> Tensor:
     xp = _backend.namespace_for_device(device)
-    return _finish(xp.empty(_size(size, "empty"), _float_dtype(dtype)), requires_grad)
+    shape = _size(_size_or_args(args, size, "empty"), "empty")
+    return _finish(xp.empty(shape, _float_dtype(dtype)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device="cpu") -> Tensor:

@@ -136,10 +136,15 @@ def _convert(data, dtype, device):
 class Tensor:
     """An n-dimensional array that can record the operations applied to it.
 
+    Build tensors with ``tg.tensor(data)`` (which infers the dtype). The constructor is
+    PyTorch's legacy one (``tapegrad.legacy.new_array``): ``Tensor(3, 4)`` is a zero
+    tensor of that size, ``Tensor([1, 2])`` float data of the default dtype, ``Tensor()``
+    an empty one; a Tensor or NumPy array of that dtype is shared, not copied.
+
     Args:
-        data: array-like (nested lists, NumPy array, scalar). Always copied.
-        dtype: NumPy dtype or ``tg.float32`` etc.; Python floats default to float32.
-        requires_grad: record operations on this tensor so it receives ``.grad``.
+        *args: sizes (integers), or one sequence/array/Tensor of data.
+        dtype: tapegrad extension: the dtype instead of the default float dtype.
+        requires_grad: tapegrad extension: record operations on this tensor.
         device: ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy, when installed).
 
     >>> import tapegrad as tg
@@ -167,9 +172,10 @@ class Tensor:
     # Let NumPy defer to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
     __array_priority__ = 1000
 
-    def __init__(self, data, dtype=None, requires_grad=False, device="cpu"):
-        array = _as_array(data, _dtypes.to_dtype(dtype), device)
-        _init(self, array)
+    def __init__(self, *args, dtype=None, requires_grad=False, device="cpu"):
+        from .legacy import new_array  # noqa: PLC0415 - the legacy types sit above Tensor
+
+        _init(self, new_array(args, _dtypes.to_dtype(dtype), str(device), "Tensor"))
         if requires_grad:
             self.requires_grad_(True)
 
@@ -569,24 +575,28 @@ def _init(t: Tensor, array) -> None:
 
 
 def _set_data(t: Tensor, value) -> None:
-    """``t.data = value``: swap the array behind ``t``, keeping it a leaf with its grad/hooks."""
-    if isinstance(value, Tensor):
-        array = value._data
-    elif isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__"):
-        array = value
-    else:
+    """``t.data = value`` with PyTorch's rules: ``value`` must be a Tensor, of any shape
+    and dtype (only floating point or complex when ``t`` requires grad). ``t`` then
+    shares ``value``'s memory and keeps its grad_fn, requires_grad, ``.grad`` and hooks;
+    as in PyTorch no version counter changes, so a Node that saved ``t`` sees the new
+    values."""
+    if not isinstance(value, Tensor):
         raise TypeError(
-            f"data must be a Tensor or an array, got {type(value).__name__} "
-            "(wrap it with tapegrad.tensor(...) first)"
+            f"Variable data has to be a tensor, but got {type(value).__name__} "
+            "(t.data = tapegrad.as_tensor(value) converts it)"
         )
-    if t._rg and not _dtypes.is_floating(array.dtype):
+    array = value._data
+    if t._rg and array.dtype.kind not in "fc":
         raise RuntimeError(
-            f"data set to a tensor of dtype {array.dtype}, but the tensor requires grad and "
-            f"has dtype {t._data.dtype}; only floating point data can back a tensor that "
-            "requires grad"
+            f"data set to a tensor that requires gradients must be floating point or complex "
+            f"dtype: got {array.dtype} (shape {list(array.shape)}) for a tensor of dtype "
+            f"{t._data.dtype} that requires grad"
         )
+    old = t._data
     t._data = array
-    t._vc.value += 1
+    if old.shape != array.shape or old.dtype != array.dtype:
+        # AccumulateGrad checks gradients against the shape/dtype it was made with.
+        t._accumulator = None
 
 
 def _check_dim(dim, ndim: int, op: str) -> int:

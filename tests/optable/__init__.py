@@ -74,8 +74,10 @@ def away_from(points, lo, hi, gap=0.15):
 def _collect():
     from . import arithmetic, elementwise, indexing, linalg, reduction, shape  # noqa: PLC0415
 
+    from . import unary_table  # noqa: PLC0415 - issue 10: rows generated from the op tables
+
     cases = []
-    for module in (arithmetic, elementwise, reduction, shape, linalg, indexing):
+    for module in (arithmetic, elementwise, reduction, shape, linalg, indexing, unary_table):
         cases.extend(module.CASES)
     try:  # families added by later work register themselves here
         from . import extra  # noqa: PLC0415

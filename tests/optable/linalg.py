@@ -203,3 +203,46 @@ CASES += [
     OpCase("vector_norm", lambda m, x: m.linalg.vector_norm(x), [()], name="0d"),
     OpCase("matrix_norm", lambda m, x: m.linalg.matrix_norm(x, 1), [(0, 3)], name="empty"),
 ]
+
+# -- sparse @ dense (issue 17): gradients to the sparse values and to the dense operand ----
+_SP_IDX = [[0, 2, 1, 2, 0], [1, 0, 3, 0, 3]]  # (2, 0) repeats: an uncoalesced tensor
+
+
+def _spmm(m, v, d):
+    return m.sparse.mm(m.sparse_coo_tensor(_SP_IDX, v, (3, 4), check_invariants=True), d)
+
+
+CASES += [
+    OpCase("spmm", _spmm, [(5,), (4, 2)]),
+    OpCase(
+        "spmm",
+        lambda m, v, d: m.spmm(m.sparse_coo_tensor(_SP_IDX, v, (3, 4), check_invariants=True), d),
+        [(5,), (4, 3)],
+        name="spmm",
+    ),
+    OpCase(
+        "spmm",
+        lambda m, d: (
+            m.sparse_coo_tensor(
+                _SP_IDX, [1.0, 2.0, -1.0, 0.5, 3.0], (3, 4), dtype=m.float64, check_invariants=True
+            )
+            @ d
+        ),
+        [(4, 2)],
+        name="dense-only",
+    ),
+    OpCase(
+        "spmm",
+        lambda m, v, d: _spmm(m, v * v, d.transpose(0, 1)).transpose(0, 1),
+        [(5,), (2, 4)],
+        name="composed",
+    ),
+    OpCase(
+        "spmm",
+        lambda m, v, d: m.sparse.mm(
+            m.sparse_coo_tensor(_SP_IDX, v, (3, 4), check_invariants=True).t(), d
+        ),
+        [(5,), (3, 2)],
+        name="transposed",
+    ),
+]

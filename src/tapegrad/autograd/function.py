@@ -50,12 +50,14 @@ class FunctionCtx:
         to this Function's Node under ``create_graph`` (so backward stays differentiable)."""
         if self._saved is None:
             return tuple(self._to_save)
-        node = self._node() if self._node is not None else None
-        if node is not None and node._released:
+        if self._saved is _FREED:
             raise RuntimeError(
-                f"{self._name}: trying to use saved tensors after they were freed; pass "
-                "retain_graph=True to the first backward if you need to backward twice"
+                f"Trying to backward through the graph a second time ({self._name} has "
+                "already freed its saved tensors). Pass retain_graph=True to the first "
+                "backward() or autograd.grad() call if you need to backward through "
+                "the graph again."
             )
+        node = self._node() if self._node is not None else None
         out = []
         for kind, value, nr in self._saved:
             if kind == "output" and STATE.enabled and node is not None:
@@ -80,14 +82,28 @@ class FunctionCtx:
         """Accepted for compatibility: tapegrad bumps version counters in its in-place ops."""
 
 
+# ctx._saved once the Node released its saved tensors (Note [Backward twice] in graph.py).
+_FREED = ("freed",)
+
+
 class FunctionNode(graph.Node):
     """The Node of a Function: tells the closure which gradients were absent."""
 
-    __slots__ = ("_absent",)
+    __slots__ = ("_absent", "_ctx")
 
     def __init__(self, backward, next_functions, name, out_meta):
         super().__init__(backward, next_functions, name, out_meta)
         self._absent = None
+        self._ctx = None  # set by Function.apply; ctx holds this Node only weakly
+
+    def release(self) -> None:
+        """As PyTorch: free the saved tensors but keep ``backward``, so a second pass works
+        unless it reads ``ctx.saved_tensors`` (Note [Backward twice] in graph.py)."""
+        self._saved_versions = None
+        self._released = True
+        ctx = self._ctx
+        if ctx is not None:
+            ctx._saved = _FREED
 
     def apply(self, grads: list, create_graph: bool):
         self._absent = tuple(g is None for g in grads)
@@ -173,7 +189,9 @@ class Function(metaclass=_FunctionMeta):
         raw = [results[k] for k in positions]
         tensor_args = tuple(a if isinstance(a, Tensor) else None for a in args)
         saved_inputs = tuple(
-            t for t in ctx._to_save if t is not None and not any(t is r for r in raw)
+            t if not t.is_sparse else t._values()  # a sparse tensor: check its values
+            for t in ctx._to_save
+            if t is not None and not any(t is r for r in raw)
         )
         saved_outputs = tuple(r for r in raw if any(t is r for t in ctx._to_save))
         backward = _make_backward(cls, ctx, args)
@@ -224,11 +242,17 @@ def _freeze_saved(ctx, raw, node):
     ctx._to_save = ()
     if node is not None:
         ctx._node = weakref.ref(node)
+        node._ctx = ctx
 
 
 def _make_backward(cls, ctx, args):
     nargs = len(args)
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
+    # What the checks below need of each argument, rather than the arguments themselves:
+    # the Node outlives backward (Note [Backward twice]) and must not keep inputs alive.
+    metas = tuple(
+        (a._data.shape, a._data.dtype) if isinstance(a, Tensor) else type(a).__name__ for a in args
+    )
     user_backward = cls.vjp if "backward" not in _overridden(cls) else cls.backward
     name = cls._backward_name
 
@@ -255,7 +279,7 @@ def _make_backward(cls, ctx, args):
                 raise RuntimeError(
                     f"function {name} returned a gradient different than None at position "
                     f"{i}, but the corresponding forward input was not a Tensor "
-                    f"({type(args[i]).__name__})"
+                    f"({metas[i]})"
                 )
             if g is not None and not isinstance(g, Tensor):
                 raise TypeError(
@@ -265,7 +289,7 @@ def _make_backward(cls, ctx, args):
             if g is not None and not ctx.needs_input_grad[i]:
                 g = None
             if g is not None:
-                want = graph.batched_shape(args[i]._data.shape)
+                want = graph.batched_shape(metas[i][0])
                 if g._data.shape != want:
                     cls_err = graph.BatchingError if graph.BATCH.prefix else RuntimeError
                     raise cls_err(
@@ -273,8 +297,8 @@ def _make_backward(cls, ctx, args):
                         f"shape {list(g._data.shape)} but expected shape compatible with "
                         f"{list(want)} ({cls.__name__}.backward)"
                     )
-                if g._data.dtype != args[i]._data.dtype:
-                    g = g._cast(args[i]._data.dtype)
+                if g._data.dtype != metas[i][1]:
+                    g = g._cast(metas[i][1])
             out.append(g)
         return tuple(out)
 

@@ -18,6 +18,7 @@ __all__ = [
     "AccumulateGrad",
     "make_result",
     "make_results",
+    "keeps_arrays",
     "sum_to",
     "RemovableHandle",
     "saved_bytes",
@@ -194,7 +195,17 @@ class Node:
         return fn(*grads)
 
     def release(self) -> None:
-        """Free the closure and everything it captured (called after backward)."""
+        """Free the closure and everything it captured (called after backward).
+
+        Note [Backward twice]
+        As in PyTorch, only what a Node saved is freed: a Node that saved no tensor
+        (``saved``/``save_output`` in make_result: an add, a cast, a view, a product
+        with a Python number) keeps its closure, which holds only shapes and scalars,
+        so a second backward through it works without ``retain_graph``. A Node that
+        saved something raises in ``apply`` when a second pass reaches it.
+        """
+        if self._saved_versions is None and self._saved_output is None:
+            return
         self._backward = None
         self._saved_output = None
         self._saved_versions = None
@@ -466,6 +477,16 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
         ANOMALY["record"](node)
     out.grad_fn = node
     out._rg = True
+    return out
+
+
+def keeps_arrays(out: Tensor) -> Tensor:
+    """Mark the Node that made ``out`` as holding arrays its backward needs (index arrays,
+    masks) though it saved no Tensor, so backward frees them and a second pass raises,
+    as PyTorch does for the index tensors it saves (Note [Backward twice])."""
+    node = out.grad_fn
+    if node is not None and node._saved_versions is None:
+        node._saved_versions = ()
     return out
 
 

@@ -167,9 +167,15 @@ def _children(obj, label):
             yield Location(obj, k, "attr", f"{label}.{k}"), v
         # Class-level defaults (``scale = 2.0`` in the class body) are read through the
         # instance too; an instance assignment later shadows them, so guard them.
+        # Only the class nearest in the MRO counts: a subclass overriding a base's default
+        # must not be guarded with the base's (shadowed) value.
+        seen = set(own)
         for klass in type(obj).__mro__[:-1]:
             for k, v in list(vars(klass).items()):
-                if k not in own and not k.startswith("__") and type(v) in _SCALARS:
+                if k in seen:
+                    continue
+                seen.add(k)
+                if not k.startswith("__") and type(v) in _SCALARS:
                     yield Location(obj, k, "attr", f"{label}.{k}"), v
 
 

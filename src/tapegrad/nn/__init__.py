@@ -16,6 +16,21 @@ from .losses_more import *  # noqa: F403
 from . import utils
 from . import modules, parallel
 from .parallel import DataParallel
+from .activation_ext import *  # noqa: F403
+from .attention import MultiheadAttention
+from .conv_more import Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d
+from .layers_ext import *  # noqa: F403
+from .normalization_ext import *  # noqa: F403
+from .param_containers import ParameterDict, ParameterList
+from .pooling_more import *  # noqa: F403
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 # Modules add their names by importing them above (one line each); nothing else to edit.
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.graph import make_result
+from ..autograd.graph import batched_shape, make_result
 from ..ops.indexing import scatter_back, take_index
 
 
@@ -30,13 +30,13 @@ def linear(x, w, b=None):
         gx = gw = gb = None
         if need_x:
             gx = g @ w
-        if need_w or need_b:
-            g2 = g.reshape(-1, n_out) if len(x_shape) != 2 else g
+        if need_w or need_b:  # dims from the right: Note [Batched gradients]
+            g2 = g.reshape(batched_shape((-1, n_out))) if len(x_shape) != 2 else g
             if need_w:
                 x2 = x.reshape(-1, n_in) if len(x_shape) != 2 else x
                 gw = g2.mT @ x2
             if need_b:
-                gb = g2.sum(dim=0)
+                gb = g2.sum(dim=-2)
         return gx, gw, gb
 
     saved = tuple(t for t, need in ((w, need_x), (x, need_w)) if need)

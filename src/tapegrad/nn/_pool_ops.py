@@ -27,7 +27,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import _trace
-from ..autograd.graph import make_result
+from ..autograd.graph import keeps_arrays, make_result
 from ._conv_ops import crop_nhwc, new_like, nhwc, padded_nhwc, padded_shape, window_slice
 
 
@@ -70,6 +70,7 @@ def max_pool2d(x, kernel, out_hw, geom, return_indices=False):
         return (_scatter(g, idx, x_shape, kernel, geom),)
 
     out = make_result(best.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DWithIndicesBackward")
+    keeps_arrays(out)
     return out, idx if return_indices else None
 
 
@@ -94,7 +95,8 @@ def _gather(x, idx, kernel, geom):
     def backward(g):
         return (_scatter(g, idx, x_shape, kernel, geom),)
 
-    return make_result(out.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DGatherBackward")
+    out = make_result(out.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DGatherBackward")
+    return keeps_arrays(out)
 
 
 def _scatter(g, idx, x_shape, kernel, geom):
@@ -110,7 +112,7 @@ def _scatter(g, idx, x_shape, kernel, geom):
         return (_gather(v, idx, kernel, geom),)
 
     out = crop_nhwc(gxp, geom.pads, x_shape)
-    return make_result(out, (g,), backward, "MaxPool2DBackwardBackward")
+    return keeps_arrays(make_result(out, (g,), backward, "MaxPool2DBackwardBackward"))
 
 
 def _tiles(kernel, geom):
@@ -156,6 +158,7 @@ def _max_pool_tiled(x, kernel, out_hw, return_indices):
         return (_scatter_tiled(g, mask, x_shape),)
 
     out = make_result(best.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DWithIndicesBackward")
+    keeps_arrays(out)
     return out, _mask_indices(mask) if return_indices else None
 
 
@@ -185,7 +188,8 @@ def _scatter_tiled(g, mask, x_shape):
     def backward(v):
         return (_gather_tiled(v, mask),)
 
-    return make_result(gx.transpose(0, 3, 1, 2), (g,), backward, "MaxPool2DBackwardBackward")
+    out = make_result(gx.transpose(0, 3, 1, 2), (g,), backward, "MaxPool2DBackwardBackward")
+    return keeps_arrays(out)
 
 
 def _gather_tiled(x, mask):
@@ -199,7 +203,8 @@ def _gather_tiled(x, mask):
     def backward(g):
         return (_scatter_tiled(g, mask, x_shape),)
 
-    return make_result(out.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DGatherBackward")
+    out = make_result(out.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DGatherBackward")
+    return keeps_arrays(out)
 
 
 def avg_pool2d(x, kernel, out_hw, geom, divisor):

@@ -54,6 +54,11 @@ class Sequential(Module):
         keys = list(self._modules)
         for key in keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(keys), "")]]:
             del self._modules[key]
+        # renumber, as torch does, so that indices stay 0..n-1
+        items = list(self._modules.values())
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self._modules[str(i)] = m
 
     def __len__(self):
         return len(self._modules)
@@ -64,6 +69,51 @@ class Sequential(Module):
     def append(self, module):
         self.add_module(str(len(self)), module)
         return self
+
+    def insert(self, index, module):
+        """Insert ``module`` before position ``index`` (negative counts from the end)."""
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        if index < 0:
+            index += n
+        mods = list(self._modules.values())
+        mods.insert(index, module)
+        self._modules.clear()
+        for i, m in enumerate(mods):
+            self._modules[str(i)] = m
+        return self
+
+    def extend(self, sequential):
+        for layer in sequential:
+            self.append(layer)
+        return self
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def __add__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{type(other)} is given."
+            )
+        ret = Sequential()
+        for layer in list(self) + list(other):
+            ret.append(layer)
+        return ret
+
+    def __iadd__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{type(other)} is given."
+            )
+        return self.extend(other)
 
 
 class ModuleList(Module):

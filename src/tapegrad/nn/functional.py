@@ -440,3 +440,24 @@ __all__ += [
     "smooth_l1_loss",
     "soft_margin_loss",
 ]
+# -- issue 11 (layers): attention, ... ------------------------------------------------------
+from ._activations import *  # noqa: E402, F403
+from ._activations import __all__ as _activation_names  # noqa: E402
+from ._attention import scaled_dot_product_attention  # noqa: E402
+from ._layers_functional import *  # noqa: E402, F403
+from ._layers_functional import __all__ as _layer_names  # noqa: E402
+from ._mha import multi_head_attention_forward  # noqa: E402
+
+__all__ += ["scaled_dot_product_attention", "multi_head_attention_forward", *_activation_names]
+__all__ += _layer_names
+from ._conv_more import conv1d, conv3d, conv_transpose1d, conv_transpose2d  # noqa: E402
+
+__all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d"]
+from ._pool_more import *  # noqa: E402, F403
+from ._pool_more import __all__ as _pool_names  # noqa: E402
+
+__all__ += _pool_names
+from ._fold import fold, unfold  # noqa: E402
+from ._interpolate import interpolate  # noqa: E402
+
+__all__ += ["interpolate", "fold", "unfold"]

@@ -13,9 +13,9 @@ from collections import OrderedDict, namedtuple
 import numpy as np
 
 from .. import _dtypes
-from ..autograd.graph import RemovableHandle
 from ..grad_mode import no_grad
 from ..tensor import Tensor
+from . import _hooks
 from .parameter import Parameter
 
 __all__ = ["Module"]
@@ -54,18 +54,9 @@ class Module:
         )
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self.__dict__.get("_bw")):
             return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks):
-            new = hook(self, args)
-            if new is not None:
-                args = new if isinstance(new, tuple) else (new,)
-        result = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks):
-            new = hook(self, args, result)
-            if new is not None:
-                result = new
-        return result
+        return _hooks.call_with_hooks(self, args, kwargs)
 
     # -- registration ----------------------------------------------------------------------
 
@@ -375,17 +366,55 @@ class Module:
     def double(self):
         return self.to(_dtypes.float64)
 
+    def half(self):
+        return self.to(_dtypes.float16)
+
+    def type(self, dst_type):
+        """Cast every parameter and buffer to ``dst_type`` (floating ones only, as ``to``)."""
+        return self.to(dst_type)
+
+    def get_parameter(self, target: str):
+        """The parameter at dotted path ``target``."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if name not in mod._parameters:
+            raise AttributeError(f"{mod._get_name()} has no parameter `{name}`")
+        return mod._parameters[name]
+
+    def get_buffer(self, target: str):
+        """The buffer at dotted path ``target``."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if name not in mod._buffers:
+            raise AttributeError(f"{mod._get_name()} has no buffer `{name}`")
+        return mod._buffers[name]
+
     # -- hooks -----------------------------------------------------------------------------
 
-    def register_forward_pre_hook(self, hook):
-        """``hook(module, args)`` before forward; a non-None return replaces the args."""
-        self._forward_pre_hooks.append(hook)
-        return RemovableHandle(self._forward_pre_hooks, hook)
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """``hook(module, args)`` before forward; a non-None return replaces the args.
 
-    def register_forward_hook(self, hook):
-        """``hook(module, args, output)`` after forward; a non-None return replaces the output."""
-        self._forward_hooks.append(hook)
-        return RemovableHandle(self._forward_hooks, hook)
+        With ``with_kwargs``: ``hook(module, args, kwargs)`` returning None or
+        ``(args, kwargs)``. ``prepend`` runs it before the hooks already registered.
+        """
+        return _hooks.add(self._forward_pre_hooks, _hooks.Hook(hook, with_kwargs), prepend)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """``hook(module, args, output)`` after forward (``hook(module, args, kwargs, output)``
+        with ``with_kwargs``); a non-None return replaces the output. With ``always_call``
+        it runs even when forward raised."""
+        entry = _hooks.Hook(hook, with_kwargs, always_call)
+        return _hooks.add(self._forward_hooks, entry, prepend)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output)`` when the gradients of the module's outputs are
+        ready; a non-None return replaces ``grad_output``."""
+        return _hooks.add(_hooks.backward_lists(self)[0], hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output)`` once the gradients of the module's tensor
+        inputs are computed; a non-None return replaces ``grad_input``."""
+        return _hooks.add(_hooks.backward_lists(self)[1], hook, prepend)
 
     # -- printing --------------------------------------------------------------------------
 

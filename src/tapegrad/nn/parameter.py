@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
-from ..tensor import Tensor, _init
+from ..tensor import Tensor, _as_array, _init
 
 __all__ = ["Parameter"]
 
@@ -32,7 +32,7 @@ class Parameter(Tensor):
             _init(self, data._data)
             self._vc = data._vc
         else:
-            Tensor.__init__(self, data)
+            _init(self, _as_array(data, None, "cpu"))
         if requires_grad:
             self.requires_grad_(True)
 

@@ -13,13 +13,13 @@ import functools
 
 from ..tensor import Tensor
 
-__all__ = ["register", "OPS", "OpInfo", "exported"]
+__all__ = ["register", "OPS", "OpInfo", "exported", "add_alias"]
 
 
 class OpInfo:
     """What the registry knows of an op."""
 
-    __slots__ = ("name", "fn", "differentiable", "inplace", "function")
+    __slots__ = ("name", "fn", "differentiable", "inplace", "function", "aliases")
 
     def __init__(self, name, fn, differentiable, inplace, function=False):
         self.name = name
@@ -27,6 +27,7 @@ class OpInfo:
         self.differentiable = differentiable
         self.inplace = inplace
         self.function = function
+        self.aliases = ()
 
     def __repr__(self):
         return f"OpInfo({self.name!r})"
@@ -76,3 +77,12 @@ def exported(info: OpInfo):
 
     functools.update_wrapper(op, fn)
     return op
+
+
+def add_alias(alias, name):
+    """Another public name for a registered op (``arcsin`` for ``asin``): bound as a Tensor
+    method when the op is one, and exported as ``tapegrad.<alias>`` when the op is."""
+    info = OPS[name]
+    info.aliases += (alias,)
+    if getattr(Tensor, name, None) is info.fn:
+        setattr(Tensor, alias, info.fn)

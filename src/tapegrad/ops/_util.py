@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _dtypes
 from ..autograd.graph import sum_to
-from ..tensor import Tensor
+from ..tensor import Tensor, _as_array, _init
 
 _SCALARS = (int, float, bool)
 
@@ -18,13 +18,23 @@ def as_tensor_or_scalar(x, op: str):
     arrays and NumPy scalars become constant Tensors.
     """
     if isinstance(x, Tensor):
+        if x.__class__ is not Tensor and x.is_sparse and op in ("add", "sub"):  # as PyTorch
+            x = x.to_dense()
         return x, x._data
     if isinstance(x, _SCALARS):
         return None, x
     if isinstance(x, (np.ndarray, np.generic, list, tuple)):
-        t = Tensor(x)
+        t = constant(x)
         return t, t._data
     raise TypeError(f"{op}: unsupported operand type {type(x).__name__}")
+
+
+def constant(x, dtype=None) -> Tensor:
+    """A tensor holding a copy of ``x``, its dtype inferred as ``tg.tensor`` does (the
+    ``Tensor(...)`` constructor is PyTorch's legacy one, which always makes floats)."""
+    t = object.__new__(Tensor)
+    _init(t, _as_array(x, dtype, "cpu"))
+    return t
 
 
 def as_tensor(x, op: str) -> Tensor:
@@ -32,7 +42,7 @@ def as_tensor(x, op: str) -> Tensor:
     if isinstance(x, Tensor):
         return x
     if isinstance(x, _SCALARS + (np.ndarray, np.generic, list, tuple)):
-        return Tensor(x)
+        return constant(x)
     raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
-from ..autograd.graph import make_result, sum_to
+from ..autograd.graph import keeps_arrays, make_result, sum_to
 from ..grad_mode import STATE
 from ..tensor import Tensor
 from ._registry import register
-from ._util import as_tensor_or_scalar, broadcast_error, reduce_grad
+from ._util import as_tensor_or_scalar, broadcast_error, constant, reduce_grad
 from .elementwise import where
 
 __all__ = ["add", "sub", "mul", "div", "neg", "pow", "floor_divide", "remainder"]
@@ -297,7 +297,7 @@ def pow(input, exponent):
     """
     ta, da, tb, db = _operands(input, exponent, "pow")
     if ta is None:  # scalar ** tensor
-        ta = Tensor(da) if not isinstance(da, float) else Tensor(da, dtype=tb.dtype)
+        ta = constant(da) if not isinstance(da, float) else constant(da, dtype=tb.dtype)
         da = ta._data
     out = _compute(np.power, da, db, "pow", ta, tb)
     na = ta._rg
@@ -380,17 +380,19 @@ def remainder(input, other):
     nb = tb is not None and tb._rg and out.dtype.kind == "f"
     ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
     mb = (db.shape, db.dtype) if nb else None
+    operands = (da, db) if nb else None  # only d/db reads the values
 
     def backward(g):
         ga = _fit(g, ma) if na else None
         gb = None
         if nb:
             with np.errstate(divide="ignore", invalid="ignore"):
-                quotient = np.floor(np.true_divide(da, db))
+                quotient = np.floor(np.true_divide(*operands))
             gb = _fit(g * -quotient, mb)
         return ga, gb
 
-    return make_result(out, (ta, tb), backward, "RemainderBackward")
+    out = make_result(out, (ta, tb), backward, "RemainderBackward")
+    return keeps_arrays(out) if nb else out
 
 
 def _rmod(self, other):

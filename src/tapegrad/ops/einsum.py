@@ -156,11 +156,22 @@ def einsum(equation, *operands):
     if out.dtype.kind == "f":
         out = _dtypes.fix_float_result(out, *(d.dtype for d in datas))
 
-    def backward(g):
-        return tuple(_operand_grad(g, spec, ts, k) if t._rg else None for k, t in enumerate(ts))
+    needs = tuple(t._rg for t in ts)
+    # One operand: its rule needs only the shape, so the Node keeps a zero-byte stand-in
+    # and saves nothing (Note [Backward twice]): a trace or a diagonal can run twice.
+    kept = ts if len(ts) > 1 else (_shape_only(ts[0]),)
 
-    saved = ts if len(ts) > 1 else ()
-    return make_result(out, ts, backward, "EinsumBackward", saved=saved)
+    def backward(g):
+        return tuple(
+            _operand_grad(g, spec, kept, k) if need else None for k, need in enumerate(needs)
+        )
+
+    return make_result(out, ts, backward, "EinsumBackward", saved=ts if len(ts) > 1 else None)
+
+
+def _shape_only(t: Tensor) -> Tensor:
+    """A Tensor with ``t``'s shape and dtype backed by one element (a broadcast view)."""
+    return Tensor._wrap(np.broadcast_to(np.zeros((), t._data.dtype), t._data.shape))
 
 
 def _operand_grad(g: Tensor, spec: _Spec, ts, k: int) -> Tensor:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit as _expit
 
-from ..autograd.graph import make_result
+from ..autograd.graph import keeps_arrays, make_result
 from ..tensor import Tensor
 from ._mathutil import const
 from ._registry import register
@@ -158,7 +158,7 @@ def where(condition, input, other):
         gb = reduce_grad(where(cond, zero, g), tb) if nb else None
         return ga, gb
 
-    return make_result(out, (ta, tb), backward, "WhereBackward")
+    return keeps_arrays(make_result(out, (ta, tb), backward, "WhereBackward"))
 
 
 def _where_method(self, condition, other):

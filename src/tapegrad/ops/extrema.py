@@ -12,7 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _trace
-from ..autograd.graph import make_result
+from ..autograd.graph import keeps_arrays, make_result
 from ..tensor import Tensor, _check_dim
 from ._mathutil import const, unreduce
 from ._registry import register
@@ -83,7 +83,8 @@ def _select_along(input, dim, keepdim, argfn, op, node, result):
         onehot = (positions == chosen).astype(g._data.dtype, copy=False)
         return (unreduce(g, shape, (d,), keepdim) * const(onehot),)
 
-    return result(make_result(values, (input,), backward, node), Tensor._wrap(idx.astype(np.int64)))
+    values = keeps_arrays(make_result(values, (input,), backward, node))
+    return result(values, Tensor._wrap(idx.astype(np.int64)))
 
 
 @register("max")

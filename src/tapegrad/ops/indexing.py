@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
-from ..autograd.graph import BATCH, batched_shape, make_result
+from ..autograd.graph import BATCH, batched_shape, keeps_arrays, make_result
 from ..tensor import Tensor, _check_dim
 from ._registry import register
 from ._util import as_tensor_or_scalar, reduce_grad
@@ -49,7 +49,7 @@ def normalize_key(key, op: str = "index", shape=None):
     for k in key:
         if isinstance(k, Tensor):
             k = k._data
-        if isinstance(k, (list, np.ndarray)):
+        if isinstance(k, (list, np.ndarray, range)):
             k = np.asarray(k)
             if k.dtype.kind == "f" and k.size == 0:
                 k = k.astype(np.intp)
@@ -114,7 +114,7 @@ def take_index(input: Tensor, key: tuple, advanced: bool, name: str, op: str = "
         return (scatter_back(g, shape, key, advanced),)
 
     if advanced:
-        return make_result(out, (input,), backward, name)
+        return keeps_arrays(make_result(out, (input,), backward, name))
     return view_result(out, input, backward, name)
 
 
@@ -174,7 +174,7 @@ def _scatter_node(g: Tensor, shape: tuple, key: tuple, advanced: bool) -> Tensor
     def backward(gg):
         return (index_grad(gg, key, advanced),)
 
-    return make_result(out, (g,), backward, "IndexPutAccumulateBackward")
+    return keeps_arrays(make_result(out, (g,), backward, "IndexPutAccumulateBackward"))
 
 
 def _scatter_add_array(values, shape, key, advanced):
@@ -282,7 +282,7 @@ def index_put(input: Tensor, key: tuple, advanced: bool, values, out=None) -> Te
         gv = reduce_grad(index_grad(g, key, advanced), tv) if nv else None
         return gi, gv
 
-    return make_result(data, (input, tv), backward, "IndexPutBackward")
+    return keeps_arrays(make_result(data, (input, tv), backward, "IndexPutBackward"))
 
 
 # -- named gather/scatter ops ---------------------------------------------------------------
@@ -459,7 +459,7 @@ def _scatter(input, dim, index, src, reduce_add, op):
                 )
         return gi, gs
 
-    return make_result(out, (input, ts), backward, name)
+    return keeps_arrays(make_result(out, (input, ts), backward, name))
 
 
 @register("scatter")
@@ -521,4 +521,4 @@ def masked_fill(input, mask, value):
             gv = reduce_grad(picked if BATCH.prefix else picked.sum(), tv)
         return gi, gv
 
-    return make_result(out, (input, tv), backward, "MaskedFillBackward")
+    return keeps_arrays(make_result(out, (input, tv), backward, "MaskedFillBackward"))

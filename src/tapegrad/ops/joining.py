@@ -65,22 +65,25 @@ def cat(tensors, dim=0):
     out = np.concatenate([t._data for t in parts], axis=d)
     bounds = np.cumsum([0] + [t._data.shape[d] for t in parts]).tolist()
     part_ids = {id(t) for t in parts}
+    # (is a part, requires grad, dtype) per input: the rule keeps no input alive, so the
+    # Node saves nothing and can run twice (Note [Backward twice]).
+    metas = tuple((id(t) in part_ids, t._rg, t._data.dtype) for t in tensors)
 
     def backward(g):
         grads = []
         k = 0
-        for t in tensors:
-            if id(t) not in part_ids:  # a skipped 1-D empty tensor
-                empty = np.zeros(batched_shape((0,)), t._data.dtype)
-                grads.append(Tensor._wrap(empty) if t._rg else None)
+        for is_part, rg, dtype in metas:
+            if not is_part:  # a skipped 1-D empty tensor
+                empty = np.zeros(batched_shape((0,)), dtype)
+                grads.append(Tensor._wrap(empty) if rg else None)
                 continue
-            if not t._rg:
+            if not rg:
                 grads.append(None)
                 k += 1
                 continue
             key = (slice(None),) * d + (slice(bounds[k], bounds[k + 1]), Ellipsis)
             gi = index_grad(g, key, False, "SliceBackward")
-            grads.append(gi if gi._data.dtype == t._data.dtype else gi._cast(t._data.dtype))
+            grads.append(gi if gi._data.dtype == dtype else gi._cast(dtype))
             k += 1
         return tuple(grads)
 
@@ -98,15 +101,16 @@ def stack(tensors, dim=0):
         )
     d = _check_dim(dim, len(shape) + 1, "stack")
     out = np.stack([t._data for t in tensors], axis=d)
+    metas = tuple((t._rg, t._data.dtype) for t in tensors)  # no input kept alive
 
     def backward(g):
         grads = []
-        for i, t in enumerate(tensors):
-            if not t._rg:
+        for i, (rg, dtype) in enumerate(metas):
+            if not rg:
                 grads.append(None)
                 continue
             gi = index_grad(g, (slice(None),) * d + (i, Ellipsis), False, "SelectBackward")
-            grads.append(gi if gi._data.dtype == t._data.dtype else gi._cast(t._data.dtype))
+            grads.append(gi if gi._data.dtype == dtype else gi._cast(dtype))
         return tuple(grads)
 
     return make_result(out, tuple(tensors), backward, "StackBackward")

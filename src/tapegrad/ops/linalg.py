@@ -20,6 +20,8 @@ __all__ = ["matmul", "outer"]
 @register("matmul", operators=("__matmul__",))
 def matmul(input, other):
     """Matrix product with NumPy's rules: 1-D operands are promoted, batch axes broadcast."""
+    if input.__class__ is not Tensor and getattr(input, "is_sparse", False):
+        return input @ other  # a sparse COO tensor (tapegrad.sparse)
     a = as_tensor(input, "matmul")
     b = as_tensor(other, "matmul")
     ad, bd = a._data, b._data

@@ -3,6 +3,7 @@
 Each concept lives in its own submodule; its public names are re-exported here.
 """
 
+from . import rnn
 from . import parametrizations, parametrize
 from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters

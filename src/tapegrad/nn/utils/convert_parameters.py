@@ -25,5 +25,5 @@ def vector_to_parameters(vec, parameters):
     pointer = 0
     for param in parameters:
         n = param.numel()
-        param.data = vec._data[pointer : pointer + n].reshape(param.shape)
+        param.data = Tensor._wrap(vec._data[pointer : pointer + n].reshape(param.shape))
         pointer += n

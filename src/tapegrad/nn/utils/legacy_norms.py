@@ -42,7 +42,18 @@ class WeightNorm:
 
 
 def _hooks(module, kind):
-    return [h for h in module._forward_pre_hooks if isinstance(h, kind)]
+    """The ``kind`` pre-hooks of ``module`` (entries may wrap the hook in ``.fn``)."""
+    return [
+        getattr(h, "fn", h)
+        for h in module._forward_pre_hooks
+        if isinstance(getattr(h, "fn", h), kind)
+    ]
+
+
+def _unregister(module, hook):
+    module._forward_pre_hooks[:] = [
+        h for h in module._forward_pre_hooks if getattr(h, "fn", h) is not hook
+    ]
 
 
 def weight_norm(module, name="weight", dim=0):
@@ -80,7 +91,7 @@ def remove_weight_norm(module, name="weight"):
     for hook in _hooks(module, WeightNorm):
         if hook.name == name:
             hook.remove(module)
-            module._forward_pre_hooks.remove(hook)
+            _unregister(module, hook)
             return module
     raise ValueError(f"weight_norm of '{name}' not found in {module}")
 
@@ -178,6 +189,6 @@ def remove_spectral_norm(module, name="weight"):
     for hook in _hooks(module, SpectralNorm):
         if hook.name == name:
             hook.remove(module)
-            module._forward_pre_hooks.remove(hook)
+            _unregister(module, hook)
             return module
     raise ValueError(f"spectral_norm of '{name}' not found in {module}")

@@ -54,7 +54,8 @@ def _register(module, name, tensor):
 
 def _set_value(original, value):
     """``original.set_(value)``: ``original`` now holds ``value``'s data (its own copy)."""
-    original.data = value._data.copy() if value._data is not original._data else value._data
+    array = value._data.copy() if value._data is not original._data else value._data
+    original.data = Tensor._wrap(array)
 
 
 class ParametrizationList(ModuleList):

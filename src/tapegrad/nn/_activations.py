@@ -1,0 +1,170 @@
+"""The activation functions of ``torch.nn.functional`` beyond relu/gelu/silu/softplus, with
+torch's signatures. The pointwise ones are ops of ``ops.activation_rows``; glu, softmin,
+prelu and rrelu are composed here. ``inplace=True`` is accepted for compatibility; the
+result is always a new tensor (as tapegrad's ReLU).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..creation import default_generator
+from ..ops import activation_rows as rows
+from ..ops import softmax as _softmax_ops
+from ..ops.elementwise import where
+from ..tensor import Tensor
+
+__all__ = [
+    "elu",
+    "selu",
+    "celu",
+    "leaky_relu",
+    "hardtanh",
+    "relu6",
+    "hardsigmoid",
+    "hardswish",
+    "mish",
+    "softsign",
+    "softshrink",
+    "hardshrink",
+    "tanhshrink",
+    "threshold",
+    "logsigmoid",
+    "glu",
+    "softmin",
+    "prelu",
+    "rrelu",
+]
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x for x > 0, α(eˣ − 1) otherwise."""
+    return rows.elu(input, alpha)
+
+
+def selu(input, inplace=False):
+    """scale · elu(x, α) with PyTorch's constants (self-normalising)."""
+    return rows.selu(input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, α(e^(x/α) − 1))."""
+    return rows.celu(input, alpha)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x for x > 0, ``negative_slope``·x otherwise."""
+    return rows.leaky_relu(input, negative_slope)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clipped to [min_val, max_val]."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return rows.hardtanh(input, min_val, max_val)
+
+
+def relu6(input, inplace=False):
+    """min(max(0, x), 6)."""
+    return rows.relu6(input)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6."""
+    return rows.hardsigmoid(input)
+
+
+def hardswish(input, inplace=False):
+    """x · relu6(x + 3) / 6."""
+    return rows.hardswish(input)
+
+
+def mish(input, inplace=False):
+    """x · tanh(softplus(x))."""
+    return rows.mish(input)
+
+
+def softsign(input):
+    """x / (1 + |x|)."""
+    return rows.softsign(input)
+
+
+def softshrink(input, lambd=0.5):
+    """x − λ above λ, x + λ below −λ, 0 between."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return rows.softshrink(input, lambd)
+
+
+def hardshrink(input, lambd=0.5):
+    """x where |x| > λ, else 0."""
+    return rows.hardshrink(input, lambd)
+
+
+def tanhshrink(input):
+    """x − tanh x."""
+    return rows.tanhshrink(input)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, else ``value``."""
+    return rows.threshold(input, threshold, value)
+
+
+def logsigmoid(input):
+    """log σ(x) = −softplus(−x), computed stably."""
+    return rows.logsigmoid(input)
+
+
+def glu(input, dim=-1):
+    """a ⊙ σ(b), where a and b are the halves of ``input`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim % input.ndim} is size {n}"
+        )
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(−x) along ``dim``."""
+    from .functional import _softmax_dim  # noqa: PLC0415 - functional imports this module
+
+    x = input.to(dtype) if dtype is not None else input
+    return _softmax_ops.softmax(-x, _softmax_dim(x, dim))
+
+
+def prelu(input, weight):
+    """x for x > 0, a·x otherwise, ``a`` (``weight``) one value or one per channel (dim 1)."""
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"prelu: weight must be a Tensor, got {type(weight).__name__}")
+    n = weight.numel()
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")  # fmt: skip
+    w = weight
+    if n != 1:
+        channels = input.shape[1] if input.ndim >= 2 else (input.shape[0] if input.ndim else 1)
+        if channels != n:
+            raise RuntimeError(
+                f"prelu: Mismatch of parameter numbers and input channel size. Found parameter "
+                f"numbers = {n} and channel size = {channels}."
+            )
+        if input.ndim >= 2:
+            w = weight.reshape((n,) + (1,) * (input.ndim - 2))
+    elif weight.ndim == 1:
+        w = weight.reshape(())
+    return where(input._data > 0, input, w * input)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky relu with a slope drawn from U(lower, upper) per element in training, and the
+    mean slope (lower + upper) / 2 otherwise."""
+    if not training:
+        return rows.leaky_relu(input, (lower + upper) / 2)
+    slope = default_generator.numpy.uniform(lower, upper, size=input.shape)
+    slope = Tensor._wrap(np.where(input._data > 0, 1.0, slope).astype(input.dtype))
+    return input * slope

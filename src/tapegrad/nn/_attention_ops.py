@@ -1,0 +1,137 @@
+"""The fused attention op behind ``F.scaled_dot_product_attention``.
+
+One Node for ``softmax(q kᵀ · scale + bias) [⊙ dropout] @ v``: the forward runs two
+GEMMs and an in-place softmax on the score array; the backward reuses the saved
+probabilities instead of rebuilding the chain of small ops. Note [Attention backward].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.graph import make_result
+from ..grad_mode import STATE
+from ..ops._registry import register
+from ..ops._util import reduce_grad
+from ..tensor import Tensor
+
+__all__ = ["attention"]
+
+
+def _probabilities(s):
+    """Softmax over the last axis of the score array ``s``, in place.
+
+    A row whose scores are all −inf (every key masked out) gets probabilities 0 and so
+    an output of 0, as PyTorch's safe softmax. Returns ``(p, dead)``, ``dead`` the bool
+    (…, L, 1) array of such rows. Branch-free (no value is read into Python), so that
+    tapegrad.jit can record it.
+    """
+    m = np.max(s, axis=-1, keepdims=True, initial=-np.inf)
+    dead = m == -np.inf
+    s -= np.where(dead, 0.0, m).astype(s.dtype, copy=False)
+    p = np.exp(s, out=s)
+    den = np.sum(p, axis=-1, keepdims=True)
+    p /= np.where(dead, 1.0, den).astype(s.dtype, copy=False)
+    return p, dead
+
+
+# Note [Attention backward]
+# With P = softmax(S), S = q kᵀ·scale + bias, Pd = P ⊙ D (D the scaled dropout mask, or 1):
+#   dv = Pdᵀ g,  dP = (g vᵀ) ⊙ D,  dS = P ⊙ (dP − Σ_keys dP ⊙ P),
+#   dq = dS k · scale,  dk = dSᵀ q · scale,  dbias = dS.
+# Without create_graph, P is the forward's saved array (no recomputation, one (…, L, S)
+# array kept) and, as nothing is recorded then, the formulas run directly on arrays (with
+# contiguous transposes: see _t). Under create_graph the same formulas run in tapegrad ops
+# on P rebuilt from q and k, so that second derivatives see P's dependence on q and k. Dims
+# are counted from the right and batch dims are summed back with reduce_grad, so the
+# rule works under a batched backward (Note [Batched gradients]) and for broadcast
+# (grouped-query) operands.
+@register("_scaled_dot_product_attention", method=False, function=False)
+def attention(q, k, v, bias=None, scale=1.0, dropout_mask=None):
+    """softmax(q @ kᵀ · scale + bias) ⊙ dropout_mask @ v.
+
+    Args:
+        q: (…, L, E) queries; k: (…, S, E) keys; v: (…, S, Ev) values; batch dims broadcast.
+        bias: None or a float Tensor broadcastable to (…, L, S) (−inf masks a key out);
+            it receives a gradient when it requires one.
+        scale: the factor on q kᵀ.
+        dropout_mask: None or an array broadcastable to (…, L, S), already scaled by 1/(1−p).
+
+    Returns:
+        (…, L, Ev) Tensor.
+    """
+    s = np.matmul(q._data, _t(k._data))
+    s *= s.dtype.type(scale)
+    if bias is not None:
+        s = np.add(
+            s, bias._data, out=s if s.shape == np.broadcast_shapes(s.shape, bias.shape) else None
+        )
+    p, dead = _probabilities(s)
+    pd = p if dropout_mask is None else p * dropout_mask
+    out = np.matmul(pd, v._data)
+    del pd
+    need_q, need_k, need_v = q._rg, k._rg, v._rg
+    need_b = bias is not None and bias._rg
+
+    def backward(g):
+        if not STATE.enabled:  # the hot path: the same formulas on the saved arrays
+            return _backward_arrays(g._data, p, dropout_mask, q, k, v, bias, scale)
+        # create_graph: P as a differentiable function of q and k
+        sc = (q @ k.mT) * scale
+        if bias is not None:
+            sc = sc + bias
+        sc = sc.masked_fill(dead, 0.0)
+        P = sc.softmax(-1).masked_fill(dead, 0.0)
+        D = None if dropout_mask is None else Tensor._wrap(dropout_mask)
+        gq = gk = gv = gb = None
+        if need_v:
+            Pd = P if D is None else P * D
+            gv = reduce_grad(Pd.mT @ g, v)
+        if need_q or need_k or need_b:
+            dP = g @ v.mT
+            if D is not None:
+                dP = dP * D
+            dS = P * (dP - (dP * P).sum(-1, keepdim=True))
+            if need_b:
+                gb = reduce_grad(dS, bias)
+            if need_q or need_k:
+                dS = dS * scale
+                if need_q:
+                    gq = reduce_grad(dS @ k, q)
+                if need_k:
+                    gk = reduce_grad(dS.mT @ q, k)
+        return gq, gk, gv, gb
+
+    saved = tuple(t for t in (q, k, v, bias) if t is not None)
+    return make_result(
+        out, (q, k, v, bias), backward, "ScaledDotProductAttentionBackward", saved=saved
+    )
+
+
+def _t(a):
+    """The last two axes swapped, as a C-contiguous copy: NumPy's batched matmul is about
+    ten times slower on a transposed view than on contiguous memory."""
+    return a.swapaxes(-1, -2).copy()  # .copy(): a method call tapegrad.jit's tracer sees
+
+
+def _backward_arrays(gd, p, drop, q, k, v, bias, scale):
+    """Note [Attention backward] on arrays (no graph is recorded without create_graph)."""
+    gq = gk = gv = gb = None
+    if v._rg:
+        pd = p if drop is None else p * drop
+        gv = reduce_grad(Tensor._wrap(np.matmul(_t(pd), gd)), v)
+    if q._rg or k._rg or (bias is not None and bias._rg):
+        dp = np.matmul(gd, _t(v._data))
+        if drop is not None:
+            dp *= drop
+        ds = dp
+        ds -= np.sum(dp * p, axis=-1, keepdims=True)
+        ds *= p
+        if bias is not None and bias._rg:
+            gb = reduce_grad(Tensor._wrap(ds.copy()), bias)
+        ds *= ds.dtype.type(scale)
+        if q._rg:
+            gq = reduce_grad(Tensor._wrap(np.matmul(ds, k._data)), q)
+        if k._rg:
+            gk = reduce_grad(Tensor._wrap(np.matmul(_t(ds), q._data)), k)
+    return gq, gk, gv, gb

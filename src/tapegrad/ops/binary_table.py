@@ -1,0 +1,261 @@
+"""Elementwise functions of two broadcast operands, as a table (Note [Op tables]).
+
+Derivatives get ``g`` (incoming gradient), ``a``, ``b`` (the operands as Tensors; a Python
+number arrives as a 0-d Tensor) and ``o`` (the output); the generated op sums each
+gradient back to its operand's shape. The division family (fmod, remainder, floor_divide)
+lives in ops/arithmetic.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.special as sc
+
+from ..tensor import Tensor
+from ._registry import add_alias
+from ._table import NOT_IMPLEMENTED, Binary, install, make_binary
+
+__all__ = ["BINARY", "FUNCTIONS"]
+
+_LN2 = math.log(2.0)
+
+
+def _zeros_b(g, a, b, o):
+    return Tensor._wrap(np.zeros(g._data.shape, g._data.dtype))
+
+
+def _mask(array, dtype):
+    return Tensor._wrap(np.asarray(array, dtype))
+
+
+def _raise(what):
+    def grad(*_):
+        raise NotImplementedError(f"the derivative for '{what}' is not implemented.")
+
+    return grad
+
+
+def _copysign_grad(g, a, b, o):
+    # d/da copysign(a, b) = out / a (±1), and 0 where a == 0 (as PyTorch).
+    ad, od = np.broadcast_arrays(a._data, o._data)
+    with np.errstate(all="ignore"):
+        ratio = np.where(ad == 0, 0.0, od / np.where(ad == 0, 1.0, ad))
+    return g * _mask(ratio, g._data.dtype)
+
+
+def _fmax_grads(ge):
+    def first(g, a, b, o):
+        ad, bd = a._data, b._data
+        return g * _mask(ge(ad, bd) | np.isnan(bd), g._data.dtype)
+
+    def second(g, a, b, o):
+        ad, bd = a._data, b._data
+        return g * _mask(~(ge(ad, bd) | np.isnan(bd)), g._data.dtype)
+
+    return first, second
+
+
+def _xlogy_grads(log):
+    def first(g, a, b, o):
+        nonzero = _mask(a._data != 0, o._data.dtype)
+        return g * log(nonzero, b)
+
+    return first
+
+
+def _igamma_grad(sign):
+    # d/dx P(a, x) = e^(−x) x^(a−1) / Γ(a);  Q = 1 − P.
+    def second(g, a, b, o):
+        return g * ((a - 1.0) * b.log() - b - a.lgamma()).exp() * sign
+
+    return second
+
+
+def _xlogy_kernel(a, b):
+    return sc.xlogy(a, b)
+
+
+def _xlog1py_kernel(a, b):
+    return sc.xlog1py(a, b)
+
+
+def _same_dtypes(a, b):
+    if a != b:
+        raise RuntimeError(
+            f"heaviside is not yet implemented for tensors with different dtypes ({a} and {b})."
+        )
+
+
+def _no_bool(name):
+    def check(a, b):
+        if np.bool_ in (a, b):
+            raise RuntimeError(f'{name}: "{name}_cpu" not implemented for bool tensors')
+
+    return check
+
+
+def _shift(fn):
+    def kernel(a, b):
+        bits = np.asarray(a).dtype.itemsize * 8
+        out = fn(a, np.clip(b, 0, bits - 1))
+        return np.where((np.asarray(b) >= bits) | (np.asarray(b) < 0), 0, out).astype(out.dtype)
+
+    return kernel
+
+
+BINARY = [
+    Binary(
+        "atan2",
+        np.arctan2,
+        (
+            lambda g, a, b, o: g * b / (a * a + b * b),
+            lambda g, a, b, o: -g * a / (a * a + b * b),
+        ),
+        domain=[(-2.0, 2.0), (0.5, 2.0)],
+        aliases=("arctan2",),
+    ),
+    Binary(
+        "hypot",
+        np.hypot,
+        (lambda g, a, b, o: g * a / o, lambda g, a, b, o: g * b / o),
+        kind="same",
+        float_only=True,
+    ),
+    Binary("copysign", np.copysign, (_copysign_grad, _zeros_b), domain=[(0.2, 2.0), (-2.0, 2.0)]),
+    Binary(
+        "logaddexp",
+        np.logaddexp,
+        (lambda g, a, b, o: g * (a - b).sigmoid(), lambda g, a, b, o: g * (b - a).sigmoid()),
+        kind="same",
+        inplace=False,
+        float_only=True,
+    ),
+    Binary(
+        "logaddexp2",
+        np.logaddexp2,
+        (
+            lambda g, a, b, o: g * ((a - b) * _LN2).sigmoid(),
+            lambda g, a, b, o: g * ((b - a) * _LN2).sigmoid(),
+        ),
+        kind="same",
+        inplace=False,
+        float_only=True,
+    ),
+    Binary(
+        "xlogy",
+        _xlogy_kernel,
+        (_xlogy_grads(lambda m, b: m.xlogy(b)), lambda g, a, b, o: g * a / b),
+        domain=[(-2.0, 2.0), (0.2, 3.0)],
+        special="xlogy",
+        notes="0 where x == 0 (unless y is NaN).",
+    ),
+    Binary(
+        "special_xlog1py",
+        _xlog1py_kernel,
+        (
+            _xlogy_grads(lambda m, b: _xlog1py(m, b)),
+            lambda g, a, b, o: g * a / (b + 1.0),
+        ),
+        domain=[(-2.0, 2.0), (-0.5, 3.0)],
+        method=False,
+        function=False,
+        inplace=False,
+        special="xlog1py",
+    ),
+    Binary(
+        "fmax",
+        np.fmax,
+        _fmax_grads(np.greater_equal),
+        kind="same",
+        inplace=False,
+        notes="NaN-ignoring maximum.",
+    ),
+    Binary(
+        "fmin",
+        np.fmin,
+        _fmax_grads(np.less_equal),
+        kind="same",
+        inplace=False,
+        notes="NaN-ignoring minimum.",
+    ),
+    Binary(
+        "nextafter",
+        np.nextafter,
+        (lambda g, a, b, o: g, _zeros_b),
+        kind="same",
+        float_only=True,
+        notes="Gradient g to the first argument, 0 to the second (as PyTorch).",
+    ),
+    Binary("heaviside", np.heaviside, NOT_IMPLEMENTED, kind="same", check=_same_dtypes),
+    Binary(
+        "igamma",
+        sc.gammainc,
+        (_raise("igamma: input"), _igamma_grad(1.0)),
+        float_only=True,
+        domain=[(0.5, 3.0), (0.2, 3.0)],
+        special="gammainc",
+        notes="Regularized lower incomplete gamma; no gradient wrt the first argument.",
+    ),
+    Binary(
+        "igammac",
+        sc.gammaincc,
+        (_raise("igammac: input"), _igamma_grad(-1.0)),
+        float_only=True,
+        domain=[(0.5, 3.0), (0.2, 3.0)],
+        special="gammaincc",
+        notes="Regularized upper incomplete gamma; no gradient wrt the first argument.",
+    ),
+    Binary(
+        "special_zeta",
+        sc.zeta,
+        NOT_IMPLEMENTED,
+        method=False,
+        function=False,
+        inplace=False,
+        special="zeta",
+        notes="Hurwitz zeta; backward raises (as PyTorch).",
+    ),
+    # -- integer and logical ops (no gradient) --
+    Binary("bitwise_and", np.bitwise_and, kind="int"),
+    Binary("bitwise_or", np.bitwise_or, kind="int"),
+    Binary("bitwise_xor", np.bitwise_xor, kind="int"),
+    Binary(
+        "bitwise_left_shift",
+        _shift(np.left_shift),
+        kind="int",
+        check=_no_bool("bitwise_left_shift"),
+    ),
+    Binary(
+        "bitwise_right_shift",
+        _shift(np.right_shift),
+        kind="int",
+        check=_no_bool("bitwise_right_shift"),
+    ),
+    Binary("logical_and", np.logical_and, kind="bool"),
+    Binary("logical_or", np.logical_or, kind="bool"),
+    Binary("logical_xor", np.logical_xor, kind="bool"),
+]
+
+
+def _xlog1py(mask, b):
+    from ._registry import OPS  # noqa: PLC0415
+
+    return OPS["special_xlog1py"].fn(mask, b)
+
+
+FUNCTIONS = install(BINARY, make_binary)
+
+Tensor.__lshift__ = FUNCTIONS["bitwise_left_shift"]
+Tensor.__rshift__ = FUNCTIONS["bitwise_right_shift"]
+
+# PyTorch's other names for the comparisons of ops/arithmetic.py.
+for _alias, _name in (
+    ("greater", "gt"),
+    ("greater_equal", "ge"),
+    ("less", "lt"),
+    ("less_equal", "le"),
+    ("not_equal", "ne"),
+):
+    add_alias(_alias, _name)

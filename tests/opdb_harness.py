@@ -1,0 +1,302 @@
+"""Run PyTorch's own operator database (``op_db``) through tapegrad.
+
+For each OpInfo with a float64 CPU implementation, the op is resolved by name in
+tapegrad (``torch.X`` -> ``tg.X``, ``nn.functional.X`` -> ``tg.nn.functional.X``,
+``linalg.X`` / ``special.X`` / ``fft.X`` likewise, otherwise the Tensor method ``X``); its
+first float64 sample inputs and reference inputs go through both libraries (torch tensors
+in args and kwargs converted to tapegrad tensors, recursively; torch dtypes too); the
+outputs' values, shapes and dtypes are compared, and so are the input gradients of a
+weighted sum of the float outputs.
+
+Used by tests/test_opdb.py and tools/opdb_coverage.py. Imports torch only when called.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import types
+import unittest
+import warnings
+
+import numpy as np
+
+import tapegrad as tg
+
+N_SAMPLES = 4  # first sample inputs per OpInfo
+N_REFERENCE = 2  # reference inputs per OpInfo, beyond the sample inputs
+MAX_NUMEL = 20_000  # samples with a larger input are skipped (time budget)
+RTOL, ATOL = 1e-6, 1e-8
+
+# OpInfos that are not public operators: aten internals and jiterator (CUDA) entries.
+INTERNAL_PREFIXES = ("_", "jiterator_", "torch.ops.aten", "__")
+INTERNAL_KEEP = (
+    "__getitem__",
+    "__radd__",
+    "__rdiv__",
+    "__rmatmul__",
+    "__rmod__",
+    "__rmul__",
+    "__rpow__",
+    "__rsub__",
+)  # operators a user writes: considered
+
+# Properties, not methods.
+_ATTRIBUTES = {"T", "H", "mT", "mH"}
+
+
+def load_op_db():
+    """The OpInfos that support float64 on the CPU (torch imported here, not before)."""
+    try:
+        import expecttest  # noqa: F401, PLC0415
+    except ImportError:
+        # common_utils imports it for its TestCase base class only; op_db does not need it.
+        shim = types.ModuleType("expecttest")
+        shim.TestCase = unittest.TestCase
+        shim.ACCEPT = False
+        sys.modules["expecttest"] = shim
+    import torch  # noqa: PLC0415
+    from torch.testing._internal.common_methods_invocations import op_db  # noqa: PLC0415
+
+    return [op for op in op_db if torch.float64 in op.supported_dtypes("cpu")]
+
+
+def full_name(op) -> str:
+    return f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
+
+
+def is_internal(op) -> bool:
+    return op.name.startswith(INTERNAL_PREFIXES) and op.name not in INTERNAL_KEEP
+
+
+def resolve(op):
+    """The tapegrad callable for an OpInfo, or None when tapegrad does not export it."""
+    name = op.name
+    if name in ADAPTERS:
+        return ADAPTERS[name]
+    if name in _ATTRIBUTES:
+        return (
+            (lambda n: lambda x, *a, **k: getattr(x, n))(name) if hasattr(tg.Tensor, name) else None
+        )
+    if "." in name:
+        obj = tg
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+            if obj is None:
+                return None
+        return obj
+    if name.startswith("__"):
+        return getattr(tg.Tensor, name, None)
+    import torch  # noqa: PLC0415
+
+    if getattr(torch, name, None) is not None and op.op is getattr(torch, name, None):
+        fn = getattr(tg, name, None)
+        if callable(fn):
+            return fn
+    method = getattr(tg.Tensor, name, None)
+    if callable(method):
+        return method
+    fn = getattr(tg, name, None)
+    return fn if callable(fn) else None
+
+
+# OpInfos whose ``op`` is a wrapper that reorders arguments: call tapegrad the same way.
+ADAPTERS = {
+    "polygamma": lambda x, n, **kw: tg.polygamma(n, x, **kw),
+    "special.polygamma": lambda x, n, **kw: tg.special.polygamma(n, x, **kw),
+    "where": lambda self, condition, other, **kw: tg.where(condition, self, other, **kw),
+    "einsum": lambda tensors, equation: tg.einsum(equation, tensors),
+    "nn.functional.embedding": lambda w, idx, **kw: tg.nn.functional.embedding(idx, w, **kw),
+    "zero_": lambda x: x.clone().zero_(),
+}
+
+# Random or uninitialized results: only shapes and dtypes are compared.
+NONDETERMINISTIC = {
+    "empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided",
+    "randn", "randn_like", "rand_like", "randint", "randint_like", "bernoulli", "multinomial",
+    "normal", "uniform", "cauchy", "exponential", "geometric", "log_normal",
+    "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d",
+    "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout", "nn.functional.rrelu",
+}  # fmt: skip
+
+# PyTorch's float64 kernels of these are less accurate than SciPy's (Cephes single-precision
+# style approximations): torch's bessel_j0(-5.4215...) is off by 1.9e-7 from the exact value,
+# which SciPy gives. Compared with this looser absolute tolerance.
+TOLERANCES = {
+    "special.bessel_j0": (1e-5, 1e-5),
+    "special.bessel_j1": (1e-5, 1e-5),
+    "special.bessel_y0": (1e-5, 1e-5),
+    "special.bessel_y1": (1e-5, 1e-5),
+    "special.airy_ai": (1e-5, 1e-5),
+}
+
+
+def _np_dtype(torch_dtype):
+    return np.dtype(str(torch_dtype).rsplit(".", 1)[-1])
+
+
+def convert(value, leaves):
+    """torch values -> tapegrad values, recursively; ``leaves`` maps id(torch tensor) to
+    the tapegrad tensor made for it (the gradient comparison pairs them)."""
+    import torch  # noqa: PLC0415
+
+    if isinstance(value, torch.Tensor):
+        if id(value) in leaves:
+            return leaves[id(value)][1]
+        array = value.detach().resolve_conj().resolve_neg().numpy().copy()
+        ours = tg.tensor(array, requires_grad=bool(value.requires_grad))
+        leaves[id(value)] = (value, ours)
+        return ours
+    if isinstance(value, torch.dtype):
+        return _np_dtype(value)
+    if isinstance(value, torch.Size):
+        return tuple(value)
+    if isinstance(value, torch.device):
+        return str(value)
+    if isinstance(value, tuple):
+        return tuple(convert(v, leaves) for v in value)
+    if isinstance(value, list):
+        return [convert(v, leaves) for v in value]
+    if isinstance(value, dict):
+        return {k: convert(v, leaves) for k, v in value.items()}
+    return value
+
+
+def _flat(value):
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in _flat(v)]
+    return [value]
+
+
+class Mismatch(AssertionError):
+    """tapegrad's result differs from PyTorch's."""
+
+
+def _compare(ours, ref, what, tol=(RTOL, ATOL), values=True):
+    import torch  # noqa: PLC0415
+
+    rtol, atol = tol
+    if isinstance(ref, torch.Tensor):
+        if not isinstance(ours, tg.Tensor):
+            raise Mismatch(f"{what}: expected a Tensor, got {type(ours).__name__}")
+        if ref._is_zerotensor():
+            ref = torch.zeros(ref.shape, dtype=ref.dtype)
+        want = ref.detach().resolve_conj().resolve_neg().numpy()
+        if tuple(ours.shape) != want.shape:
+            raise Mismatch(f"{what}: shape {tuple(ours.shape)} != torch's {want.shape}")
+        if ours._data.dtype != want.dtype:
+            raise Mismatch(f"{what}: dtype {ours._data.dtype} != torch's {want.dtype}")
+        if values and not np.allclose(ours._data, want, rtol=rtol, atol=atol, equal_nan=True):
+            err = np.max(np.abs(np.asarray(ours._data, np.float64) - want)) if want.size else 0
+            raise Mismatch(f"{what}: values differ (max abs err {err:.3g})")
+    elif isinstance(ref, (bool, int, float, complex)) and values:
+        value = ours.item() if isinstance(ours, tg.Tensor) else ours
+        if not np.isclose(value, ref, rtol=rtol, atol=atol, equal_nan=True):
+            raise Mismatch(f"{what}: {value!r} != torch's {ref!r}")
+
+
+def run_sample(op, fn, sample, seed=0):
+    """Compare one sample's outputs and input gradients; raise on a difference."""
+    import torch  # noqa: PLC0415
+
+    args = (sample.input, *sample.args)
+    ref = op(sample.input, *sample.args, **sample.kwargs)
+    leaves = {}
+    ours_args = convert(args, leaves)
+    ours_kwargs = convert(dict(sample.kwargs), leaves)
+    ours = fn(*ours_args, **ours_kwargs)
+    ref_flat, ours_flat = _flat(ref), _flat(ours)
+    if len(ref_flat) != len(ours_flat):
+        raise Mismatch(f"{len(ours_flat)} outputs, torch gives {len(ref_flat)}")
+    name = full_name(op)
+    tol = TOLERANCES.get(name, (RTOL, ATOL))
+    deterministic = op.name not in NONDETERMINISTIC and name not in NONDETERMINISTIC
+    for i, (o, r) in enumerate(zip(ours_flat, ref_flat)):
+        _compare(o, r, f"output {i}", tol, values=deterministic)
+    if not deterministic:
+        return
+    # gradients of a weighted sum of the float outputs
+    process = sample.output_process_fn_grad
+    ref_g, ours_g = _flat(process(ref)), _flat(process(ours))
+    rng = np.random.default_rng(seed)
+    loss_ref, loss_ours = 0, 0
+    for o, r in zip(ours_g, ref_g):
+        if isinstance(r, torch.Tensor) and r.requires_grad and r.dtype.is_floating_point:
+            if not isinstance(o, tg.Tensor):
+                raise Mismatch("a differentiable output is not a Tensor")
+            w = rng.uniform(-1, 1, size=tuple(r.shape))
+            loss_ref = loss_ref + (r * torch.tensor(w, dtype=r.dtype)).sum()
+            loss_ours = loss_ours + (o * tg.tensor(w, dtype=o._data.dtype)).sum()
+    pairs = [(t, o) for t, o in leaves.values() if t.requires_grad]
+    if isinstance(loss_ref, int) or not pairs:
+        return
+    try:
+        want = torch.autograd.grad(loss_ref, [t for t, _ in pairs], allow_unused=True)
+    except (RuntimeError, NotImplementedError):
+        return  # torch has no gradient here: forward only
+    if not getattr(loss_ours, "requires_grad", False):
+        if any(w is not None and w.abs().sum() > 0 for w in want):
+            raise Mismatch("the output does not require grad; torch's does")
+        return
+    got = tg.autograd.grad(loss_ours, [o for _, o in pairs], allow_unused=True)
+    for i, (g, w) in enumerate(zip(got, want)):
+        if w is None:  # torch's graph does not reach this input: nothing to compare
+            continue
+        if w._is_zerotensor():
+            w = torch.zeros(w.shape, dtype=w.dtype)
+        if g is None:
+            if not w._is_zerotensor() and w.abs().sum() > 0:
+                raise Mismatch(f"input {i}: no gradient; torch's is non-zero")
+            continue
+        _compare(g, w, f"gradient of input {i}", tol)
+
+
+def _small(sample):
+    """Whether a sample is run: inputs of at most MAX_NUMEL elements, and no complex
+    tensors (tapegrad's autograd is real-only; documented, not an op's failure)."""
+    import torch  # noqa: PLC0415
+
+    tensors = [
+        t
+        for t in _flat([sample.input, *sample.args, *sample.kwargs.values()])
+        if isinstance(t, torch.Tensor)
+    ]
+    return all(t.numel() <= MAX_NUMEL and not t.is_complex() for t in tensors)
+
+
+def samples(op):
+    """The first N_SAMPLES sample inputs and N_REFERENCE further reference inputs."""
+    import torch  # noqa: PLC0415
+
+    kw = {"device": "cpu", "dtype": torch.float64, "requires_grad": True}
+    first = list(itertools.islice(op.sample_inputs(**kw), N_SAMPLES))
+    extra = []
+    if op.reference_inputs_func is not None:
+        n = sum(1 for _ in op.sample_inputs(**kw))  # reference inputs start with these
+        extra = list(itertools.islice(op.reference_inputs(**kw), n, n + N_REFERENCE))
+    return [s for s in first + extra if _small(s)]
+
+
+def run_opinfo(op):
+    """``(status, detail)``: status is "pass", "fail", "missing" or "internal"."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")  # torch's deprecations, NaN inputs of the samples
+        return _run_opinfo(op)
+
+
+def _run_opinfo(op):
+    if is_internal(op):
+        return "internal", ""
+    fn = resolve(op)
+    if fn is None:
+        return "missing", "not implemented yet"
+    try:
+        cases = samples(op)
+    except Exception as e:  # noqa: BLE001 - torch's own sample generator failed
+        return "internal", f"sample inputs raise: {e!r}"[:200]
+    for k, sample in enumerate(cases):
+        try:
+            run_sample(op, fn, sample, seed=k)
+        except Exception as e:  # noqa: BLE001 - any error is a failure to report
+            return "fail", f"sample {k}: {type(e).__name__}: {e}"[:300]
+    return "pass", f"{len(cases)} samples"
