@@ -507,6 +507,9 @@ def _sparse(m, v):
 from .edge_tables import rows as _table_rows  # noqa: E402
 
 ROWS += _table_rows(E, U, B)
+from .edge_issue10b import rows as _issue10b_rows  # noqa: E402
+
+ROWS += _issue10b_rows(E, X, B, U, DIV)
 
 # -- issue 16: fused gradient rules (PyTorch's aten.tanh_backward / aten.sigmoid_backward) --
 ROWS += [
@@ -589,7 +592,7 @@ def test_matches_torch(row, kind, variant, torch_mod):
             continue
         assert g is not None, f"input {i}: no gradient; torch gives one of shape {tuple(w.shape)}"
         assert g.shape == arrays[i].shape and g._data.dtype == np.float64
-        np.testing.assert_allclose(g._data, w.numpy(), rtol=1e-6, atol=1e-12)
+        np.testing.assert_allclose(g._data, w.detach().numpy(), rtol=1e-6, atol=1e-12)
 
 
 ACCEPTED = [(row, kind, v) for row, kind, v in VARIANTS if not isinstance(v, X)]

@@ -202,6 +202,13 @@ multiply = mul
 subtract = sub
 negative = neg
 
+# -- issue 10 (second half): functions that are not tensor ops --
+from .creation import logspace, scalar_tensor  # noqa: E402
+from . import conversions as _conversions  # noqa: E402, F401 - Tensor.type, .half, new_*, ...
+from .ops.tri import tril_indices, triu_indices  # noqa: E402
+from .ops.decomp import pinverse  # noqa: E402
+from . import fft  # noqa: E402 - tg.fft namespace
+
 # Note [Exported ops]
 # Every registered op with ``function=True`` is ``tapegrad.<name>`` as in torch, so a new op
 # needs no line here. Names bound above (hand-picked aliases, namespaces) take precedence.

@@ -19,6 +19,7 @@ __all__ = [
     "empty",
     "arange",
     "linspace",
+    "logspace",
     "eye",
     "zeros_like",
     "ones_like",
@@ -191,12 +192,34 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device="cpu
     return _finish(xp.arange(start, end, step, dtype=_dtypes.to_dtype(dtype)), requires_grad)
 
 
-def linspace(start, end, steps, dtype=None, requires_grad=False, device="cpu") -> Tensor:
+def linspace(start, end, steps, dtype=None, requires_grad=False, device="cpu", **_) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
+
+    Computed from both ends, as PyTorch, and truncated toward zero for an integer dtype
+    (``linspace(5, -5, 20, dtype=int32)`` ends ``..., -3, -4, -5``).
+    """
     xp = _backend.namespace_for_device(device)
-    return _finish(xp.linspace(start, end, steps, dtype=_float_dtype(dtype)), requires_grad)
+    dtype = _float_dtype(dtype)
+    if steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+    if dtype.kind == "f":
+        return _finish(xp.linspace(start, end, steps, dtype=dtype), requires_grad)
+    i = xp.arange(steps, dtype=np.float64)
+    step = (end - start) / max(steps - 1, 1)
+    values = xp.where(i < steps // 2, start + i * step, end - (steps - 1 - i) * step)
+    return _finish(xp.trunc(values).astype(dtype), requires_grad)
 
 
-def eye(n, m=None, dtype=None, requires_grad=False, device="cpu") -> Tensor:
+def logspace(start, end, steps, base=10.0, dtype=None, requires_grad=False, device="cpu", **_):
+    """``base ** linspace(start, end, steps)``."""
+    exps = linspace(start, end, steps, dtype=np.float64, device=device)._data
+    out = np.power(base, exps)
+    dtype = _float_dtype(dtype)
+    out = np.trunc(out).astype(dtype) if dtype.kind != "f" else out.astype(dtype)
+    return _finish(out, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, requires_grad=False, device="cpu") -> Tensor:
     xp = _backend.namespace_for_device(device)
     return _finish(xp.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
@@ -331,3 +354,80 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     data = _rng(generator).permutation(int(n)).astype(dtype)
     t = _finish(_on_device(data, device), False)
     return t.requires_grad_(True) if requires_grad else t
+
+
+# -- PyTorch's keywords for every creation function (issue 10) -------------------------------
+
+
+def scalar_tensor(s, *, dtype=None, requires_grad=False, device="cpu", **_):
+    """A 0-d tensor holding ``s`` (the default float dtype unless ``dtype`` says otherwise)."""
+    return Tensor(s, dtype=_float_dtype(dtype), requires_grad=requires_grad, device=device)
+
+
+def _with_torch_keywords(fn):
+    """Accept PyTorch's creation keywords on ``fn``: ``size=`` for the shape, ``out=`` (the
+    result is written into that tensor and returned), ``device=`` (checked), and
+    ``layout``, ``pin_memory``, ``memory_format`` (accepted; NumPy has one layout)."""
+    import functools
+    import inspect
+
+    params = inspect.signature(fn).parameters
+    takes_device = "device" in params
+    takes_size_kw = "size" in params and params["size"].kind != inspect.Parameter.VAR_POSITIONAL
+
+    @functools.wraps(fn)
+    def wrapper(
+        *args, out=None, layout=None, pin_memory=False, memory_format=None, names=None, **kwargs
+    ):
+        if "size" in kwargs and not takes_size_kw:
+            args = (kwargs.pop("size"),) + args
+        if "device" in kwargs and not takes_device:
+            device = kwargs.pop("device")
+            if device is not None and str(device) not in ("cpu", "cpu:0"):
+                _backend.namespace_for_device(str(device))  # raises for an unknown device
+        elif kwargs.get("device") is not None:
+            kwargs["device"] = str(kwargs["device"])
+        if kwargs.get("requires_grad") and kwargs.get("dtype") is not None:
+            dtype = _dtypes.to_dtype(kwargs["dtype"])
+            if dtype.kind != "f":
+                raise RuntimeError(
+                    f"{fn.__name__}: only Tensors of floating point dtype can require "
+                    f"gradients, got dtype {dtype}"
+                )
+        result = fn(*args, **kwargs)
+        if out is not None:
+            if not isinstance(out, Tensor):
+                raise TypeError(f"{fn.__name__}(): argument 'out' must be Tensor")
+            out.data = result
+            return out
+        return result
+
+    return wrapper
+
+
+for _name in (
+    "tensor",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "arange",
+    "linspace",
+    "logspace",
+    "eye",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "rand",
+    "randn",
+    "randint",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "scalar_tensor",
+):
+    globals()[_name] = _with_torch_keywords(globals()[_name])
+del _name
+
+__all__ += ["scalar_tensor"]

@@ -5,9 +5,31 @@
 tensor(6.)
 """
 
+from .ops.decomp import (  # noqa: E402
+    cholesky_ex,
+    eigh,
+    eigvalsh,
+    inv_ex,
+    lstsq,
+    lu,
+    lu_factor,
+    lu_solve,
+    matrix_rank,
+    pinv,
+    qr,
+    svd,
+    svdvals,
+    tensorinv,
+    tensorsolve,
+    vander,
+)
 from .ops.linalg import matmul
 from .ops.norm import linalg_norm as norm
 from .ops.norm import matrix_norm, vector_norm
+
+# -- issue 10: products, decompositions and friends --
+from .ops.products import linalg_cross as cross  # noqa: E402
+from .ops.products import matrix_power, multi_dot, vecdot  # noqa: E402
 from .ops.solve import (
     LinAlgError,
     cholesky,
@@ -17,8 +39,36 @@ from .ops.solve import (
     solve,
     solve_triangular,
 )
+from .ops.tri import diagonal as _diagonal  # noqa: E402
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """``tg.linalg.diagonal``: :func:`tapegrad.diagonal` with the last two dims as default."""
+    return _diagonal(A, offset, dim1, dim2)
+
 
 __all__ = [
+    "cholesky_ex",
+    "eigh",
+    "eigvalsh",
+    "inv_ex",
+    "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_solve",
+    "matrix_rank",
+    "pinv",
+    "qr",
+    "svd",
+    "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
+    "cross",
+    "diagonal",
+    "matrix_power",
+    "multi_dot",
+    "vecdot",
     "LinAlgError",
     "cholesky",
     "det",

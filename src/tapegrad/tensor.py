@@ -489,8 +489,12 @@ class Tensor:
         if len(args) == 1 and isinstance(args[0], Tensor):
             args = (args[0].device, args[0].dtype)
         for arg in args:
-            if isinstance(arg, str):
+            if isinstance(arg, Tensor):
+                dtype, device = arg._data.dtype, arg.device
+            elif isinstance(arg, str):
                 device = arg
+            elif isinstance(arg, bool):  # to(dtype, non_blocking, copy) positionally
+                continue
             else:
                 dtype = arg
         result = self

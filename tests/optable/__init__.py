@@ -85,6 +85,9 @@ def _collect():
         pass
     else:
         cases.extend(extra.CASES)
+    from . import issue10b  # noqa: PLC0415 - issue 10 (reductions, sorting, shape, indexing)
+
+    cases.extend(issue10b.CASES)
     return cases
 
 

@@ -4,6 +4,10 @@ from . import arithmetic, elementwise, indexing, inplace, joining, linalg, reduc
 from . import activation, clamp, einsum, extrema, norm, scan, softmax, solve, statistics  # noqa: F401
 from . import activation_rows  # noqa: F401
 from . import binary_table, misc_math, polynomials, unary_table  # noqa: F401 - issue 10 tables
+
+# -- issue 10 (second half): new families, one file each --
+from . import index_ops, products, reduce_more, shape_more, sorting, tri  # noqa: F401
+from . import decomp  # noqa: F401
 from ._registry import OPS
 
 __all__ = ["OPS"]

@@ -64,7 +64,8 @@ class Unary:
         params: ``((name, default), ...)``: keyword parameters (``alpha`` of ``elu``) that the
             op accepts after the input and passes on to ``kernel`` and ``grad``.
         uses: what ``grad`` reads, so the Node keeps only that alive: ``"x"`` (the input;
-            ``o`` is None), ``"out"`` (the output; ``x`` is None) or ``"both"``.
+            ``o`` is None), ``"out"`` (the output; ``x`` is None), ``"both"``, or ``"none"``
+            (a constant derivative: the Node saves nothing, as PyTorch's).
     """
 
     name: str
@@ -188,6 +189,12 @@ def _record(out, x, grad, node, uses, kw):
             return (grad(g, x, None, **kw),)
 
         return make_result(out, (x,), backward_x, node, saved=(x,))
+    if uses == "none":  # a constant derivative: nothing saved (a second backward works)
+
+        def backward_none(g):
+            return (grad(g, None, None, **kw),)
+
+        return make_result(out, (x,), backward_none, node)
     if uses == "out":
 
         def backward_out(g, o):

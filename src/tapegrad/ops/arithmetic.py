@@ -15,10 +15,21 @@ from ..autograd.graph import keeps_arrays, make_result, sum_to
 from ..grad_mode import STATE
 from ..tensor import Tensor
 from ._registry import register
-from ._util import as_tensor_or_scalar, broadcast_error, constant, reduce_grad
+from ._util import as_tensor_or_scalar, broadcast_error, reduce_grad
 from .elementwise import where
 
-__all__ = ["add", "sub", "mul", "div", "neg", "pow", "floor_divide", "remainder"]
+__all__ = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "neg",
+    "pow",
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "IntegerDivisionByZero",
+]
 
 
 def _operands(a, b, op):
@@ -293,27 +304,36 @@ Tensor.__pos__ = __pos__
 def pow(input, exponent):
     """``input ** exponent``; the exponent may be a number or a tensor.
 
-    d/da = p·a^(p-1); d/dp = out·log(a) (taken as 0 where a == 0 and p >= 0, as PyTorch).
+    d/da = p·a^(p-1) (0 where p == 0); d/dp = out·log(a) (0 where a == 0 and p >= 0, NaN
+    for a < 0), as PyTorch. Integers to negative integer powers raise a RuntimeError.
     """
     ta, da, tb, db = _operands(input, exponent, "pow")
-    if ta is None:  # scalar ** tensor
-        ta = constant(da) if not isinstance(da, float) else constant(da, dtype=tb.dtype)
+    if ta is None:  # scalar ** tensor: the scalar is weak (0.7 ** int_tensor is float32)
+        ta = Tensor._wrap(np.asarray(da, dtype=_scalar_base_dtype(da, tb._data.dtype)))
         da = ta._data
-    out = _compute(np.power, da, db, "pow", ta, tb)
+    if da.dtype.kind in "iub" and np.result_type(da, db).kind in "iu":
+        _check_int_power(db)
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 = inf, (-8) ** 0.5 = NaN
+        out = _compute(np.power, da, db, "pow", ta, tb)
     na = ta._rg
     nb = tb is not None and tb._rg
     p = tb if tb is not None else db
 
     def backward(g):
         ga = gb = None
-        if na:
-            if tb is None and p == 0:
-                ga = g * 0.0
-            else:
-                ga = reduce_grad(g * p * ta ** (p - 1), ta)
-        if nb:
-            # log(a) where a > 0; where a == 0 the term a^p·log a -> 0 for p > 0.
-            gb = reduce_grad(g * (ta**tb) * _safe_log(ta), tb)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if na:
+                if tb is None:
+                    ga = g * 0.0 if p == 0 else reduce_grad(g * p * ta ** (p - 1), ta)
+                else:
+                    ga = g * tb * ta ** (tb - 1)
+                    ga = reduce_grad(where(Tensor._wrap(tb._data == 0), 0.0, ga), ta)
+            if nb:
+                zero_base = ta._data == 0
+                log_a = where(Tensor._wrap(zero_base), -np.inf, _safe_log(ta))
+                gb = g * (ta**tb) * log_a
+                gb = where(Tensor._wrap(zero_base & (tb._data >= 0)), 0.0, gb)
+                gb = reduce_grad(gb, tb)
         return ga, gb
 
     saved = tuple(
@@ -322,9 +342,20 @@ def pow(input, exponent):
     return make_result(out, (ta, tb), backward, "PowBackward", saved=saved)
 
 
+def _scalar_base_dtype(base, exponent_dtype):
+    """The dtype of ``base ** t`` for a Python number ``base`` (weak, as in PyTorch)."""
+    dtype = np.result_type(base, np.empty(0, exponent_dtype))
+    return _dtypes.fix_float_result(np.empty(0, dtype), exponent_dtype).dtype
+
+
+def _check_int_power(exponent):
+    if np.any(np.asarray(exponent) < 0):
+        raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
+
+
 def _safe_log(a: Tensor):
-    """log(a) where a > 0, 0 elsewhere (keeps pow's exponent gradient finite at a == 0)."""
-    return where(Tensor._wrap(a._data > 0), a, 1.0).log()
+    """log(a) where a != 0, 0 elsewhere (NaN for a < 0, as log)."""
+    return where(Tensor._wrap(a._data != 0), a, 1.0).log()
 
 
 def _rpow(self, other):
@@ -337,27 +368,58 @@ Tensor.__rpow__ = _rpow
 # -- not differentiable: integer division, remainder, comparisons -----------------------
 
 
+class IntegerDivisionByZero(RuntimeError, ZeroDivisionError):
+    """Integer division or remainder by zero (PyTorch raises a RuntimeError saying so)."""
+
+
+def _int_operands(da, db) -> bool:
+    return all(getattr(d, "dtype", np.dtype(type(d))).kind in "iub" for d in (da, db))
+
+
+def _check_int_divisor(op, da, db):
+    """Integer division by zero raises, as in PyTorch (NumPy would silently give 0)."""
+    if _int_operands(da, db) and np.any(np.asarray(db) == 0):
+        raise IntegerDivisionByZero(f"{op}: ZeroDivisionError (integer division by zero)")
+
+
 def _rounded_div(a, b, mode):
-    _, da, _, db = _operands(a, b, "div")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.true_divide(da, db)
-        if mode == "floor":
-            q = np.floor(q)
-        elif mode == "trunc":
-            q = np.trunc(q)
-        else:
-            raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got {mode!r}")
-    kinds = {getattr(d, "dtype", np.dtype(type(d))).kind for d in (da, db)}
-    if kinds <= {"i", "u", "b"}:
-        q = q.astype(np.result_type(da, db))
-    else:
-        q = _dtypes.fix_float_result(q, _dtype(da), _dtype(db))
-    return Tensor._wrap(q)
+    ta, da, tb, db = _operands(a, b, "div")
+    if mode not in ("floor", "trunc"):
+        raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got {mode!r}")
+    _check_int_divisor("div", da, db)
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if mode == "floor":  # Python's floor division: 1.0 // 0.001 == 999
+                q = np.floor_divide(da, db)
+            elif _int_operands(da, db):  # exact: no round trip through float
+                q = np.floor_divide(da, db)
+                q = q + (
+                    (np.remainder(da, db) != 0) & ((np.asarray(da) < 0) != (np.asarray(db) < 0))
+                )
+            else:
+                q = np.trunc(np.true_divide(da, db))
+    except ValueError:
+        raise broadcast_error("div", np.shape(da), np.shape(db)) from None
+    q = np.asanyarray(q)
+    if _int_operands(da, db):
+        return Tensor._wrap(q.astype(np.result_type(da, db), copy=False))
+    q = _dtypes.fix_float_result(q, _dtype(da), _dtype(db))
+    na = ta is not None and ta._rg
+    nb = tb is not None and tb._rg
+    if not (STATE.enabled and (na or nb)):
+        return Tensor._wrap(q)
+    ma, mb = _meta(ta, na), _meta(tb, nb)
+
+    def backward(g):  # piecewise constant: a zero gradient, as PyTorch's DivBackward
+        zero = g * 0.0
+        return (_fit(zero, ma) if na else None, _fit(zero, mb) if nb else None)
+
+    return make_result(q, (ta, tb), backward, "DivBackward")
 
 
 @register("floor_divide", operators=("__floordiv__",), differentiable=False)
 def floor_divide(input, other):
-    """``input // other`` (no gradient)."""
+    """``input // other`` rounding down, as Python (no gradient, as PyTorch)."""
     return _rounded_div(input, other, "floor")
 
 
@@ -368,31 +430,52 @@ def _rfloordiv(self, other):
 Tensor.__rfloordiv__ = _rfloordiv
 
 
-@register("remainder", operators=("__mod__",))
-def remainder(input, other):
-    """Python-style ``input % other`` = a − b·floor(a/b), with the sign of ``other``.
+def _modulo(name, kernel, quotient, node):
+    """remainder / fmod: ``a − b·q`` with ``q`` = floor(a/b) or trunc(a/b).
+
+    d/da = 1;  d/db = −q (piecewise, as PyTorch).
+    """
+
+    def op(input, other):
+        ta, da, tb, db = _operands(input, other, name)
+        _check_int_divisor(name, da, db)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = _compute(kernel, da, db, name, ta, tb)
+        na = ta is not None and ta._rg and out.dtype.kind == "f"
+        nb = tb is not None and tb._rg and out.dtype.kind == "f"
+        ma, mb = _meta(ta, na), _meta(tb, nb)
+        operands = (da, db) if nb else None  # only d/db reads the values
+
+        def backward(g):
+            ga = _fit(g, ma) if na else None
+            gb = None
+            if nb:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    q = quotient(*operands)
+                gb = _fit(g * -q.astype(g._data.dtype, copy=False), mb)
+            return ga, gb
+
+        out = make_result(out, (ta, tb), backward, node)
+        return keeps_arrays(out) if nb else out  # the operands are freed by backward
+
+    op.__name__ = name
+    return op
+
+
+remainder = register("remainder", operators=("__mod__",))(
+    _modulo("remainder", np.remainder, np.floor_divide, "RemainderBackward")
+)
+remainder.__doc__ = """Python-style ``a % b`` = a − b·floor(a/b), with the sign of ``other``.
 
     d/da = 1;  d/db = −floor(a/b) (piecewise, as PyTorch).
     """
-    ta, da, tb, db = _operands(input, other, "remainder")
-    out = _compute(np.remainder, da, db, "remainder", ta, tb)
-    na = ta is not None and ta._rg and out.dtype.kind == "f"
-    nb = tb is not None and tb._rg and out.dtype.kind == "f"
-    ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
-    mb = (db.shape, db.dtype) if nb else None
-    operands = (da, db) if nb else None  # only d/db reads the values
+fmod = register("fmod")(
+    _modulo("fmod", np.fmod, lambda a, b: np.trunc(np.true_divide(a, b)), "FmodBackward")
+)
+fmod.__doc__ = """C-style remainder a − b·trunc(a/b), with the sign of ``input``.
 
-    def backward(g):
-        ga = _fit(g, ma) if na else None
-        gb = None
-        if nb:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                quotient = np.floor(np.true_divide(*operands))
-            gb = _fit(g * -quotient, mb)
-        return ga, gb
-
-    out = make_result(out, (ta, tb), backward, "RemainderBackward")
-    return keeps_arrays(out) if nb else out
+    d/da = 1;  d/db = −trunc(a/b) (piecewise, as PyTorch).
+    """
 
 
 def _rmod(self, other):
@@ -470,8 +553,10 @@ def _cast(input, dtype):
 
 
 @register("clone")
-def clone(input):
-    """A copy that stays in the graph (gradient passes through unchanged)."""
+def clone(input, *, memory_format=None):
+    """A copy that stays in the graph (gradient passes through unchanged).
+
+    ``memory_format`` is accepted for PyTorch compatibility (the copy is C-ordered)."""
     out = input._data.copy()
 
     def backward(g):

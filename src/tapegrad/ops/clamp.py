@@ -90,7 +90,7 @@ clip = clamp
 Tensor.clip = clamp
 
 
-def _binary_extremum(name, fn, wins, node):
+def _binary_extremum(name, fn, loses, node):
     def extremum(input, other):
         a = as_tensor(input, name)
         b = as_tensor(other, name)
@@ -103,10 +103,17 @@ def _binary_extremum(name, fn, wins, node):
 
         def backward(g):
             ad, bd = a._data, b._data
-            # Ties split the gradient evenly; the losing side gets nothing.
-            share_a = np.where(ad == bd, 0.5, wins(ad, bd)).astype(g._data.dtype, copy=False)
-            ga = reduce_grad(g * const(share_a), a) if na else None
-            gb = reduce_grad(g * const(1.0 - share_a), b) if nb else None
+            # Ties split the gradient evenly; the losing side gets nothing. A NaN operand
+            # loses to nothing, so both sides get g there, as in PyTorch.
+            tie = ad == bd
+            dt = g._data.dtype
+            ga = gb = None
+            if na:
+                share_a = np.where(tie, 0.5, ~loses(ad, bd)).astype(dt, copy=False)
+                ga = reduce_grad(g * const(share_a), a)
+            if nb:
+                share_b = np.where(tie, 0.5, ~loses(bd, ad)).astype(dt, copy=False)
+                gb = reduce_grad(g * const(share_b), b)
             return ga, gb
 
         return make_result(out, (a, b), backward, node, saved=(a, b))
@@ -115,14 +122,14 @@ def _binary_extremum(name, fn, wins, node):
     return extremum
 
 
-maximum = register("maximum")(
-    _binary_extremum("maximum", np.maximum, np.greater, "MaximumBackward")
-)
+maximum = register("maximum")(_binary_extremum("maximum", np.maximum, np.less, "MaximumBackward"))
 maximum.__doc__ = """Elementwise maximum of two tensors, broadcasting; NaN propagates.
 
     d/da = 1 where a > b, 1/2 where a == b, else 0 (and symmetrically for b).
     """
-minimum = register("minimum")(_binary_extremum("minimum", np.minimum, np.less, "MinimumBackward"))
+minimum = register("minimum")(
+    _binary_extremum("minimum", np.minimum, np.greater, "MinimumBackward")
+)
 minimum.__doc__ = """Elementwise minimum of two tensors, broadcasting; NaN propagates.
 
     d/da = 1 where a < b, 1/2 where a == b, else 0 (and symmetrically for b).

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit as _expit
 
+from .. import _dtypes
 from ..autograd.graph import keeps_arrays, make_result
 from ..tensor import Tensor
 from ._mathutil import const
@@ -127,7 +128,8 @@ def relu(input):
 
 
 def _relu_backward(g, out):
-    return (g * (out._data > 0),)
+    # NOT (out <= 0) rather than out > 0: a NaN input passes its gradient, as in PyTorch.
+    return (g * ~(out._data <= 0),)
 
 
 @register("where", method=False)
@@ -145,10 +147,9 @@ def where(condition, input, other):
         out = np.where(cond, da, db)
     except ValueError:
         raise broadcast_error("where", cond.shape, np.shape(da), np.shape(db)) from None
-    if ta is None and tb is not None:
-        out = out.astype(tb._data.dtype, copy=False)
-    elif tb is None and ta is not None:
-        out = out.astype(ta._data.dtype, copy=False)
+    # Python scalars are weak (NEP 50), as in PyTorch; where(c, 8.5, -3.9) is float32.
+    dtype = _dtypes.fix_float_result(np.empty(0, np.result_type(da, db)), *map(_dtype_of, (da, db)))
+    out = out.astype(dtype.dtype, copy=False)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
 
@@ -177,7 +178,7 @@ def abs(input):
     out = np.abs(input._data)
 
     def backward(g):
-        return (g * const(np.sign(input._data)),)
+        return (g * const(_sign(input._data)),)
 
     return make_result(out, (input,), backward, "AbsBackward", saved=(input,))
 
@@ -192,7 +193,17 @@ def _zero_backward(g):
 @register("sign")
 def sign(input):
     """-1, 0 or 1 by the sign of x.  d/dx = 0."""
-    return make_result(np.sign(input._data), (input,), _zero_backward, "SignBackward")
+    return make_result(_sign(input._data), (input,), _zero_backward, "SignBackward")
+
+
+def _dtype_of(d):
+    return getattr(d, "dtype", None)
+
+
+def _sign(x):
+    """np.sign with sign(NaN) = 0, as PyTorch."""
+    s = np.asanyarray(np.sign(x))
+    return np.nan_to_num(s, nan=0.0, copy=False) if s.dtype.kind == "f" else s
 
 
 @register("log1p")

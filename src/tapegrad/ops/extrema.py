@@ -88,13 +88,17 @@ def _select_along(input, dim, keepdim, argfn, op, node, result):
 
 
 @register("max")
-def max(input, dim=None, keepdim=False):
+def max(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """The maximum; with ``dim``, a named tuple ``(values, indices)`` along that dim.
 
     ``max(a, b)`` with a tensor second argument is :func:`maximum`.
     Gradient: shared evenly among ties for the full reduction; to the returned
     index with ``dim``.
     """
+    if axis is not None:  # NumPy-style aliases, which PyTorch accepts too
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     if isinstance(dim, Tensor):
         return maximum(input, dim)
     if dim is None:
@@ -103,8 +107,12 @@ def max(input, dim=None, keepdim=False):
 
 
 @register("min")
-def min(input, dim=None, keepdim=False):
+def min(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """The minimum; with ``dim``, a named tuple ``(values, indices)``. See :func:`max`."""
+    if axis is not None:  # NumPy-style aliases, which PyTorch accepts too
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     if isinstance(dim, Tensor):
         return minimum(input, dim)
     if dim is None:
@@ -118,18 +126,26 @@ def _all_if_empty(dim):
 
 
 @register("amax")
-def amax(input, dim=(), keepdim=False):
+def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None):
     """The maximum over ``dim`` (an int or tuple; all dims when empty or None).
 
     d/dx = g / k at each of the k tied maxima of a slice, 0 elsewhere.
     """
+    if axis is not None:  # NumPy-style aliases, which PyTorch accepts too
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     dims = normalize_dims(_all_if_empty(dim), input._data.ndim, "amax")
     return _tied_extreme(input, dims, keepdim, np.max, "amax", "AmaxBackward")
 
 
 @register("amin")
-def amin(input, dim=(), keepdim=False):
+def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None):
     """The minimum over ``dim``; ties share the gradient evenly. See :func:`amax`."""
+    if axis is not None:  # NumPy-style aliases, which PyTorch accepts too
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     dims = normalize_dims(_all_if_empty(dim), input._data.ndim, "amin")
     return _tied_extreme(input, dims, keepdim, np.min, "amin", "AminBackward")
 
@@ -152,12 +168,20 @@ def _arg_extreme(input, dim, keepdim, fn, op):
 
 
 @register("argmax", differentiable=False)
-def argmax(input, dim=None, keepdim=False):
+def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Index of the (first) maximum, over the flattened tensor when ``dim`` is None."""
+    if axis is not None:  # NumPy-style aliases, which PyTorch accepts too
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _arg_extreme(input, dim, keepdim, np.argmax, "argmax")
 
 
 @register("argmin", differentiable=False)
-def argmin(input, dim=None, keepdim=False):
+def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Index of the (first) minimum, over the flattened tensor when ``dim`` is None."""
+    if axis is not None:  # NumPy-style aliases, which PyTorch accepts too
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _arg_extreme(input, dim, keepdim, np.argmin, "argmin")

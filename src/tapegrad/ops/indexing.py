@@ -125,7 +125,54 @@ def getitem(input, key):
     d/dx: the gradient is added back at the indexed positions; repeated indices add up.
     """
     key, advanced = normalize_key(key, "index", input._data.shape)
-    return take_index(input, key, advanced, "IndexBackward" if advanced else "SliceBackward")
+    out = take_index(input, key, advanced, "IndexBackward" if advanced else "SliceBackward")
+    if advanced:
+        moved = _torch_layout(key, input._data.ndim, out._data.ndim)
+        if moved is not None:
+            out = out.movedim(*moved)
+    return out
+
+
+def _torch_layout(key, ndim, out_ndim):
+    """Where PyTorch puts the advanced-index dims when NumPy puts them elsewhere, as
+    ``movedim`` arguments (or None when both agree).
+
+    Note [Ints in advanced keys]: PyTorch applies integer indices first (as ``select``), so
+    in ``x[1, :, [0, 1]]`` the list is the only advanced index and its dim stays in place:
+    shape (5, 2) for x of shape (2, 5, 6). NumPy counts the int as advanced too, finds the
+    advanced indices separated by a slice and moves their dims to the front: (2, 5).
+    """
+    is_int = [isinstance(k, int) for k in key]
+    if not any(is_int):
+        return None
+    arrays = [i for i, k in enumerate(key) if isinstance(k, np.ndarray)]
+    if not arrays:
+        return None
+    advanced = sorted(arrays + [i for i, b in enumerate(is_int) if b])
+    if advanced[-1] - advanced[0] + 1 == len(advanced):
+        return None  # NumPy keeps them in place, as PyTorch does
+    kept = [i for i in range(len(key)) if not is_int[i]]
+    pos = [kept.index(i) for i in arrays]
+    if pos[-1] - pos[0] + 1 != len(pos):
+        return None  # PyTorch moves them to the front too
+    consumed = sum(
+        (k.ndim if k.dtype == np.bool_ else 1) if isinstance(k, np.ndarray) else 1
+        for k in key
+        if not (k is None or k is Ellipsis)
+    )
+    basic = 0  # result dims made by slices, None and the Ellipsis
+    front = None
+    for i, k in enumerate(key):
+        if i == arrays[0]:
+            front = basic
+        if k is None or isinstance(k, slice):
+            basic += 1
+        elif k is Ellipsis:
+            basic += ndim - consumed
+    if not any(k is Ellipsis for k in key):
+        basic += ndim - consumed  # the dims the key does not name
+    n_adv = out_ndim - basic
+    return tuple(range(n_adv)), tuple(range(front, front + n_adv))
 
 
 def scatter_back(g: Tensor, shape: tuple, key: tuple, advanced: bool) -> Tensor:
@@ -364,8 +411,20 @@ def gather(input, dim, index):
     d/dinput: scatter_add of g at the same positions.
     """
     idx = _int_index(index, "gather")
+    if idx.size == 0 and idx.ndim != input._data.ndim:  # PyTorch: an empty result, any rank
+        _check_dim(dim, max(input._data.ndim, 1), "gather")
+        return input.reshape(-1)[:0].reshape(idx.shape)
     key, advanced = _gather_key(input._data, dim, idx, "gather")
+    if input._data.ndim == 0 and idx.ndim == 1:  # the result has the index's shape (1,)
+        return take_index(input.reshape(1), (idx,), True, "GatherBackward", "gather")
     return take_index(input, key, advanced, "GatherBackward", "gather")
+
+
+def _wrap_negative(idx, size):
+    """Indices in [-size, 0) count from the end, as in PyTorch's take_along_dim."""
+    if idx.size and idx.min() < 0:
+        idx = np.where((idx < 0) & (idx >= -size), idx + size, idx)
+    return idx
 
 
 @register("take_along_dim")
@@ -375,6 +434,7 @@ def take_along_dim(input, indices, dim=None):
     idx = _int_index(indices, "take_along_dim")
     if dim is None:
         flat = input.reshape(-1)
+        idx = _wrap_negative(idx, flat._data.shape[0])
         _check_range(idx, flat._data.shape[0], "take_along_dim", 0, input._data.shape)
         return take_index(flat, (idx.reshape(-1),), True, "TakeAlongDimBackward", "take_along_dim")
     data = input._data
@@ -393,6 +453,7 @@ def take_along_dim(input, indices, dim=None):
             f"take_along_dim: shapes {list(data.shape)} and {list(idx.shape)} cannot be "
             f"broadcast outside dim {d}"
         ) from None
+    idx = _wrap_negative(idx, data.shape[d])
     _check_range(idx, data.shape[d], "take_along_dim", d, data.shape)
     full = list(out_shape)
     full[d] = idx.shape[d]
@@ -463,9 +524,10 @@ def _scatter(input, dim, index, src, reduce_add, op):
 
 
 @register("scatter")
-def scatter(input, dim, index, src=None, *, value=None):
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """A copy of ``input`` with ``src`` (or the scalar ``value``) written at ``index`` along
-    ``dim``: ``out[index[i][j]][j] = src[i][j]`` for dim=0.
+    ``dim``: ``out[index[i][j]][j] = src[i][j]`` for dim=0. ``reduce='add'|'multiply'``
+    combines instead of writing (:func:`scatter_reduce` with 'sum'/'prod').
 
     d/dinput = g with zeros where written; d/dsrc = g gathered at index.
     """
@@ -473,6 +535,23 @@ def scatter(input, dim, index, src=None, *, value=None):
         if value is None:
             raise TypeError("scatter: pass src (a tensor) or value (a number)")
         src = value
+    if reduce is not None:
+        from .index_ops import scatter_reduce  # noqa: PLC0415 - index_ops builds on this file
+
+        modes = {"add": "sum", "multiply": "prod"}
+        if reduce not in modes:
+            raise RuntimeError(
+                f"scatter(): reduce argument must be 'add' or 'multiply', got {reduce!r}"
+            )
+        if not isinstance(src, Tensor):
+            src = Tensor._wrap(
+                np.full(
+                    np.shape(index._data if isinstance(index, Tensor) else index),
+                    src,
+                    input._data.dtype,
+                )
+            )
+        return scatter_reduce(input, dim, index, src, modes[reduce])
     return _scatter(input, dim, index, src, False, "scatter")
 
 

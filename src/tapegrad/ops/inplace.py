@@ -29,7 +29,7 @@ from ..grad_mode import STATE
 from ..tensor import Tensor
 from . import arithmetic
 from ._registry import register
-from .indexing import index_put, normalize_key, take_index
+from .indexing import _torch_layout, index_put, normalize_key, take_index
 
 __all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_", "setitem"]
 
@@ -362,6 +362,8 @@ def setitem(self, key, value):
             f"setitem: can't assign a {type(value).__name__} to a tensor of dtype "
             f"{self._data.dtype}"
         )
+    if advanced:
+        value = _to_numpy_layout(self, key, value)
 
     def fast(a):
         try:
@@ -381,3 +383,26 @@ def setitem(self, key, value):
             raise _setitem_shape_error(self._data, key, value) from None
 
     _run(self, "setitem", (value,), graph, fast)
+
+
+def _to_numpy_layout(self, key, value):
+    """``value`` laid out as NumPy's ``a[key] = value`` expects it when PyTorch puts the
+    advanced-index dims elsewhere (Note [Ints in advanced keys], ops/indexing.py)."""
+    if not any(isinstance(k, int) for k in key) or not isinstance(value, (Tensor, np.ndarray)):
+        return value
+    selected = np.empty(self._data.shape, bool)[key].shape
+    moved = _torch_layout(key, self._data.ndim, len(selected))
+    if moved is None:
+        return value
+    src, dst = moved
+    torch_shape = (
+        np.empty(selected, bool)
+        .transpose(
+            [i for i in range(len(selected)) if i not in src][: dst[0]]
+            + list(src)
+            + [i for i in range(len(selected)) if i not in src][dst[0] :]
+        )
+        .shape
+    )
+    v = value if isinstance(value, Tensor) else Tensor._wrap(np.asarray(value))
+    return v.expand(torch_shape).movedim(dst, src)

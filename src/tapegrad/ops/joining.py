@@ -48,9 +48,11 @@ def cat(tensors, dim=0):
     All shapes must match except in ``dim``. 1-D empty tensors are skipped, as PyTorch does.
     """
     tensors = _tensor_list(tensors, "cat")
-    parts = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
-    if not parts:
-        parts = tensors[:1]
+    # Positions (not ids: cat([e, e, e]) repeats one tensor) of the tensors concatenated.
+    kept = [i for i, t in enumerate(tensors) if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
+    if not kept:
+        kept = [0]
+    parts = [tensors[i] for i in kept]
     ref = parts[0]._data
     if ref.ndim == 0:
         raise RuntimeError("cat: zero-dimensional tensors cannot be concatenated; use stack")
@@ -64,10 +66,11 @@ def cat(tensors, dim=0):
             )
     out = np.concatenate([t._data for t in parts], axis=d)
     bounds = np.cumsum([0] + [t._data.shape[d] for t in parts]).tolist()
-    part_ids = {id(t) for t in parts}
-    # (is a part, requires grad, dtype) per input: the rule keeps no input alive, so the
-    # Node saves nothing and can run twice (Note [Backward twice]).
-    metas = tuple((id(t) in part_ids, t._rg, t._data.dtype) for t in tensors)
+    kept = set(kept)
+    # (is a part, requires grad, dtype) per input position (cat([e, e, e]) repeats one
+    # tensor): the rule keeps no input alive, so the Node saves nothing and can run twice
+    # (Note [Backward twice]).
+    metas = tuple((i in kept, t._rg, t._data.dtype) for i, t in enumerate(tensors))
 
     def backward(g):
         grads = []

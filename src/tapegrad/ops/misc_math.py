@@ -11,7 +11,7 @@ import numpy as np
 import scipy.special as sc
 
 from .. import _dtypes
-from ..autograd.graph import make_result
+from ..autograd.graph import keeps_arrays, make_result
 from ..tensor import Tensor
 from . import _table
 from ._registry import add_alias, register
@@ -149,7 +149,8 @@ def lerp(input, end, weight):
         gw = reduce_grad(g * (tb - ta), tw) if tw is not None and tw._rg else None
         return ga, gb, gw
 
-    saved = tuple(t for t in (ta, tb, tw) if t is not None)
+    # A number weight: the rule reads no tensor, so nothing is saved (PyTorch's lerp_Scalar).
+    saved = (ta, tb, tw) if tw is not None else ()
     return make_result(out, (ta, tb, tw), backward, "LerpBackward", saved=saved)
 
 
@@ -270,7 +271,7 @@ def frexp(input):
     def backward(g):
         return (g * _mask(scale, g._data.dtype),)
 
-    out = make_result(mantissa, (x,), backward, "FrexpBackward")
+    out = keeps_arrays(make_result(mantissa, (x,), backward, "FrexpBackward"))  # saves exponent
     return out, Tensor._wrap(exponent.astype(np.int32))
 
 

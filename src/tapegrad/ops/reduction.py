@@ -27,11 +27,15 @@ def _expand_back(g, in_shape, dims, keepdim):
 
 
 @register("sum")
-def sum(input, dim=None, keepdim=False, *, dtype=None):
+def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
     """Sum over ``dim`` (all dimensions when None).
 
     Integer and bool inputs are summed as int64, as PyTorch does.
     """
+    if axis is not None:  # NumPy-style aliases, which PyTorch accepts too
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     data = input._data
     dims = normalize_dims(dim, data.ndim, "sum")
     if dtype is not None:
@@ -40,16 +44,23 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         dtype = _dtypes.int64
     out = np.sum(data, axis=dims, keepdims=keepdim, dtype=dtype)
     in_shape = data.shape
+    in_dtype = data.dtype
 
     def backward(g):
-        return (_expand_back(g, in_shape, dims, keepdim),)
+        g = _expand_back(g, in_shape, dims, keepdim)
+        # sum(dtype=float64) of a float32 input: the gradient goes back as float32.
+        return (g if g._data.dtype == in_dtype else g._cast(in_dtype),)
 
     return make_result(out, (input,), backward, "SumBackward")
 
 
 @register("mean")
-def mean(input, dim=None, keepdim=False, *, dtype=None):
+def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
     """Mean over ``dim`` (all dimensions when None); NaN for an empty reduction."""
+    if axis is not None:  # NumPy-style aliases, which PyTorch accepts too
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     data = input._data
     if data.dtype.kind not in "fc" and dtype is None:
         raise RuntimeError(
@@ -68,7 +79,14 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         out = np.full(np.sum(data, axis=dims, keepdims=keepdim).shape, np.nan)
     out = np.asanyarray(out).astype(dtype or data.dtype, copy=False)
 
+    in_dtype = data.dtype
+
     def backward(g):
-        return (_expand_back(g, in_shape, dims, keepdim) / float(max(count, 1)),)
+        g = _expand_back(g, in_shape, dims, keepdim)
+        if g._data.dtype.itemsize < 4:  # float16: 1/n is representable where n (> 65504) is not
+            g = g * (1.0 / max(count, 1))
+        else:
+            g = g / float(max(count, 1))
+        return (g if g._data.dtype == in_dtype or in_dtype.kind != "f" else g._cast(in_dtype),)
 
     return make_result(out, (input,), backward, "MeanBackward")

@@ -138,11 +138,15 @@ def _cumprod_backward_differentiable(g, x, d):
 
 
 @register("prod")
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
     """Product over ``dim`` (an int; all elements when None).
 
     d/dx_k = g·Π_{j≠k} x_j, exact when some x are zero (no division by zero).
     """
+    if axis is not None:  # NumPy-style aliases, which PyTorch accepts too
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     data = input._data
     if dim is None:
         dims = tuple(range(data.ndim))

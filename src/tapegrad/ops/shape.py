@@ -374,7 +374,7 @@ def roll(input, shifts, dims=None):
 
 
 @register("contiguous", function=False)
-def contiguous(input):
+def contiguous(input, memory_format=None):
     """``input`` itself when its memory is C-contiguous, else a C-contiguous copy (as
     PyTorch; the copy passes the gradient through unchanged)."""
     if input._data.flags.c_contiguous:

@@ -26,9 +26,11 @@ def _shifted(input, dim, dtype, op):
     axis = d if x.ndim else None
     x1 = x if x.ndim else x.reshape(1)  # a 0-d input is one slice of one element
     m = np.max(x1, axis=d, keepdims=True, initial=-np.inf)
-    # A slice of all −inf has no finite maximum; leave it unshifted (its result is NaN).
-    m[~np.isfinite(m)] = 0
-    z = x1 - m
+    # A slice of all −inf is left unshifted (its result is NaN either way); a +inf maximum
+    # is subtracted, so its slice is NaN as in PyTorch (softmax([inf, 0]) = [nan, nan]).
+    m[m == -np.inf] = 0
+    with np.errstate(invalid="ignore"):  # inf - inf
+        z = x1 - m
     return input, z if x.ndim else z.reshape(()), axis, d
 
 

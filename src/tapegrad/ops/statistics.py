@@ -60,11 +60,17 @@ def _var_input_grad(gv, input, dims, denom, keepdim):
 
 
 @register("var")
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(
+    input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None
+):
     """Variance over ``dim`` (all dims when None) with Bessel's ``correction`` (default 1).
 
     ``unbiased=False`` is ``correction=0``. NaN when N − correction <= 0, as PyTorch.
     """
+    if axis is not None:  # NumPy-style aliases, which PyTorch accepts too
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     out, dims, denom = _moments(input, dim, unbiased, keepdim, correction, "var")
 
     def backward(g):
@@ -74,11 +80,17 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 @register("std")
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(
+    input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None
+):
     """Standard deviation: the square root of :func:`var` (same arguments).
 
     d/dx = g/(2·std) · d var/dx; the gradient is 0 where std = 0 (a constant slice).
     """
+    if axis is not None:  # NumPy-style aliases, which PyTorch accepts too
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     out, dims, denom = _moments(input, dim, unbiased, keepdim, correction, "std")
     out = np.sqrt(out, out=out)
 
@@ -93,11 +105,15 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 @register("logsumexp")
-def logsumexp(input, dim, keepdim=False):
+def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """log Σ e^x over ``dim`` (an int or tuple), computed stably by factoring out the maximum.
 
     An empty reduction gives −inf. Integer inputs compute in the default float dtype.
     """
+    if axis is not None:  # NumPy-style aliases, which PyTorch accepts too
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     x = float_data(input)
     dims = normalize_dims(dim, x.ndim, "logsumexp")
     if x.size == 0:

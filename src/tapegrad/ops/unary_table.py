@@ -128,8 +128,8 @@ UNARY = [
         domain=(-0.9, 0.9),
         aliases=("arctanh",),
     ),
-    Unary("deg2rad", np.deg2rad, lambda g, x, o: g * (_PI / 180.0)),
-    Unary("rad2deg", np.rad2deg, lambda g, x, o: g * (180.0 / _PI)),
+    Unary("deg2rad", np.deg2rad, lambda g, x, o: g * (_PI / 180.0), uses="none"),
+    Unary("rad2deg", np.rad2deg, lambda g, x, o: g * (180.0 / _PI), uses="none"),
     Unary("sinc", _sinc, _sinc_grad, special="sinc", notes="sin(πx)/(πx), 1 at 0.", uses="both"),
     # -- exponentials and logarithms --
     Unary("exp2", np.exp2, lambda g, x, o: g * o * _LN2, special="exp2", uses="out"),
@@ -168,7 +168,14 @@ UNARY = [
     Unary("i0", np.i0, lambda g, x, o: g * _special("special_i1")(x), special="i0"),
     # -- steps, signs and parts (derivative zero where defined) --
     Unary("trunc", np.trunc, _zeros, kind="same", aliases=("fix",), check=_no_bool("trunc")),
-    Unary("frac", lambda x: x - np.trunc(x), lambda g, x, o: g, kind="same", float_only=True),
+    Unary(
+        "frac",
+        lambda x: x - np.trunc(x),
+        lambda g, x, o: g,
+        kind="same",
+        float_only=True,
+        uses="none",
+    ),
     Unary("sgn", _sgn, _zeros, kind="same", notes="sign for real tensors."),
     Unary("angle", _angle, _zeros, inplace=False, notes="0 or π for real input."),
     # -- predicates (bool results, no gradient) --
