@@ -522,6 +522,17 @@ from .edge_issue10b import rows as _issue10b_rows  # noqa: E402
 
 ROWS += _issue10b_rows(E, X, B, U, DIV)
 
+# -- issue 16: fused gradient rules (PyTorch's aten.tanh_backward / aten.sigmoid_backward) --
+ROWS += [
+    E("_tanh_backward", lambda m, g, y: _aten(m, "tanh_backward")(g, y), [(), ()], B),
+    E("_sigmoid_backward", lambda m, g, y: _aten(m, "sigmoid_backward")(g, y), [(), ()], B),
+]
+
+
+def _aten(m, name):
+    return getattr(m.ops.aten, name) if m.__name__ == "torch" else m.ops.OPS["_" + name].fn
+
+
 # Every op has both variants, so nothing is excluded; where PyTorch rejects 0-d or empty
 # input (matrix ops on 0-d, a reduction with no identity over an empty dim) the row is an
 # X variant that checks tapegrad's error instead.

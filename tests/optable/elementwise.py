@@ -179,3 +179,23 @@ CASES += [
     OpCase("softplus", lambda m, x: _F(m).softplus(x), [(0,)], name="empty"),
     OpCase("maximum", lambda m, a, b: m.maximum(a, b), [(0, 3), (3,)], name="empty"),
 ]
+
+
+# -- fused gradient rules (issue 16): PyTorch's aten.tanh_backward / aten.sigmoid_backward ----
+
+
+def _fused(name):
+    def fn(m, g, y):
+        if m.__name__ == "torch":
+            return getattr(m.ops.aten, name)(g, y)
+        return m.ops.OPS["_" + name].fn(g, y)
+
+    return fn
+
+
+CASES += [
+    OpCase("_tanh_backward", _fused("tanh_backward"), [(2, 3), (2, 3)], domain=(-0.9, 0.9)),
+    OpCase("_tanh_backward", _fused("tanh_backward"), [(4, 2, 3), (2, 3)], name="batched"),
+    OpCase("_sigmoid_backward", _fused("sigmoid_backward"), [(2, 3), (2, 3)], domain=(0.1, 0.9)),
+    OpCase("_sigmoid_backward", _fused("sigmoid_backward"), [(3,), ()], name="bcast"),
+]

@@ -22,7 +22,7 @@ import numpy as np
 from ..grad_mode import STATE
 from ..tensor import Tensor
 from . import graph
-from .graph import AccumulateGrad, accumulate_into, grad_lock
+from .graph import AccumulateGrad, Node, accumulate_into, grad_lock
 
 __all__ = ["backward", "grad", "run_backward", "queue_callback"]
 
@@ -297,7 +297,25 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
                 else:
                     accumulate_into(node.variable, g, create_graph)
                 continue
-            in_grads = node.apply(buf, create_graph)
+            # Node.apply inlined for plain Nodes with one output: the hot path.
+            fn = node._backward
+            if type(node) is Node and fn is not None and len(buf) == 1:
+                versions = node._saved_versions
+                if versions is not None:
+                    for counter, version, _ in versions:
+                        if counter.value != version:
+                            node.check_saved_versions()  # raises, naming the op
+                saved = node._saved_output
+                if saved is None:
+                    in_grads = fn(buf[0])
+                else:
+                    out = Tensor._wrap(saved)
+                    if create_graph:
+                        out.grad_fn = node
+                        out._rg = True
+                    in_grads = fn(buf[0], out)
+            else:
+                in_grads = node.apply(buf, create_graph)
             if type(in_grads) is not tuple:
                 in_grads = _as_grad_tuple(node, in_grads)
             if node._hooks:

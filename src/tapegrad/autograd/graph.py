@@ -11,7 +11,7 @@ import threading
 import weakref
 
 from ..grad_mode import STATE
-from ..tensor import Tensor
+from ..tensor import Tensor, VersionCounter
 
 __all__ = [
     "Node",
@@ -450,16 +450,34 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
         out._base = view_of if view_of._base is None else view_of._base
     if not STATE.enabled:
         return out
-    edges = edges_to(inputs)
-    if edges is None:
-        return out
-    node = Node(backward, edges, name, ((out._data.shape, out._data.dtype),))
+    if len(inputs) == 1:  # edges_to inlined for one input: the hot path of unary ops
+        t = inputs[0]
+        if t is None or not t._rg:
+            return out
+        fn = t.grad_fn
+        if fn is None:
+            edges = ((accumulator_of(t), 0),)
+        else:
+            view = fn._view_version
+            if view is not None and view[0].value != view[1]:
+                fn = _refresh_view(t, fn, view)
+            edges = ((fn, t._output_nr),)
+    else:
+        edges = edges_to(inputs)
+        if edges is None:
+            return out
+    data = out._data
+    node = Node(backward, edges, name, ((data.shape, data.dtype),))
     if saved:
         node._saved_versions = tuple(_version_record(t) for t in saved)
     if save_output:
-        node._saved_output = out._data
-        versions = node._saved_versions or ()
-        node._saved_versions = versions + (_version_record(out),)
+        node._saved_output = data
+        counter = out._vc_  # set when the result is a view; else made here
+        if counter is None:
+            counter = out._vc_ = VersionCounter()
+        record = ((counter, counter.value, data.shape),)
+        versions = node._saved_versions
+        node._saved_versions = record if versions is None else versions + record
     if ANOMALY["enabled"]:
         ANOMALY["record"](node)
     out.grad_fn = node

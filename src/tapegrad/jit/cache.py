@@ -36,7 +36,7 @@ class ReplayMismatchError(RuntimeError):
 
 
 class _Entry:
-    __slots__ = ("program", "last", "attempts", "eager", "template")
+    __slots__ = ("program", "last", "attempts", "eager", "template", "arg_grads")
 
     def __init__(self):
         self.program = None  # the committed Program
@@ -44,6 +44,7 @@ class _Entry:
         self.attempts = 0
         self.eager = None  # why this signature runs eagerly, once decided
         self.template = None
+        self.arg_grads = ()  # Note [Gradients of arguments] in record.py
 
 
 class CachedFunction:
@@ -88,9 +89,12 @@ class CachedFunction:
             self._replays += 1
             arrays = [leaf._data if type(leaf) is Tensor else leaf for leaf in leaves]
             if self.verify_every and self._replays % self.verify_every == 0:
-                result = self._verify(entry, arrays, args, kwargs)
+                result = self._verify(entry, arrays, args, kwargs, leaves)
             else:
                 result = program.run(*arrays)
+                if result is not MISS:
+                    for j, k in entry.arg_grads:
+                        leaves[j]._grad = Tensor._wrap(result[k])
             if result is not MISS:
                 self._hits += 1
                 return _build(entry.template, result)
@@ -113,6 +117,7 @@ class CachedFunction:
         elif entry.last is not None and entry.last.same_as(rec.program):
             entry.program, entry.last, entry.attempts = rec.program, None, 0
             entry.template = rec.out_template
+            entry.arg_grads = tuple(rec.arg_grads)
         else:
             entry.last = rec.program
             if entry.attempts >= MAX_RECORDINGS:
@@ -134,7 +139,7 @@ class CachedFunction:
 
     # -- verification -----------------------------------------------------------------------
 
-    def _verify(self, entry, arrays, args, kwargs):
+    def _verify(self, entry, arrays, args, kwargs, leaves):
         """Replay, undo it, run eagerly, compare (Note [Stable recordings] for why both run)."""
         program = entry.program
         # A tensor made by the recorded call (a new .grad) is compared through the
@@ -162,8 +167,10 @@ class CachedFunction:
             g.set_state(state)
         eager = self.fn(*args, **kwargs)
         eager_out = _flatten(entry.template, eager, [])
-        for k, (r, e) in enumerate(zip(replay_out, eager_out, strict=True)):
+        for k, (r, e) in enumerate(zip(replay_out[: len(eager_out)], eager_out, strict=True)):
             _compare(f"output {k}", r, e)
+        for j, k in entry.arg_grads:  # the eager run set these .grad itself
+            _compare(f"argument {j}.grad", replay_out[k], _value(leaves[j].grad))
         for loc, r in zip(locs, replay_state, strict=True):
             _compare(str(loc), r, _value(loc.get()))
         return tuple(eager_out)

@@ -60,6 +60,7 @@ class Program:
         self.consts = []  # values bound to names (in first-use order)
         self._const_names = {}  # id(value) -> its name in the generated code
         self._names = []  # per constant: its name
+        self._name_index = {}  # name -> its index in _names (a list scan made recording O(n^2))
         self._new = new_objects
         self.n_ops = 0
         self.buffers = []  # (shape, dtype) of each program buffer (Note [Replay memory])
@@ -83,14 +84,15 @@ class Program:
         name = self._const_names.get(key)
         if name is None:
             name = _numpy_name(v)
-            if name in self._names:  # a bound method is a new object at each access
-                k = self._names.index(name)
+            k = self._name_index.get(name) if name is not None else None
+            if k is not None:  # a bound method is a new object at each access
                 if self.consts[k] == v:
                     return name  # (not keyed by id(v): v may die and its id be reused)
                 name = None
             if name is None:
                 name = f"_k{len(self.consts)}"
             self.consts.append(v)
+            self._name_index.setdefault(name, len(self._names))
             self._names.append(name)
             self._const_names[key] = name
         return name
@@ -165,6 +167,10 @@ class Program:
             for i in refs_in((op.args, op.kwargs, op.result), []):
                 last[i] = n
         protected = set(live_out)
+        dies_at = {}  # op index -> the slots last used there (one pass: the step is linear)
+        for i in sorted(last):
+            if i not in protected:
+                dies_at.setdefault(last[i], []).append(i)
         plan = plan_memory(rec, keep, protected)
         self.buffers = plan.buffers
         bufs = "".join(f"_b{k}, " for k in range(len(plan.buffers)))
@@ -176,7 +182,7 @@ class Program:
                 body.append(f"s{op.result.i} = s{src}  # no copy: s{src} is dead")
             else:
                 body.extend(self._op_lines(op, plan.out.get(n)))
-            dead = sorted(i for i, m in last.items() if m == n and i not in protected)
+            dead = dies_at.get(n)
             if dead:
                 body.append("del " + ", ".join(f"s{i}" for i in dead))
         for loc, (kind, payload) in assignments:

@@ -49,7 +49,7 @@ class OutArray(OutTensor):
 class Recording:
     """What a recorded call produced: the result, and a Program or the reasons why not."""
 
-    __slots__ = ("result", "program", "refusals", "problems", "out_template")
+    __slots__ = ("result", "program", "refusals", "problems", "out_template", "arg_grads")
 
     def __init__(self):
         self.result = None
@@ -57,6 +57,7 @@ class Recording:
         self.refusals = []
         self.problems = []
         self.out_template = None
+        self.arg_grads = []  # (leaf index, program output index): Note [Gradients of arguments]
 
 
 # Note [Recording and threads]
@@ -67,6 +68,15 @@ class Recording:
 # recording thread, so other threads (eager code, replays, reads such as ``item()``)
 # pass straight through and are never logged into, or blamed on, that recording.
 _RECORD_LOCK = threading.RLock()
+
+# Note [Gradients of arguments]
+# The replay knows its argument tensors at every call, so a call that sets the .grad of
+# an argument that had none (``x.grad = None; loss(x).backward()``) replays too: the
+# gradient's array becomes one more program output, and the replay binds a fresh
+# Tensor of it to that argument's ``.grad`` (Recording.arg_grads: leaf index -> output
+# index). Whether an argument that requires grad has a .grad is part of the signature
+# (signature.py), so a call that would accumulate into an existing .grad records apart,
+# and runs eagerly with a warning if it does accumulate.
 
 
 def record(fn, args, kwargs, leaves, extra_roots, name) -> Recording:
@@ -88,7 +98,7 @@ def _record(fn, args, kwargs, leaves, extra_roots, name) -> Recording:
             leaf._data = tr
         else:
             traced_args[id(leaf)] = tr
-    arg_grads = [(leaf, leaf.grad) for leaf in leaves if isinstance(leaf, Tensor)]
+    arg_grads = [(j, leaf, leaf.grad) for j, leaf in enumerate(leaves) if isinstance(leaf, Tensor)]
     roots = [(getattr(fn, "__name__", "fn"), fn)] + list(extra_roots)
     roots += [(f"argument {i}", a) for i, a in enumerate(args) if _walkable(a)]
     arrays, guards, containers = walk(roots, skip_ids={id(x) for x in leaves})
@@ -121,14 +131,23 @@ def _record(fn, args, kwargs, leaves, extra_roots, name) -> Recording:
             "cached function would find no graph; call backward inside it, or return "
             "a detached tensor"
         )
-    for leaf, before in arg_grads:
-        if leaf.grad is not before or (leaf.grad is not None and leaf._rg):
-            rec.problems.append("the function changes the .grad of an argument tensor")
-            rec.refusals.append(
-                "accumulates gradients into the .grad of an argument tensor (the replay "
-                "could not know which tensor to update); keep such tensors in the state"
-            )
-            break
+    for j, leaf, before in arg_grads:
+        after = leaf.grad
+        if after is before and (after is None or not leaf._rg):
+            continue
+        slot = None if after is None else _slot_of_traced(rec, after._data)
+        if before is None and slot is not None and after.grad_fn is None and after.grad is None:
+            outputs.append(slot)  # Note [Gradients of arguments]
+            out.arg_grads.append((j, len(outputs) - 1))
+            after._data = _plain(after._data)
+            continue
+        rec.problems.append("the function changes the .grad of an argument tensor")
+        rec.refusals.append(
+            "accumulates gradients into the existing .grad of an argument tensor "
+            "(a replay binds a .grad only to an argument that has none: set "
+            ".grad = None before the call, or keep such tensors in the state)"
+        )
+        break
     out.refusals, out.problems = rec.refusals, rec.problems
     if not rec.refusals and not rec.problems:
         lengths = [

@@ -1,7 +1,8 @@
 """The signature of a call: what must match for a recorded program to be replayed.
 
 A call's key holds, for each argument (walked through tuples, lists and dicts):
-a tensor's shape, strides, dtype, device and requires_grad; an array's shape, strides
+a tensor's shape, strides, dtype, device, requires_grad and whether its ``.grad``
+is set; an array's shape, strides
 and dtype (strides: a recorded view of a contiguous argument would be a copy of a
 transposed one, so a layout change must record again);
 any other value itself with its type (1, 1.0 and True are equal in Python but give
@@ -41,7 +42,9 @@ def _part(x, leaves):
     if t is Tensor or isinstance(x, Tensor):
         leaves.append(x)
         d = x._data
-        return ("T", d.shape, d.strides, d.dtype.str, type(d), x._rg)
+        # requires_grad, and for those that do, whether .grad is set: a replay binds a
+        # fresh .grad to an argument that had none (Note [Gradients of arguments]).
+        return ("T", d.shape, d.strides, d.dtype.str, type(d), x._rg and 1 + (x._grad is not None))
     if isinstance(x, np.ndarray):
         leaves.append(x)
         return ("A", x.shape, x.strides, x.dtype.str)
