@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _trace
 from ..autograd import engine
+from ..autograd.graph import iter_graph
 from ..tensor import READ_LISTENERS, RETRACE, Tensor
 from . import tracer
 from .program import Program
@@ -124,7 +125,7 @@ def _record(fn, args, kwargs, leaves, extra_roots, name) -> Recording:
                 loc.set(_plain(loc.get()))
         out.out_template, outputs = _outputs(rec, out.result)
         out.result = _plain_result(out.result)
-    graph = _live_graph_output(out.result)
+    graph = _live_graph_output(out.result, getattr(rec, "backward_roots", ()))
     if graph:
         rec.refusals.append(
             f"returns {graph}: a replay returns plain arrays, so a backward outside the "
@@ -165,19 +166,20 @@ def _record(fn, args, kwargs, leaves, extra_roots, name) -> Recording:
     return out
 
 
-def _live_graph_output(x):
+def _live_graph_output(x, consumed=()):
     """A description of the first returned tensor that requires grad and whose graph has
-    not been consumed by a backward inside the call (a train step's loss has), or None."""
+    not been consumed by a backward inside the call (a train step's loss has: its Node was
+    a root of that backward, or was released by it), or None."""
     t = type(x)
     if isinstance(x, Tensor):
         node = x.grad_fn
-        if x._rg and (node is None or not node._released):
+        if x._rg and (node is None or not (node._released or node in consumed)):
             return "a tensor that requires grad" + ("" if node else " (a leaf)")
         return None
     if t is tuple or t is list:
-        return next(filter(None, map(_live_graph_output, x)), None)
+        return next(filter(None, (_live_graph_output(v, consumed) for v in x)), None)
     if t is dict:
-        return next(filter(None, map(_live_graph_output, x.values())), None)
+        return next(filter(None, (_live_graph_output(v, consumed) for v in x.values())), None)
     return None
 
 
@@ -201,6 +203,12 @@ def _recording(rec):
                 f"runs backward through {hooked}, which has hooks (at "
                 f"{user_line()}); hooks are Python code the replay skips"
             )
+        # Nodes that saved nothing survive backward (Note [Backward twice]): remember every
+        # Node this backward went through, whose graph the call consumed, for
+        # _live_graph_output (recording only; replays never get here).
+        if not hasattr(rec, "backward_roots"):
+            rec.backward_roots = set()
+        rec.backward_roots.update(iter_graph(roots))
         return original_backward(roots, grads, retain_graph, create_graph, targets, accumulate)
 
     def on_read(t, how):
