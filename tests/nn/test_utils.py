@@ -176,14 +176,15 @@ def test_custom_parametrization_matches_torch_training(torch_mod):
     _train_and_compare(torch_mod, ours, theirs, (5, 4))
 
 
-def _train_and_compare(torch, ours, theirs, shape, steps=3, atol=1e-5):
+def _train_and_compare(torch, ours, theirs, shape, steps=3, atol=1e-5, rng=None):
+    rng = R if rng is None else rng
     opt_o = tg.optim.SGD(ours.parameters(), lr=0.1)
     opt_t = torch.optim.SGD(theirs.parameters(), lr=0.1)
     names_o = [n for n, _ in ours.named_parameters()]
     names_t = [n for n, _ in theirs.named_parameters()]
     assert names_o == names_t
     for step in range(steps):
-        x = R.standard_normal(shape).astype(np.float32)
+        x = rng.standard_normal(shape).astype(np.float32)
         out_o, out_t = ours(tg.tensor(x)), theirs(torch.tensor(x))
         np.testing.assert_allclose(
             out_o.detach().numpy(), out_t.detach().numpy(), atol=atol, err_msg=f"step {step}"
@@ -231,7 +232,8 @@ def test_spectral_norm_parametrization_matches_torch(torch_mod, train):
     ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
     ours.train(train)
     theirs.train(train)
-    _train_and_compare(torch_mod, ours, theirs, (3, 5))
+    # seeded data: the check below depends on it (the module-level R follows test order)
+    _train_and_compare(torch_mod, ours, theirs, (3, 5), rng=np.random.default_rng(0))
     # the estimated spectral norm of the normalized weight is about 1
     s = np.linalg.svd(ours.weight.detach().numpy(), compute_uv=False)[0]
     assert abs(s - 1) < 0.2
