@@ -159,6 +159,10 @@ def diag(input, diagonal=0):
 @register("diagflat")
 def diagflat(input, offset=0):
     """The flattened input on diagonal ``offset`` of a square matrix."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"diagflat(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
     return diag_embed(input.reshape(-1), offset, 0, 1)
 
 
