@@ -205,7 +205,7 @@ negative = neg
 
 # -- issue 10 (second half): functions that are not tensor ops --
 from .creation import logspace, scalar_tensor  # noqa: E402
-from . import conversions as _conversions  # noqa: E402, F401 - Tensor.type, .half, new_*, ...
+from . import conversions as _conversions  # noqa: E402, F401 - Tensor.half, .short, .byte, .char
 from .ops.tri import tril_indices, triu_indices  # noqa: E402
 from .ops.decomp import pinverse  # noqa: E402
 from . import fft  # noqa: E402 - tg.fft namespace

@@ -237,38 +237,28 @@ def _rng(generator):
     return generator.numpy
 
 
-def _random_size(size, kw, op):
-    if kw is not None:
-        if size:
-            raise TypeError(f"{op}: got the size both positionally and as size=")
-        size = (kw,)
-    return _size(size, op)
-
-
 def _on_device(array, device):
     if device is None or str(device) == "cpu":
         return array
     return _backend.namespace_for_device(device).asarray(array)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **kw) -> Tensor:
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples in [0, 1), drawn from ``generator`` (default: the default generator).
 
     >>> import tapegrad as tg
     >>> tg.rand(2, 3, generator=tg.Generator().manual_seed(0)).shape
     (2, 3)
     """
-    size = _random_size(size, kw.pop("size", None), "rand")
-    _no_extra(kw, "rand")
+    size = _size(_size_or_args(args, size, "rand"), "rand")
     dtype = _float_dtype(dtype)
     data = _rng(generator).random(size, dtype=np.float64).astype(dtype)
     return _finish(_on_device(data, device), requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **kw) -> Tensor:
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples, drawn from ``generator`` (default: the default generator)."""
-    size = _random_size(size, kw.pop("size", None), "randn")
-    _no_extra(kw, "randn")
+    size = _size(_size_or_args(args, size, "randn"), "randn")
     dtype = _float_dtype(dtype)
     data = _rng(generator).standard_normal(size).astype(dtype)
     return _finish(_on_device(data, device), requires_grad)
@@ -361,7 +351,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
 def scalar_tensor(s, *, dtype=None, requires_grad=False, device="cpu", **_):
     """A 0-d tensor holding ``s`` (the default float dtype unless ``dtype`` says otherwise)."""
-    return Tensor(s, dtype=_float_dtype(dtype), requires_grad=requires_grad, device=device)
+    return tensor(s, dtype=_float_dtype(dtype), requires_grad=requires_grad, device=device)
 
 
 def _with_torch_keywords(fn):

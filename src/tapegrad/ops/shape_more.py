@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.graph import make_result
 from ..tensor import Tensor, _check_dim
 from ._registry import register
 from ._util import as_tensor
@@ -327,10 +328,33 @@ def unfold(input, dimension, size, step):
         return reshape(input, (1,))
     count = (n - size) // step + 1
     idx = (np.arange(count)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
-    picked = index_select(input, d, Tensor._wrap(idx))
     shape = input._data.shape
-    picked = reshape(picked, shape[:d] + (count, size) + shape[d + 1 :])
-    return picked.movedim(d + 1, -1)
+    data = np.take(input._data, idx, axis=d).reshape(shape[:d] + (count, size) + shape[d + 1 :])
+    data = np.moveaxis(data, d + 1, -1)
+    dn = d - nd  # counted from the right (Note [Batched gradients])
+
+    def backward(g):
+        return (_unfold_backward(g, n, dn, size, step),)
+
+    # Like PyTorch's UnfoldBackward, the rule keeps only sizes: no saved tensor.
+    return make_result(data, (input,), backward, "UnfoldBackward")
+
+
+def _unfold_backward(grad, n, dim, size, step):
+    """The adjoint of ``unfold``: windows (last dim of ``grad``) summed back into a dim
+    ``dim`` (negative, of the result) of size ``n``. Its rule is ``unfold``."""
+    g = np.moveaxis(grad._data, -1, dim)  # (..., count, size, ...)
+    ax = g.ndim + dim - 1
+    count = g.shape[ax]
+    g = g.reshape(g.shape[:ax] + (count * size,) + g.shape[ax + 2 :])
+    idx = (np.arange(count)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
+    out = np.zeros(g.shape[:ax] + (n,) + g.shape[ax + 1 :], g.dtype)
+    np.add.at(np.moveaxis(out, ax, 0), idx, np.moveaxis(g, ax, 0))
+
+    def backward(gg):
+        return (unfold(gg, dim, size, step),)
+
+    return make_result(out, (grad,), backward, "UnfoldBackwardBackward")
 
 
 @register("repeat_interleave")
@@ -354,6 +378,13 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         )
     if np.any(reps < 0):
         raise RuntimeError("repeat_interleave: repeats can not be negative")
+    if not isinstance(repeats, Tensor) and reps.size == 1:
+        # An int count: a view and a copy, as in PyTorch (no index array is saved, so
+        # a second backward runs through it).
+        r = int(reps.reshape(-1)[0])
+        shape = x._data.shape
+        wide = x.unsqueeze(d + 1).expand(shape[: d + 1] + (r,) + shape[d + 1 :])
+        return wide.reshape(shape[:d] + (n * r,) + shape[d + 1 :])
     idx = np.repeat(np.arange(n), reps.reshape(-1) if reps.size != 1 else int(reps.reshape(-1)[0]))
     return index_select(x, d, Tensor._wrap(idx.astype(np.int64)))
 

@@ -1,9 +1,12 @@
 """Triangles and diagonals: tril, triu, tril_indices, triu_indices, diagonal, diag_embed,
 diag, diagflat, trace.
 
-All are composed of differentiable ops: tril/triu multiply by a constant 0/1 mask,
-diagonal picks with an index (gradient scattered back), diag_embed multiplies by a
-constant selection matrix, so second derivatives come for free.
+Each differentiable op records one Node whose rule saves no tensor, only shapes and
+ints, as PyTorch's TrilBackward/DiagonalBackward/DiagEmbedBackward/TraceBackward do, so a
+second backward runs without retain_graph (Note [Backward twice]). The rules are written
+in these same ops (tril's is tril, diagonal's is an embedding of the gradient and vice
+versa), so second derivatives come for free. Dims in the rules count from the right
+(Note [Batched gradients]).
 """
 
 from __future__ import annotations
@@ -11,10 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
+from ..autograd.graph import make_result
 from ..tensor import Tensor, _check_dim
-from ._mathutil import const
 from ._registry import register
-from .elementwise import where
 
 __all__ = [
     "tril",
@@ -39,12 +41,13 @@ def _matrix(input, op):
 
 def _triangle(input, diagonal, lower, op):
     _matrix(input, op)
-    rows, cols = input._data.shape[-2:]
-    keep = np.tri(rows, cols, int(diagonal), dtype=bool)
-    if not lower:
-        keep = ~np.tri(rows, cols, int(diagonal) - 1, dtype=bool)
-    zero = np.zeros((), input._data.dtype)
-    return where(const(keep), input, const(zero))
+    k = int(diagonal)
+    data = np.tril(input._data, k) if lower else np.triu(input._data, k)
+
+    def backward(g):
+        return (_triangle(g, k, lower, op),)
+
+    return make_result(data, (input,), backward, "TrilBackward" if lower else "TriuBackward")
 
 
 @register("tril")
@@ -86,6 +89,22 @@ def _diag_positions(rows, cols, offset):
     return np.arange(n) - offset, np.arange(n)
 
 
+def _embed(input, rows, cols, offset, d1, d2, name):
+    """Matrices rows×cols (in dims ``d1``, ``d2`` of the result, both negative) holding the
+    last dim of ``input`` on diagonal ``offset``; zeros elsewhere. The adjoint of
+    :func:`diagonal`; its rule is ``diagonal`` and saves nothing."""
+    x = input._data
+    data = np.zeros(x.shape[:-1] + (rows, cols), x.dtype)
+    r, c = _diag_positions(rows, cols, offset)
+    data[..., r, c] = x
+    data = np.moveaxis(data, (-2, -1), (d1, d2))
+
+    def backward(g):
+        return (diagonal(g, offset, d1, d2),)
+
+    return make_result(data, (input,), backward, name)
+
+
 @register("diagonal")
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal ``offset`` of the matrices spanned by ``dim1`` and ``dim2``, as a new
@@ -96,9 +115,17 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     d2 = _check_dim(dim2, nd, "diagonal")
     if d1 == d2:
         raise RuntimeError(f"diagonal: dim1 and dim2 cannot be identical, got {dim1} and {dim2}")
-    moved = input.movedim((d1, d2), (-2, -1))
-    r, c = _diag_positions(*moved._data.shape[-2:], int(offset))
-    return moved[..., r, c]
+    offset = int(offset)
+    rows, cols = input._data.shape[d1], input._data.shape[d2]
+    moved = np.moveaxis(input._data, (d1, d2), (-2, -1))
+    r, c = _diag_positions(rows, cols, offset)
+    data = moved[..., r, c]
+    n1, n2 = d1 - nd, d2 - nd
+
+    def backward(g):
+        return (_embed(g, rows, cols, offset, n1, n2, "DiagonalBackwardBackward"),)
+
+    return make_result(data, (input,), backward, "DiagonalBackward")
 
 
 @register("diag_embed")
@@ -107,24 +134,14 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     diagonal ``offset``; zeros elsewhere."""
     if input._data.ndim == 0:
         raise RuntimeError("diag_embed: input must have at least 1 dimension")
-    k = input._data.shape[-1]
     offset = int(offset)
-    n = k + abs(offset)
-    select = np.zeros(
-        (k, n * n), input._data.dtype if input._data.dtype.kind == "f" else np.float64
-    )
-    r, c = _diag_positions(n, n, offset)
-    select[np.arange(k), r * n + c] = 1
-    x = input if input._data.dtype.kind == "f" else input._cast(select.dtype)
-    out = (x @ const(select)).unflatten(-1, (n, n))
-    if x is not input:
-        out = out._cast(input._data.dtype)
-    nd = out._data.ndim
+    n = input._data.shape[-1] + abs(offset)
+    nd = input._data.ndim + 1
     d1 = _check_dim(dim1, nd, "diag_embed")
     d2 = _check_dim(dim2, nd, "diag_embed")
     if d1 == d2:
         raise RuntimeError(f"diag_embed: dim1 and dim2 cannot be identical, got {dim1} and {dim2}")
-    return out.movedim((nd - 2, nd - 1), (d1, d2))
+    return _embed(input, n, n, offset, d1 - nd, d2 - nd, "DiagEmbedBackward")
 
 
 @register("diag")
@@ -142,6 +159,10 @@ def diag(input, diagonal=0):
 @register("diagflat")
 def diagflat(input, offset=0):
     """The flattened input on diagonal ``offset`` of a square matrix."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"diagflat(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
     return diag_embed(input.reshape(-1), offset, 0, 1)
 
 
@@ -150,5 +171,14 @@ def trace(input):
     """The sum of the main diagonal of a 2-D tensor."""
     if input._data.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, got shape {list(input._data.shape)}")
-    d = diagonal(input)
-    return d.sum()
+    if input._data.dtype.kind not in "fc":
+        return diagonal(input).sum()
+    rows, cols = input._data.shape
+    k = min(rows, cols)
+    data = np.asarray(np.trace(input._data), input._data.dtype)
+
+    def backward(g):
+        diag = g.unsqueeze(-1).expand(g._data.shape + (k,))
+        return (_embed(diag, rows, cols, 0, -2, -1, "TraceBackwardBackward"),)
+
+    return make_result(data, (input,), backward, "TraceBackward")
