@@ -96,7 +96,7 @@ TORCH_NAN = {
     "std-correction0-0d": "std of one value is 0: torch masks dx to 0 but d/dv is NaN",
     "cdist-empty1": "cdist of (2, 0) and (3, 0): the gradient is empty, the reference's"
     " sqrt'(0) makes its d/dv NaN",
-    "var_mean-empty0": "var_mean of a (0, ...) input: the gradient is empty, torch's d/dv is NaN",
+    "var_mean-empty0": "var_mean of a (2, 0) input: the gradient is empty, torch's d/dv is NaN",
 }
 
 
