@@ -57,23 +57,27 @@ def _compare(got, want, what, shapes):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9, err_msg=f"{what} {i}")
 
 
-def check_against_torch(fn, arrays, torch_mod, torch_nan=False):
+def check_against_torch(fn, arrays, torch_mod, torch_nan=False, reference=None):
     """Outputs, first-order gradients and one HVP with double backward in v, vs torch.
 
     ``fn(m, *xs)`` runs with ``m`` tapegrad or torch on float64 copies of ``arrays``.
     ``torch_nan``: where torch's second order is NaN, take tapegrad's value (a row
     that says why: torch's NaN there is 0·NaN of an identically zero gradient).
+    ``reference``: the same function written with torch ops that torch differentiates
+    twice, for rows whose torch op has no (or a wrong) double backward; torch runs it
+    in place of ``fn``.
     """
+    ref_fn = fn if reference is None else reference
     rng = np.random.default_rng(5)
     ours = _flat(fn(tg, *[tg.tensor(a, requires_grad=True) for a in arrays]))
-    theirs = _flat(fn(torch_mod, *[torch_mod.tensor(a, requires_grad=True) for a in arrays]))
+    theirs = _flat(ref_fn(torch_mod, *[torch_mod.tensor(a, requires_grad=True) for a in arrays]))
     # Outputs differentiable in both (torch's slogdet sign requires grad, with gradient 0;
     # an output wrongly cut from the graph fails the first-order comparison in test_op_table).
     keep = [k for k, (o, r) in enumerate(zip(ours, theirs)) if o.requires_grad and r.requires_grad]
     vs = [rng.uniform(-1, 1, size=o.shape) for o in ours]
     us = [rng.uniform(-1, 1, size=a.shape) for a in arrays]
     values, grads, hvp = second_order(tg, fn, arrays, vs, us, keep)
-    ref_values, ref_grads, ref_hvp = second_order(torch_mod, fn, arrays, vs, us, keep)
+    ref_values, ref_grads, ref_hvp = second_order(torch_mod, ref_fn, arrays, vs, us, keep)
     _compare(values, ref_values, "output", [v.shape for v in ref_values])
     shapes = [a.shape for a in arrays]
     _compare(grads, ref_grads, "first-order gradient of input", shapes)
