@@ -51,6 +51,8 @@ def test_every_op_under_vmap_matches_a_loop(case, dim):
 @pytest.mark.parametrize("case", ALL_CASES[::7], ids=IDS[::7])
 def test_nested_vmap_matches_a_double_loop(case):
     samples = [_samples(case, 2) for _ in range(2)]  # 2 x 2 grid (same values per row)
+    if _data_dependent(case, samples[0]):
+        pytest.skip(f"{case.id}: output shape depends on the values (torch.func.vmap refuses it)")
     grid = [[samples[i][j] for j in range(2)] for i in range(2)]
     nargs = len(grid[0][0])
     batched = [
