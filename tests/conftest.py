@@ -3,6 +3,13 @@
 import numpy as np
 import pytest
 
+try:  # two xdist workers share two cores: BLAS threads would only spin against each other
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, user_api="blas")
+except ImportError:  # pragma: no cover - threadpoolctl comes with the demo extra
+    pass
+
 import tapegrad as tg
 
 try:

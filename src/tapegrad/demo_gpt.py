@@ -194,6 +194,7 @@ def train(
     lr: float = 3e-3,
     progress: bool = True,
     eval_every: int = 250,
+    sample_len: int = 80,
 ) -> dict:
     """Train the GPT; returns (and writes as gpt_summary.json) the losses and the samples."""
     from tqdm import tqdm  # noqa: PLC0415 - optional 'demo' extra
@@ -249,7 +250,7 @@ def train(
     prompt_rng = np.random.default_rng(seed + 1)
     for _ in range(3):
         i = int(prompt_rng.integers(0, len(val_data) - 8))
-        ids = generate(model, val_data[i : i + 8], 80)
+        ids = generate(model, val_data[i : i + 8], sample_len)
         samples.append("".join(chars[j] for j in ids))
     print("samples:")
     for s in samples:
