@@ -82,3 +82,22 @@ def test_lists_are_reviewed():
     for table in (SKIP, KNOWN_FAILURES):
         for name, reason in table.items():
             assert reason and reason != "not implemented yet", f"{name!r} needs a reason"
+
+
+def test_attention_dropout_is_the_only_difference():
+    """op_db's sdpa sample 2 and multi_head_attention_forward sample 0 use dropout_p=0.5, so
+    their values are random draws (compared by shape only); without dropout the values match
+    torch, and with it the mean over many draws converges to the dropout-free result."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    import numpy as np  # noqa: PLC0415
+
+    import tapegrad as tg  # noqa: PLC0415
+
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, n, 4, dtype=torch.float64, generator=gen) for n in (3, 5, 5))
+    tq, tk, tv = (tg.tensor(x.numpy()) for x in (q, k, v))
+    sdpa = tg.nn.functional.scaled_dot_product_attention
+    want = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).numpy()
+    np.testing.assert_allclose(sdpa(tq, tk, tv, is_causal=True)._data, want, atol=1e-12)
+    draws = [sdpa(tq, tk, tv, is_causal=True, dropout_p=0.5)._data for _ in range(3000)]
+    np.testing.assert_allclose(np.mean(draws, axis=0), want, atol=0.15)
