@@ -101,3 +101,26 @@ def test_attention_dropout_is_the_only_difference():
     np.testing.assert_allclose(sdpa(tq, tk, tv, is_causal=True)._data, want, atol=1e-12)
     draws = [sdpa(tq, tk, tv, is_causal=True, dropout_p=0.5)._data for _ in range(3000)]
     np.testing.assert_allclose(np.mean(draws, axis=0), want, atol=0.15)
+
+
+def test_eigh_and_hermitian_pinv_gradients_match_torch_on_a_nonsymmetric_input():
+    """Silent wrong gradients found by op_db: eigh's gradient is symmetric (as PyTorch's),
+    and pinv(hermitian=True) takes PyTorch's pinv_backward at the full input."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    import numpy as np  # noqa: PLC0415
+
+    import tapegrad as tg  # noqa: PLC0415
+
+    gen = torch.Generator().manual_seed(1)
+    a = torch.randn(4, 4, dtype=torch.float64, generator=gen, requires_grad=True)
+    w = torch.randn(4, 4, dtype=torch.float64, generator=gen)
+    at = tg.tensor(a.detach().numpy(), requires_grad=True)
+    wt = tg.tensor(w.numpy())
+    L, V = torch.linalg.eigh(a)
+    (want,) = torch.autograd.grad((L * w[0]).sum() + (V * V * w).sum(), a)
+    L2, V2 = tg.linalg.eigh(at)
+    (got,) = tg.autograd.grad((L2 * wt[0]).sum() + (V2 * V2 * wt).sum(), [at])
+    np.testing.assert_allclose(got._data, want.numpy(), atol=1e-10)
+    (want,) = torch.autograd.grad((torch.linalg.pinv(a, hermitian=True) * w).sum(), a)
+    (got,) = tg.autograd.grad((tg.linalg.pinv(at, hermitian=True) * wt).sum(), [at])
+    np.testing.assert_allclose(got._data, want.numpy(), atol=1e-9)
