@@ -72,6 +72,8 @@ def is_internal(op) -> bool:
 def resolve(op):
     """The tapegrad callable for an OpInfo, or None when tapegrad does not export it."""
     name = op.name
+    if full_name(op) in ADAPTERS:  # a variant whose op is its own wrapper
+        return ADAPTERS[full_name(op)]
     if name in ADAPTERS:
         return ADAPTERS[name]
     if name in _ATTRIBUTES:
@@ -108,6 +110,13 @@ ADAPTERS = {
     "einsum": lambda tensors, equation: tg.einsum(equation, tensors),
     "nn.functional.embedding": lambda w, idx, **kw: tg.nn.functional.embedding(idx, w, **kw),
     "zero_": lambda x: x.clone().zero_(),
+    "nn.functional.embedding_bag": lambda w, idx, **kw: tg.nn.functional.embedding_bag(
+        idx, w, **kw
+    ),
+    # variants (full names), as their OpInfo's op lambda
+    "linalg.pinv.singular": lambda a, b: tg.linalg.pinv(a @ b.mT),
+    "normal.in_place": lambda x, *a, **kw: x.normal_(*a, **kw),
+    "normal.number_mean": lambda std, mean, *a, **kw: tg.normal(mean, std, *a, **kw),
 }
 
 # Random or uninitialized results: only shapes and dtypes are compared.
@@ -153,6 +162,11 @@ def convert(value, leaves):
         return tuple(value)
     if isinstance(value, torch.device):
         return str(value)
+    fname = getattr(value, "__name__", None)
+    if callable(value) and fname and getattr(torch.nn.functional, fname, None) is value:
+        ours = getattr(tg.nn.functional, fname, None)  # e.g. a distance_function=
+        if ours is not None:
+            return ours
     if isinstance(value, tuple):
         return tuple(convert(v, leaves) for v in value)
     if isinstance(value, list):

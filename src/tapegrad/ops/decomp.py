@@ -253,17 +253,21 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     m, n = data.shape[-2:]
     if m == 0 or n == 0:
         return _mT(A) * 0.0
-    if hermitian:
-        # As PyTorch: the value reads the lower triangle only (through eigh), while the
-        # gradient is PyTorch's pinv_backward formula taken at the full input A.
-        with no_grad():
-            P = pinv(tril(A) + _mT(tril(A, -1)), rcond, False, atol=atol, rtol=rtol)
+    with no_grad():
+        if hermitian:  # the value reads the lower triangle only (through eigh, as PyTorch)
+            P = _pinv_value(tril(A) + _mT(tril(A, -1)), rtol, atol, data)
+        else:
+            P = _pinv_value(A, rtol, atol, data)
 
-        def backward(g):
-            Pt = pinv(A, rcond, True, atol=atol, rtol=rtol) if STATE.enabled else const(P._data)
-            return (_pinv_backward(g, Pt, A),)
+    def backward(g):
+        # PyTorch's pinv_backward, at the full input A (also for hermitian=True)
+        Pt = pinv(A, None, hermitian, atol=atol, rtol=rtol) if STATE.enabled else P
+        return (_pinv_backward(g, Pt, A),)
 
-        return make_results((P._data,), (A,), backward, "LinalgPinvBackward", saved=(A,))[0]
+    return make_results((P._data,), (A,), backward, "LinalgPinvBackward", saved=(A,))[0]
+
+
+def _pinv_value(A, rtol, atol, data):
     U, S, Vh = _svd_op(A)
     rtol, atol = _default_rtol(data, S, rtol, atol)
     s = S._data
