@@ -162,6 +162,10 @@ def convert(value, leaves):
         return tuple(value)
     if isinstance(value, torch.device):
         return str(value)
+    if isinstance(value, torch.nn.PairwiseDistance):  # triplet's distance_function=
+        return lambda x1, x2: tg.nn.functional.pairwise_distance(
+            x1, x2, p=value.norm, eps=value.eps, keepdim=value.keepdim
+        )
     fname = getattr(value, "__name__", None)
     if callable(value) and fname and getattr(torch.nn.functional, fname, None) is value:
         ours = getattr(tg.nn.functional, fname, None)  # e.g. a distance_function=
