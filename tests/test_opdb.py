@@ -124,3 +124,24 @@ def test_eigh_and_hermitian_pinv_gradients_match_torch_on_a_nonsymmetric_input()
     (want,) = torch.autograd.grad((torch.linalg.pinv(a, hermitian=True) * w).sum(), a)
     (got,) = tg.autograd.grad((tg.linalg.pinv(at, hermitian=True) * wt).sum(), [at])
     np.testing.assert_allclose(got._data, want.numpy(), atol=1e-9)
+
+
+def test_conv_transpose2d_output_padding_past_the_stride_input_gradient():
+    """output_padding >= stride (allowed when below the dilation): the input gradient has
+    the input's shape and torch's values (it had an extra column before)."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    import numpy as np  # noqa: PLC0415
+
+    import tapegrad as tg  # noqa: PLC0415
+
+    gen = torch.Generator().manual_seed(2)
+    x = torch.randn(2, 2, 4, 4, dtype=torch.float64, generator=gen, requires_grad=True)
+    w = torch.randn(2, 2, 4, 5, dtype=torch.float64, generator=gen)
+    kw = dict(stride=(3, 2), padding=(1, 2), output_padding=(2, 3), groups=2, dilation=(4, 4))
+    out = torch.nn.functional.conv_transpose2d(x, w, **kw)
+    g = torch.randn(out.shape, dtype=torch.float64, generator=gen)
+    (want,) = torch.autograd.grad((out * g).sum(), x)
+    xt = tg.tensor(x.detach().numpy(), requires_grad=True)
+    ours = tg.nn.functional.conv_transpose2d(xt, tg.tensor(w.numpy()), **kw)
+    (got,) = tg.autograd.grad((ours * tg.tensor(g.numpy())).sum(), [xt])
+    np.testing.assert_allclose(got._data, want.numpy(), atol=1e-10)
