@@ -109,7 +109,42 @@ def render() -> str:
     for name in sorted(special.__all__):
         op = by_fn.get(id(getattr(special, name)), "?")
         lines.append(f"| `{name}` | `{op}` |")
+    lines += _namespace_sections(by_fn)
     return "\n".join(lines) + "\n"
+
+
+def _first_paragraph(fn) -> str:
+    import inspect  # noqa: PLC0415
+
+    text = " ".join((inspect.getdoc(fn) or "").split("\n\n")[0].split())
+    if len(text) > 110:
+        text = text[:107].rsplit(" ", 1)[0] + " ..."
+    return text.replace("|", "\\|")
+
+
+def _namespace_sections(by_fn):
+    """``tg.linalg`` and ``tg.fft``: every public name, the registered op it is (if any),
+    else the first paragraph of its docstring (NotImplementedError ones say so there)."""
+    import tapegrad.fft as fft  # noqa: PLC0415
+    import tapegrad.linalg as linalg  # noqa: PLC0415
+
+    lines = []
+    for ns, mod in (("tg.linalg", linalg), ("tg.fft", fft)):
+        lines += ["", f"## {ns}", "", f"Every name of `{ns}`: the op it is, or what it does.", ""]
+        lines += [f"| {ns} | op | notes |", "|---|---|---|"]
+        for name in sorted(mod.__all__):
+            fn = getattr(mod, name)
+            op = by_fn.get(id(fn))
+            lines.append(
+                f"| `{name}` | {f'`{op}`' if op else ''} | {'' if op else _first_paragraph(fn)} |"
+            )
+    lines += [
+        "",
+        "Not available: complex dtypes (so `tg.fft.fft`, `ifft`, `rfft`, `ihfft` and the "
+        "2-D/n-D transforms raise NotImplementedError), `linalg.eig`/`eigvals`, "
+        "`householder_product`, gradients of `lu_factor`/`lu`.",
+    ]
+    return lines
 
 
 def main(argv=None) -> int:

@@ -351,7 +351,8 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
 def scalar_tensor(s, *, dtype=None, requires_grad=False, device="cpu", **_):
     """A 0-d tensor holding ``s`` (the default float dtype unless ``dtype`` says otherwise)."""
-    return tensor(s, dtype=_float_dtype(dtype), requires_grad=requires_grad, device=device)
+    value = s.item() if isinstance(s, Tensor) else s
+    return tensor(value, dtype=_float_dtype(dtype), requires_grad=requires_grad, device=device)
 
 
 def _with_torch_keywords(fn):

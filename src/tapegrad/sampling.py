@@ -86,7 +86,7 @@ def _device(x):
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
-           requires_grad=False) -> Tensor:  # fmt: skip
+           requires_grad=False, layout=None) -> Tensor:  # fmt: skip
     """Normal samples with elementwise ``mean`` and ``std`` (tensors broadcast together, or
     floats with ``size``).
 

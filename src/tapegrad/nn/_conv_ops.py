@@ -268,6 +268,10 @@ def conv2d_input_grad(g, w, x_shape, geom):
 
     def backward(v):
         gg = conv2d(v, w, None, geom) if need_g else None
+        if gg is not None and gg._data.shape[2:] != tuple(out_hw):
+            # output_padding at least the stride (conv_transpose2d) leaves room for windows
+            # past g's last position: they belong to no entry of g
+            gg = gg[:, :, : out_hw[0], : out_hw[1]]
         gw = conv2d_weight_grad(v, g, w_shape, geom) if need_w else None
         return gg, gw
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import _dtypes
 from ..autograd.graph import make_results
-from ..grad_mode import STATE
+from ..grad_mode import STATE, no_grad
 from ..tensor import Tensor
 from ._mathutil import const
 from ._registry import register
@@ -169,7 +169,8 @@ def _eigh_op(A, UPLO="L"):
         n = w.shape[-1]
         F = F + const(np.where(np.eye(n, dtype=bool), np.inf, 0.0).astype(w.dtype))
         inner = matmul(_mT(V), gV) / F + diag_embed(gL)
-        return (matmul(matmul(V, inner), _mT(V)),)
+        gA = matmul(matmul(V, inner), _mT(V))
+        return ((gA + _mT(gA)) * 0.5,)  # symmetric, as PyTorch's (A is taken as symmetric)
 
     return make_results((w, v), (A,), backward, "LinalgEighBackward", saved=(A,))
 
@@ -249,11 +250,24 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     A, data = _matrix(A, "linalg.pinv")
     if rcond is not None:
         rtol = rcond._data if isinstance(rcond, Tensor) else rcond
-    if hermitian:  # only the lower triangle is read, as PyTorch (through eigh)
-        A = tril(A) + _mT(tril(A, -1))
     m, n = data.shape[-2:]
     if m == 0 or n == 0:
         return _mT(A) * 0.0
+    with no_grad():
+        if hermitian:  # the value reads the lower triangle only (through eigh, as PyTorch)
+            P = _pinv_value(tril(A) + _mT(tril(A, -1)), rtol, atol, data)
+        else:
+            P = _pinv_value(A, rtol, atol, data)
+
+    def backward(g):
+        # PyTorch's pinv_backward, at the full input A (also for hermitian=True)
+        Pt = pinv(A, None, hermitian, atol=atol, rtol=rtol) if STATE.enabled else P
+        return (_pinv_backward(g, Pt, A),)
+
+    return make_results((P._data,), (A,), backward, "LinalgPinvBackward", saved=(A,))[0]
+
+
+def _pinv_value(A, rtol, atol, data):
     U, S, Vh = _svd_op(A)
     rtol, atol = _default_rtol(data, S, rtol, atol)
     s = S._data
@@ -261,6 +275,29 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     safe = S + const(np.where(keep, 0.0, 1.0).astype(s.dtype))
     inv_s = const(keep.astype(s.dtype)) / safe
     return matmul(_mT(Vh) * inv_s.unsqueeze(-2), _mT(U))
+
+
+def _pinv_backward(g, P, A):
+    """PyTorch's pinv_backward (FunctionsManual.cpp), for P = pinv(A)."""
+    m, n = A._data.shape[-2:]
+    Ph, gh = _mT(P), _mT(g)
+    if m <= n:
+        K = matmul(gh, P)
+        KPh = matmul(K, Ph)
+        return (
+            -_mT(matmul(P, K))
+            + KPh
+            - matmul(matmul(A, P), KPh)
+            + matmul(matmul(Ph, P), gh - matmul(K, A))
+        )
+    K = matmul(P, gh)
+    PhK = matmul(Ph, K)
+    return (
+        -_mT(matmul(K, P))
+        + matmul(matmul(gh - matmul(A, K), P), Ph)
+        + PhK
+        - matmul(matmul(PhK, P), A)
+    )
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):

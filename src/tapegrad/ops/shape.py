@@ -161,6 +161,7 @@ def _mT(self):
 
 Tensor.T = property(_T)
 Tensor.mT = property(_mT)
+Tensor.mH = property(_mT)  # real dtypes only: the conjugate transpose is the transpose
 
 
 @register("expand")
