@@ -20,28 +20,19 @@ def _one_of(probs, logits, name):
         raise ValueError(f"{name}: either `probs` or `logits` must be specified, but not both.")
 
 
-class Bernoulli(Distribution):
-    """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0."""
+class _BinaryParams(Distribution):
+    """The probs/logits parametrisation of Bernoulli, Binomial and Geometric: one is given,
+    the other is derived on first use."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.boolean
-    has_enumerate_support = True
-
-    def __init__(self, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits, "Bernoulli")
+    def _set_param(self, name, probs, logits, *others):
+        """Broadcast ``others`` with the given parameter; store it; return (others, it)."""
+        _one_of(probs, logits, name)
+        *rest, param = broadcast_all(*others, probs if probs is not None else logits)
         if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            param = self.probs
+            self.probs = param
         else:
-            (self.logits,) = broadcast_all(logits)
-            param = self.logits
-        super().__init__(param.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        shape = tuple(batch_shape)
-        if "probs" in self.__dict__:
-            return Bernoulli(probs=self.probs.expand(shape), validate_args=self._validate_args)
-        return Bernoulli(logits=self.logits.expand(shape), validate_args=self._validate_args)
+            self.logits = param
+        return rest, param
 
     @lazy_property
     def logits(self):
@@ -50,6 +41,24 @@ class Bernoulli(Distribution):
     @lazy_property
     def probs(self):
         return logits_to_probs(self.logits, is_binary=True)
+
+
+class Bernoulli(_BinaryParams):
+    """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        _, param = self._set_param("Bernoulli", probs, logits)
+        super().__init__(param.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        shape = tuple(batch_shape)
+        if "probs" in self.__dict__:
+            return Bernoulli(probs=self.probs.expand(shape), validate_args=self._validate_args)
+        return Bernoulli(logits=self.logits.expand(shape), validate_args=self._validate_args)
 
     @property
     def mean(self):
@@ -90,7 +99,7 @@ class Bernoulli(Distribution):
         return values
 
 
-class Binomial(Distribution):
+class Binomial(_BinaryParams):
     """Number of successes in ``total_count`` Bernoulli trials with ``probs``."""
 
     arg_constraints = {
@@ -101,26 +110,12 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits, "Binomial")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            param = self.logits
+        (self.total_count,), param = self._set_param("Binomial", probs, logits, total_count)
         super().__init__(param.shape, validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self):
@@ -349,29 +344,15 @@ class Poisson(Distribution):
         return tg.xlogy(value, rate) - rate - tg.lgamma(value + 1)
 
 
-class Geometric(Distribution):
+class Geometric(_BinaryParams):
     """Number of failures before the first success, success probability ``probs``."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits, "Geometric")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            param = self.probs
-        else:
-            (self.logits,) = broadcast_all(logits)
-            param = self.logits
+        _, param = self._set_param("Geometric", probs, logits)
         super().__init__(param.shape, validate_args=validate_args)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self):
