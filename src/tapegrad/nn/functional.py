@@ -67,6 +67,8 @@ def _same_dtype(op, *tensors):
 
 
 def _pair(v, op, name):
+    if isinstance(v, (tuple, list)) and len(v) == 1:  # torch's int[2] repeats a 1-list
+        v = v[0]
     if isinstance(v, (int, np.integer)):
         return (int(v), int(v))
     if isinstance(v, (tuple, list)) and len(v) == 2 and all(isinstance(a, int) for a in v):
@@ -247,9 +249,7 @@ def batch_norm(
     the variance unbiased (n / (n − 1)) as PyTorch. Otherwise the running ones are used.
     """
     x = _tensor(input, "batch_norm")
-    if x.ndim < 2:
-        raise ValueError(f"batch_norm: expected at least 2-D input, got shape {list(x.shape)}")
-    c = x.shape[1]
+    c = x.shape[1] if x.ndim >= 2 else 0  # a 1-D input has no channels, as in PyTorch
     axes = (0,) + tuple(range(2, x.ndim))
     view = (1, c) + (1,) * (x.ndim - 2)
     for name, t in (
@@ -260,6 +260,10 @@ def batch_norm(
     ):
         if t is not None and tuple(t.shape) != (c,):
             raise RuntimeError(f"batch_norm: {name} must have shape [{c}], got {list(t.shape)}")
+    if x._data.size == 0:  # nothing to normalise: PyTorch returns a copy
+        return x.clone()
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: expected at least 2-D input, got shape {list(x.shape)}")
     if training:
         count = x._data.size // max(c, 1)
         if count <= 1:
