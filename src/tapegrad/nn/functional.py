@@ -465,3 +465,8 @@ from ._fold import fold, unfold  # noqa: E402
 from ._interpolate import interpolate  # noqa: E402
 
 __all__ += ["interpolate", "fold", "unfold"]
+# -- issue 10 (nn.functional ops of op_db): 3-D pools, unpooling, ... -----------------------
+from ._pool_nd import *  # noqa: E402, F403
+from ._pool_nd import __all__ as _pool_nd_names  # noqa: E402
+
+__all__ += _pool_nd_names
