@@ -470,3 +470,6 @@ from ._pool_nd import *  # noqa: E402, F403
 from ._pool_nd import __all__ as _pool_nd_names  # noqa: E402
 
 __all__ += _pool_nd_names
+from ._conv_transpose3d import conv_transpose3d  # noqa: E402
+
+__all__ += ["conv_transpose3d"]
