@@ -473,3 +473,7 @@ __all__ += _pool_nd_names
 from ._conv_transpose3d import conv_transpose3d  # noqa: E402
 
 __all__ += ["conv_transpose3d"]
+from ._functional_misc import *  # noqa: E402, F403
+from ._functional_misc import __all__ as _misc_names  # noqa: E402
+
+__all__ += _misc_names
