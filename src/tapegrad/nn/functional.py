@@ -477,3 +477,6 @@ from ._functional_misc import *  # noqa: E402, F403
 from ._functional_misc import __all__ as _misc_names  # noqa: E402
 
 __all__ += _misc_names
+from ._linear_cross_entropy import linear_cross_entropy  # noqa: E402
+
+__all__ += ["linear_cross_entropy"]
