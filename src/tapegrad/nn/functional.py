@@ -480,3 +480,7 @@ __all__ += _misc_names
 from ._linear_cross_entropy import linear_cross_entropy  # noqa: E402
 
 __all__ += ["linear_cross_entropy"]
+from ._pool_fractional import *  # noqa: E402, F403
+from ._pool_fractional import __all__ as _fractional_names  # noqa: E402
+
+__all__ += _fractional_names
