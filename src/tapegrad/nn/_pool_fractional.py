@@ -65,11 +65,12 @@ def _fractional(op, k, input, kernel_size, output_size, output_ratio, return_ind
         out = tuple(int(n * r) for n, r in zip(spatial, ratio, strict=True))
     else:
         out = ntuple(output_size, k, op, "output_size")
-    for d, (n, o, kk) in enumerate(zip(spatial, out, kernel, strict=True)):
-        if o + kk - 1 > n:
+    names = ("height", "width") if k == 2 else ("time", "height", "width")
+    for name, n, o, kk in zip(names, spatial, out, kernel, strict=True):
+        # PyTorch's checks: o + k - 1 <= n in 2-D, strictly below n in 3-D
+        if o + kk - 1 > n or (k == 3 and o + kk - 1 == n):
             raise RuntimeError(
-                f"{op}: kernel_size {kk} and output_size {o} are too large for input size {n} "
-                f"in spatial dim {d} (need output_size + kernel_size - 1 <= input size)"
+                f"{op}(): pool {name} {kk} too large relative to input {name} {n} (output size {o})"
             )
     n_batch, channels = x.shape[:2]
     if samples is None:
