@@ -86,11 +86,10 @@ def test_max_unpool_matches_torch(k, torch_mod):
     pool = getattr(torch_mod.nn.functional, f"max_pool{k}d")
     y, idx = pool(x, 3, 2, 1, return_indices=True)
     unpool = f"max_unpool{k}d"
-    fn = (
-        lambda m, v: getattr(_fm(m), unpool)(  # noqa: E731
-            v, m.tensor(idx.numpy()), 3, 2, 1, output_size=shape[2:]
-        )
-    )
+
+    def fn(m, v):
+        return getattr(_fm(m), unpool)(v, m.tensor(idx.numpy()), 3, 2, 1, output_size=shape[2:])
+
     check_against_torch(fn, [y.numpy()], torch_mod)
     with pytest.raises(RuntimeError, match="invalid max index"):
         getattr(F, unpool)(tg.tensor(y.numpy()), tg.tensor(idx.numpy() + 1000), 3, 2, 1)
