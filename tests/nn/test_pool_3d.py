@@ -181,3 +181,27 @@ def test_unpool_and_fractional_modules_match_torch(torch_mod):
     ours = tg.nn.FractionalMaxPool2d(2, output_size=3, _random_samples=tg.tensor(u))
     theirs = torch_mod.nn.FractionalMaxPool2d(2, output_size=3, _random_samples=torch_mod.tensor(u))
     np.testing.assert_array_equal(ours(tg.tensor(x)).numpy(), theirs(torch_mod.tensor(x)).numpy())
+
+
+def test_nan_picks_the_last_nan_of_a_window_as_torch(torch_mod):
+    """PyTorch's CPU kernels keep a window's last NaN (``val > max || isnan(val)``): the
+    index, and so the gradient, goes there."""
+    x = rng.standard_normal((1, 2, 4, 4, 4))
+    for pos in ((0, 0, 0, 1), (0, 1, 1, 0), (1, 3, 3, 3), (1, 2, 3, 3), (1, 2, 2, 3)):
+        x[(0,) + pos] = np.nan
+    u = rng.uniform(size=(1, 2, 3))
+    calls = [
+        ("max_pool3d", (2,), {}),
+        ("max_pool3d", (3, 1, 1), {}),
+        ("adaptive_max_pool3d", ((3, 2, 3),), {}),
+        ("fractional_max_pool3d", (2,), {"output_size": 2}),
+    ]
+    for fn, args, kw in calls:
+        kt = dict(kw, _random_samples=torch_mod.tensor(u)) if fn.startswith("frac") else kw
+        ko = dict(kw, _random_samples=tg.tensor(u)) if fn.startswith("frac") else kw
+        b, ib = getattr(torch_mod.nn.functional, fn)(
+            torch_mod.tensor(x), *args, return_indices=True, **kt
+        )
+        a, ia = getattr(F, fn)(tg.tensor(x), *args, return_indices=True, **ko)
+        np.testing.assert_array_equal(ia.numpy(), ib.numpy(), err_msg=fn)
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=fn)

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..creation import rand
 from ..tensor import Tensor
-from ._pool_nd import batched, gather_flat, ntuple
+from ._pool_nd import batched, gather_flat, ntuple, window_argmax
 
 __all__ = [
     "fractional_max_pool2d",
@@ -108,11 +108,7 @@ def _window_argmax(xd, starts, kernel):
         positions[..., t] = pos
     values = np.take_along_axis(flat, positions.reshape(n, c, math.prod(positions.shape[2:])), 2)
     values = values.reshape(positions.shape)
-    best = values.argmax(axis=-1)
-    nan = np.isnan(values)
-    if nan.any():  # PyTorch's kernel keeps the last NaN of a window (``val > max || isnan``)
-        last = values.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
-        best = np.where(nan.any(axis=-1), last, best)
+    best = window_argmax(values)
     return np.take_along_axis(positions, best[..., None], axis=-1)[..., 0]
 
 

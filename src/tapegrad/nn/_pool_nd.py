@@ -2,7 +2,8 @@
 
 Note [Pooling by index]
 Every max pool here finds, in NumPy, the flat position (into the input's spatial dims,
-row-major, as PyTorch's ``return_indices``) of each window's maximum, and takes the values
+row-major, as PyTorch's ``return_indices``) of each window's first maximum (its last NaN,
+as PyTorch's kernels), and takes the values
 with a differentiable ``gather`` from the (N, C, prod(spatial)) input. The gradient is
 then the gather's scatter-add at those positions and the double backward a gather again,
 so derivatives of any order come from two existing ops. ``max_unpool`` is the transposed
@@ -100,8 +101,19 @@ def gather_flat(x, flat_idx):
     return src.gather(2, idx).reshape(flat_idx.shape)
 
 
+def window_argmax(values):
+    """Index along the last axis of the first maximum, or of the last NaN where there is one
+    (PyTorch's CPU kernels: ``if (val > max || isnan(val))``)."""
+    best = values.argmax(axis=-1)
+    nan = np.isnan(values)
+    if nan.any():
+        last = values.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
+        best = np.where(nan.any(axis=-1), last, best)
+    return best
+
+
 def _window_argmax(xd, kernel, stride, dilation, out, pads):
-    """Flat spatial index of each window's first maximum (NaN wins), as an (N, C, *out) array."""
+    """Flat spatial index of each window's first maximum (its last NaN), (N, C, *out)."""
     k = len(kernel)
     width = [(0, 0), (0, 0)] + [tuple(p) for p in pads]
     xp = np.pad(xd, width, constant_values=-np.inf) if any(sum(p) for p in pads) else xd
@@ -112,7 +124,7 @@ def _window_argmax(xd, kernel, stride, dilation, out, pads):
     key += tuple(slice(None, None, d) for d in dilation)
     win = win[key]
     flat = win.reshape(win.shape[: 2 + k] + (math.prod(kernel),))
-    taps = np.unravel_index(flat.argmax(axis=-1), kernel)
+    taps = np.unravel_index(window_argmax(flat), kernel)
     index = np.zeros(flat.shape[:-1], np.int64)
     for axis in range(k):
         o = np.arange(out[axis]).reshape((-1,) + (1,) * (k - 1 - axis))
@@ -224,7 +236,7 @@ def _adaptive_argmax(xd, out):
         box = tuple(slice(lo, hi) for _, (lo, hi) in cell)
         shape = tuple(hi - lo for _, (lo, hi) in cell)
         win = xd[(Ellipsis,) + box].reshape(lead + (math.prod(shape),))
-        taps = np.unravel_index(win.argmax(axis=-1), shape)
+        taps = np.unravel_index(window_argmax(win), shape)
         flat = np.zeros(lead, np.int64)
         for axis, (_, (lo, _)) in enumerate(cell):
             flat = flat * size[axis] + lo + taps[axis]
