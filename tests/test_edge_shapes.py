@@ -545,7 +545,7 @@ ROWS += [
     ),
     E(
         "grid_sampler",
-        lambda m, x, g: m.grid_sampler(x, g, 0, 2, False),
+        lambda m, x, g: m.grid_sampler(x, g, 1, 2, False),
         X([(), ()]),
         [[(0, 2, 3, 4), (0, 2, 2, 2)]],
     ),

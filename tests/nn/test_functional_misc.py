@@ -122,3 +122,18 @@ def test_linear_cross_entropy_accepts_options_and_checks_shapes(torch_mod):
         tg.nn.functional.linear_cross_entropy(
             tg.zeros(2, 3), tg.zeros(5, 3), tg.zeros(2, 5), ignore_index=1
         )
+
+
+def test_grid_sample_nearest_gives_the_grid_a_zero_gradient(torch_mod):
+    """PyTorch's grid gradient of nearest sampling is zeros; tapegrad left the grid out of
+    the graph, so ``autograd.grad`` with the grid raised "not used in the graph"."""
+    x = rng.standard_normal((1, 2, 3, 4))
+    g = rng.uniform(-1, 1, size=(1, 2, 2, 2))
+    g[0, 0, 0, 0] = np.nan  # and a NaN position still gives a zero (not NaN) gradient
+    fn = lambda m, a, b: m.nn.functional.grid_sample(a, b, mode="nearest")  # noqa: E731
+    ours = [tg.tensor(x, requires_grad=True), tg.tensor(g, requires_grad=True)]
+    theirs = [torch_mod.tensor(x, requires_grad=True), torch_mod.tensor(g, requires_grad=True)]
+    got = tg.autograd.grad(fn(tg, *ours).sum(), ours)
+    want = torch_mod.autograd.grad(fn(torch_mod, *theirs).sum(), theirs)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
