@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from .. import _trace
 from ..ops.joining import pad as _pad
 from ..tensor import Tensor
 from ._pool_more import _avg_matrix, _sizes, _windows
@@ -106,7 +107,7 @@ def window_argmax(values):
     (PyTorch's CPU kernels: ``if (val > max || isnan(val))``)."""
     best = values.argmax(axis=-1)
     nan = np.isnan(values)
-    if nan.any():
+    if _trace.recording() or nan.any():  # a recording may not branch on values
         last = values.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
         best = np.where(nan.any(axis=-1), last, best)
     return best
