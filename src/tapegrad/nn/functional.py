@@ -67,12 +67,12 @@ def _same_dtype(op, *tensors):
 
 
 def _pair(v, op, name):
-    if isinstance(v, (tuple, list)) and len(v) == 1:  # torch's int[2] repeats a 1-list
-        v = v[0]
     if isinstance(v, (int, np.integer)):
         return (int(v), int(v))
     if isinstance(v, (tuple, list)) and len(v) == 2 and all(isinstance(a, int) for a in v):
         return tuple(v)
+    if isinstance(v, (tuple, list)) and len(v) == 1 and isinstance(v[0], (int, np.integer)):
+        return (int(v[0]), int(v[0]))  # torch's int[2] repeats a 1-element list
     raise ValueError(f"{op}: {name} must be an int or a pair of ints, got {v!r}")
 
 
