@@ -102,8 +102,41 @@ def resolve(op):
     return fn if callable(fn) else None
 
 
+def _fractional_max_pool(k):
+    """fractional_max_poolNd with the ``_random_samples`` torch draws in the OpInfo's op
+    (``wrapper_set_seed``: seed 42, then ``torch.rand(N, C, k)`` in the input's dtype)."""
+
+    def call(x, *args, **kwargs):
+        if kwargs.get("_random_samples") is None:
+            import torch  # noqa: PLC0415
+
+            n = 1 if x.ndim == k + 1 else x.shape[0]
+            dtype = getattr(torch, str(x._data.dtype))
+            with torch.random.fork_rng():
+                torch.manual_seed(42)
+                u = torch.rand(n, x.shape[-k - 1], k, dtype=dtype)
+            kwargs["_random_samples"] = tg.tensor(u.numpy())
+        return getattr(tg.nn.functional, f"fractional_max_pool{k}d")(x, *args, **kwargs)
+
+    return call
+
+
+def _max_pool2d_backward(x, kernel_size=(), stride=(), padding=(0,), dilation=(1,),
+                         ceil_mode=False, **_):  # fmt: skip
+    """The OpInfo's op: max_pool2d's input gradient for a gradient of ones (aten's
+    max_pool2d_with_indices_backward), here tapegrad's own backward of max_pool2d."""
+    with tg.enable_grad():
+        leaf = x.detach().requires_grad_()
+        out = tg.nn.functional.max_pool2d(leaf, kernel_size, stride, padding, dilation, ceil_mode)
+        (grad,) = tg.autograd.grad(out, [leaf], tg.ones_like(out))
+    return grad
+
+
 # OpInfos whose ``op`` is a wrapper that reorders arguments: call tapegrad the same way.
 ADAPTERS = {
+    "nn.functional.fractional_max_pool2d": _fractional_max_pool(2),
+    "nn.functional.fractional_max_pool3d": _fractional_max_pool(3),
+    "max_pool2d_with_indices_backward": _max_pool2d_backward,
     "polygamma": lambda x, n, **kw: tg.polygamma(n, x, **kw),
     "special.polygamma": lambda x, n, **kw: tg.special.polygamma(n, x, **kw),
     "where": lambda self, condition, other, **kw: tg.where(condition, self, other, **kw),

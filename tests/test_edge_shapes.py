@@ -528,6 +528,29 @@ ROWS += [
     E("_sigmoid_backward", lambda m, g, y: _aten(m, "sigmoid_backward")(g, y), [(), ()], B),
 ]
 
+# -- issue 10 (nn.functional of op_db): channel_shuffle and aten's grid samplers --
+ROWS += [
+    E("channel_shuffle", lambda m, x: m.channel_shuffle(x, 2), X([()]), [[(0, 4, 3)], [(2, 4, 0)]]),
+    E(
+        "grid_sampler_2d",
+        lambda m, x, g: m.grid_sampler_2d(x, g, 0, 0, False),
+        X([(), ()]),
+        [[(0, 2, 3, 4), (0, 2, 2, 2)], [(1, 2, 3, 4), (1, 0, 2, 2)]],
+    ),
+    E(
+        "grid_sampler_3d",
+        lambda m, x, g: m.grid_sampler_3d(x, g, 0, 1, True),
+        X([(), ()]),
+        [[(0, 2, 3, 4, 2), (0, 2, 2, 2, 3)], [(1, 2, 3, 4, 2), (1, 2, 0, 2, 3)]],
+    ),
+    E(
+        "grid_sampler",
+        lambda m, x, g: m.grid_sampler(x, g, 1, 2, False),
+        X([(), ()]),
+        [[(0, 2, 3, 4), (0, 2, 2, 2)]],
+    ),
+]
+
 
 def _aten(m, name):
     return getattr(m.ops.aten, name) if m.__name__ == "torch" else m.ops.OPS["_" + name].fn

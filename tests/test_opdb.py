@@ -26,8 +26,6 @@ KNOWN_FAILURES: dict[str, str] = {
     "int": "Tensor.int() does not accept memory_format=",
     "long": "Tensor.long() does not accept memory_format=",
     # nn.functional
-    "nn.functional.avg_pool2d": "avg_pool2d: padding=(1,) (a 1-tuple) is refused",
-    "nn.functional.batch_norm": "batch_norm: 1-D input is refused",
     # found when the issue-10b/11 branches merged
     "fft.fft": (
         "fft: the result (or the input torch accepts) is complex and tapegrad has no complex dtype"
@@ -94,25 +92,12 @@ KNOWN_FAILURES: dict[str, str] = {
     "linalg.lu_factor": "linalg.lu_factor has no gradient yet",
     "linalg.lu_solve": "linalg.lu_solve: only left=True, adjoint=False",
     "linalg.vander": "linalg.vander refuses a 0-d x; torch takes it as one point",
-    "nn.functional.multi_margin_loss": (
-        "multi_margin_loss refuses a 0-d input and target (torch takes them as one sample)"
-    ),
-    "nn.functional.multilabel_margin_loss": (
-        "multilabel_margin_loss refuses a 0-d input and target (torch takes them as one sample)"
-    ),
-    "nn.functional.pad.circular": (
-        "pad circular refuses padding larger than an empty (size-0) leading dim that "
-        "torch leaves alone"
-    ),
     "sparse.mm.reduce": (
         "sparse CSR tensors: tapegrad has no SparseCsr layout to convert torch's inputs to"
     ),
     "to_sparse": (
         "to_sparse: the torch result is a sparse COO tensor, which the harness cannot "
         "compare (no NumPy view)"
-    ),
-    "tensordot": (
-        "tensordot refuses contracting a size-1 dim against a size-2 dim; torch broadcasts it"
     ),
 }
 

@@ -31,6 +31,10 @@ from .transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
+from .pooling_nd import *  # noqa: F403
+from .conv_transpose3d import ConvTranspose3d
+from .channel_shuffle import ChannelShuffle
+from ._linear_cross_entropy import LinearCrossEntropyOptions
 
 # Modules add their names by importing them above (one line each); nothing else to edit.
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -19,6 +19,7 @@ import itertools
 import numpy as np
 
 from ..ops.joining import stack
+from ..ops.products import _zeros_from
 from ..tensor import Tensor
 
 __all__ = ["affine_grid", "grid_sample"]
@@ -181,7 +182,10 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         return vals * Tensor._wrap(inside[:, None].astype(input._data.dtype))
 
     if mode == "nearest":
-        return gather([np.rint(co._data).astype(np.int64) for co in coords])
+        out = gather([np.rint(co._data).astype(np.int64) for co in coords])
+        if grid.requires_grad:  # PyTorch's grid gradient is zeros here, not "unused"
+            out = out + _zeros_from(grid).sum()
+        return out
     if mode == "bicubic":
         return _bicubic(grid, sizes, padding_mode, align_corners, gather)
     lows = [np.floor(co._data) for co in coords]

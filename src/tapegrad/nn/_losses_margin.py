@@ -146,14 +146,15 @@ def triplet_margin_with_distance_loss(
 
 
 def _class_input(input, target, op, target_extra=0):
-    """(N, C) view of input (C,) or (N, C), and the target array."""
+    """(N, C) view of input (C,) or (N, C) (a 0-d input is one sample of one class, as
+    PyTorch takes it), and the target array."""
     t = _int_array(target)
-    if input.ndim not in (1, 2) or t.ndim > 1 + target_extra:
+    if input.ndim not in (0, 1, 2) or t.ndim > 1 + target_extra:
         raise RuntimeError(
             f"{op}: expected input of 1 or 2 dims and a matching target, got input of "
             f"shape {list(input.shape)} and target of shape {list(t.shape)}"
         )
-    x = input.unsqueeze(0) if input.ndim == 1 else input
+    x = input.reshape((1, -1)) if input.ndim < 2 else input
     return x, t
 
 
@@ -191,7 +192,7 @@ def multi_margin_loss(
         z = z * Tensor._wrap(w[flat][:, None].astype(x._data.dtype))
     others = (np.arange(c)[None, :] != flat[:, None]).astype(x._data.dtype)
     loss = (z * Tensor._wrap(others)).sum(dim=1) / c
-    if input.ndim == 1:
+    if input.ndim < 2:
         loss = loss.squeeze(0)
     return reduce_loss(loss, reduction)
 
@@ -202,7 +203,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction, "multilabel_margin_loss")
     x, t = _class_input(input, target, "multilabel_margin_loss", 1)
-    t2 = t.reshape(1, -1) if t.ndim == 1 else t
+    t2 = t.reshape(1, -1) if t.ndim < 2 else t
     if t2.shape != tuple(x.shape):
         raise RuntimeError(
             f"multilabel_margin_loss: inconsistent target size: {list(t.shape)} for input of "
@@ -220,6 +221,6 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     z = (x.unsqueeze(1) - xy.unsqueeze(2) + 1.0).clamp(min=0.0)  # (N, j, i)
     mask = (valid[:, :, None] & ~is_target[:, None, :]).astype(dtype)
     loss = (z * Tensor._wrap(mask)).sum(dim=(1, 2)) / c
-    if input.ndim == 1:
+    if input.ndim < 2:
         loss = loss.squeeze(0)
     return reduce_loss(loss, reduction)

@@ -71,6 +71,8 @@ def _pair(v, op, name):
         return (int(v), int(v))
     if isinstance(v, (tuple, list)) and len(v) == 2 and all(isinstance(a, int) for a in v):
         return tuple(v)
+    if isinstance(v, (tuple, list)) and len(v) == 1 and isinstance(v[0], (int, np.integer)):
+        return (int(v[0]), int(v[0]))  # torch's int[2] repeats a 1-element list
     raise ValueError(f"{op}: {name} must be an int or a pair of ints, got {v!r}")
 
 
@@ -247,9 +249,7 @@ def batch_norm(
     the variance unbiased (n / (n − 1)) as PyTorch. Otherwise the running ones are used.
     """
     x = _tensor(input, "batch_norm")
-    if x.ndim < 2:
-        raise ValueError(f"batch_norm: expected at least 2-D input, got shape {list(x.shape)}")
-    c = x.shape[1]
+    c = x.shape[1] if x.ndim >= 2 else 0  # a 1-D input has no channels, as in PyTorch
     axes = (0,) + tuple(range(2, x.ndim))
     view = (1, c) + (1,) * (x.ndim - 2)
     for name, t in (
@@ -260,6 +260,10 @@ def batch_norm(
     ):
         if t is not None and tuple(t.shape) != (c,):
             raise RuntimeError(f"batch_norm: {name} must have shape [{c}], got {list(t.shape)}")
+    if x._data.size == 0:  # nothing to normalise: PyTorch returns a copy
+        return x.clone()
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: expected at least 2-D input, got shape {list(x.shape)}")
     if training:
         count = x._data.size // max(c, 1)
         if count <= 1:
@@ -461,3 +465,22 @@ from ._fold import fold, unfold  # noqa: E402
 from ._interpolate import interpolate  # noqa: E402
 
 __all__ += ["interpolate", "fold", "unfold"]
+# -- issue 10 (nn.functional ops of op_db): 3-D pools, unpooling, ... -----------------------
+from ._pool_nd import *  # noqa: E402, F403
+from ._pool_nd import __all__ as _pool_nd_names  # noqa: E402
+
+__all__ += _pool_nd_names
+from ._conv_transpose3d import conv_transpose3d  # noqa: E402
+
+__all__ += ["conv_transpose3d"]
+from ._functional_misc import *  # noqa: E402, F403
+from ._functional_misc import __all__ as _misc_names  # noqa: E402
+
+__all__ += _misc_names
+from ._linear_cross_entropy import linear_cross_entropy  # noqa: E402
+
+__all__ += ["linear_cross_entropy"]
+from ._pool_fractional import *  # noqa: E402, F403
+from ._pool_fractional import __all__ as _fractional_names  # noqa: E402
+
+__all__ += _fractional_names

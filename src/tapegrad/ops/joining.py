@@ -239,7 +239,7 @@ def pad(input, pad, mode="constant", value=None):
         pos = np.arange(-lo, n + hi)
         if mode == "replicate":
             pos = np.clip(pos, 0, n - 1)
-        elif mode == "circular":
+        elif mode == "circular" and (lo or hi):  # an unpadded dim may be empty
             start, kept = max(-lo, 0), n - max(-lo, 0) - max(-hi, 0)
             if kept <= 0 or max(lo, hi) > kept:
                 raise RuntimeError(
@@ -247,7 +247,7 @@ def pad(input, pad, mode="constant", value=None):
                     f"{list(data.shape)} (at most the size of the dim after cropping)"
                 )
             pos = start + np.arange(-max(lo, 0), kept + max(hi, 0)) % kept
-        else:  # reflect about the edge elements, which are not repeated
+        elif mode == "reflect":  # about the edge elements, which are not repeated
             period = 2 * (n - 1) if n > 1 else 1
             pos = np.abs(pos) % period
             pos = np.where(pos >= n, period - pos, pos)

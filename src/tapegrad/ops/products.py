@@ -151,12 +151,21 @@ def tensordot(a, b, dims=2, out=None):
     db = [_check_dim(d, nb, "tensordot") for d in db]
     if len(da) != len(db):
         raise RuntimeError("tensordot: both dimension lists should have same length")
-    for x, y in zip(da, db):
-        if a._data.shape[x] != b._data.shape[y]:
+    shape_a, shape_b = list(a._data.shape), list(b._data.shape)
+    for x, y in zip(da, db):  # a size-1 contracted dim broadcasts against the other, as torch
+        if shape_a[x] == 1:
+            shape_a[x] = shape_b[y]
+        elif shape_b[y] == 1:
+            shape_b[y] = shape_a[x]
+        if shape_a[x] != shape_b[y]:
             raise RuntimeError(
                 f"tensordot: contracted dimensions need to match, but first has size "
                 f"{a._data.shape[x]} in dim {x} and second has size {b._data.shape[y]} in dim {y}"
             )
+    if tuple(shape_a) != a._data.shape:
+        a = a.expand(shape_a)
+    if tuple(shape_b) != b._data.shape:
+        b = b.expand(shape_b)
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
     sa = list(letters[:na])
     sb = list(letters[na : na + nb])
