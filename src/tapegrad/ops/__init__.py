@@ -10,7 +10,7 @@ from . import index_ops, products, reduce_more, shape_more, sorting, tri  # noqa
 from . import decomp  # noqa: F401
 
 # -- issue 10 (part M): numeric utilities --
-from . import calculus, covariance, logdet, norm_ops  # noqa: F401
+from . import broadcasting, calculus, counting, covariance, fill, logdet, norm_ops  # noqa: F401
 from ._registry import OPS
 
 __all__ = ["OPS"]

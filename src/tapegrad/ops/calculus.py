@@ -79,7 +79,7 @@ def _spacing_list(spacing, dims, ndim):
     return out
 
 
-@register("gradient")
+@register("gradient", method=False)
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """Estimated derivative of ``input`` along each of ``dim`` (all dims when None): one
     tensor per dim, in a tuple.
@@ -188,7 +188,7 @@ def _trapezoid_args(y, x, dx, dim, op):
     return _check_dim(dim, y._data.ndim, op), x, 1 if dx is None else dx
 
 
-@register("trapezoid")
+@register("trapezoid", method=False)
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoid rule along ``dim``: Σ (y[i] + y[i+1]) Δx_i / 2, with sample points ``x``
     (a 1-D tensor or one of ``y``'s shape) or a uniform spacing ``dx`` (default 1)."""
@@ -204,7 +204,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
 add_alias("trapz", "trapezoid")  # NumPy's older name
 
 
-@register("cumulative_trapezoid")
+@register("cumulative_trapezoid", method=False)
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoid rule along ``dim`` (one element shorter than ``y`` there)."""
     d, x, dx = _trapezoid_args(y, x, dx, dim, "cumulative_trapezoid")

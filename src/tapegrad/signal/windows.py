@@ -24,6 +24,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .. import _dtypes
+from ..ops._linspace import linspace_values
 from ..tensor import Tensor
 
 __all__ = [
@@ -75,18 +76,6 @@ def _n(M, sym):
     return M - 1 if sym else M
 
 
-def _linspace(start, end, steps, dtype):
-    """torch.linspace's kernel: the step in ``dtype``, the first half counted from ``start``
-    and the second half from ``end``."""
-    start, end = dtype.type(start), dtype.type(end)
-    if steps == 1:
-        return np.full(1, start, dtype)
-    step = (end - start) / dtype.type(steps - 1)
-    i = np.arange(steps).astype(dtype)
-    out = np.where(i < steps // 2, start + step * i, end - step * (dtype.type(steps - 1) - i))
-    return out.astype(dtype, copy=False)
-
-
 def _trivial(M, dtype, requires_grad):
     """The windows of length 0 (empty) and 1 (``[1.]``), or None."""
     if M <= 1:
@@ -106,7 +95,7 @@ def general_cosine(
     a = [float(w) for w in a]
     if not a:
         raise ValueError("general_cosine: Coefficients cannot be empty")
-    k = _linspace(0, (M - 1) * (2 * math.pi / _n(M, sym)), M, dtype)
+    k = linspace_values(0, (M - 1) * (2 * math.pi / _n(M, sym)), M, dtype)
     a_i = np.array([(-1) ** i * w for i, w in enumerate(a)], dtype)
     i = np.arange(len(a), dtype=dtype)
     return _finish((a_i[:, None] * np.cos(i[:, None] * k)).sum(0), dtype, requires_grad)
@@ -143,7 +132,7 @@ def bartlett(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad
     dtype = _check("bartlett", M, dtype, layout)
     if (t := _trivial(M, dtype, requires_grad)) is not None:
         return t
-    k = _linspace(-1, -1 + (M - 1) * (2 / _n(M, sym)), M, dtype)
+    k = linspace_values(-1, -1 + (M - 1) * (2 / _n(M, sym)), M, dtype)
     return _finish(1 - np.abs(k), dtype, requires_grad)
 
 
@@ -153,7 +142,7 @@ def cosine(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=F
     if M == 0:
         return _finish(np.ones(0), dtype, requires_grad)
     constant = math.pi / (M + 1 if not sym and M > 1 else M)
-    k = _linspace(0.5 * constant, (0.5 + (M - 1)) * constant, M, dtype)
+    k = linspace_values(0.5 * constant, (0.5 + (M - 1)) * constant, M, dtype)
     return _finish(np.sin(k), dtype, requires_grad)
 
 
@@ -170,7 +159,7 @@ def exponential(
         return _finish(np.ones(0), dtype, requires_grad)
     if center is None:
         center = (M if not sym and M > 1 else M - 1) / 2.0
-    k = _linspace(-center / tau, (-center + (M - 1)) / tau, M, dtype)
+    k = linspace_values(-center / tau, (-center + (M - 1)) / tau, M, dtype)
     return _finish(np.exp(-np.abs(k)), dtype, requires_grad)
 
 
@@ -185,7 +174,7 @@ def gaussian(
         return _finish(np.ones(0), dtype, requires_grad)
     start = -(M if not sym and M > 1 else M - 1) / 2.0
     constant = 1 / (std * math.sqrt(2))
-    k = _linspace(start * constant, (start + (M - 1)) * constant, M, dtype)
+    k = linspace_values(start * constant, (start + (M - 1)) * constant, M, dtype)
     return _finish(np.exp(-(k**2)), dtype, requires_grad)
 
 
@@ -199,7 +188,7 @@ def kaiser(
     if (t := _trivial(M, dtype, requires_grad)) is not None:
         return t
     b = dtype.type(beta)
-    k = _linspace(-b, min(b, -b + (M - 1) * (2.0 * b / _n(M, sym))), M, dtype)
+    k = linspace_values(-b, min(b, -b + (M - 1) * (2.0 * b / _n(M, sym))), M, dtype)
     with np.errstate(invalid="ignore"):
         out = np.i0(np.sqrt(b * b - k * k).astype(dtype)) / np.i0(b)
     return _finish(out, dtype, requires_grad)
