@@ -51,6 +51,7 @@ __all__ = [
     "normalize",
 ]
 
+_IDENTITY_TEXT = {"zero": "0", "one": "1", "max": "−inf", "min": "+inf", "nan": "NaN"}
 _SMALL_INTS = {np.dtype(t) for t in ("bool", "uint8", "int8", "int16", "int32")}
 
 
@@ -218,7 +219,7 @@ def _make_normalization(name, kind, kernel):
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (
         f"{name} along ``dim`` with masked-out elements replaced by the identity "
-        f"({'0' if kind == 'zero' else '1' if kind == 'one' else '∓inf'}) first."
+        f"({_IDENTITY_TEXT[kind]}) first."
     )
     return _reg(name)(op)
 
