@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.graph import make_result
+from ..creation import zeros_like
 from ..tensor import Tensor
 from ._registry import register
 
@@ -31,9 +32,13 @@ def fill(input, value):
     out = np.full(input._data.shape, value).astype(dtype, copy=False)
     differentiable = dtype.kind == "f"
 
+    nd = out.ndim
+
     def backward(g):
-        gi = g * 0.0 if input._rg else None
-        gv = g.sum().to(tv._data.dtype) if tv is not None and tv._rg else None
+        gi = zeros_like(g) if input._rg else None  # (not g * 0: NaN/inf stay out)
+        gv = None
+        if tv is not None and tv._rg:  # Σ over the output's dims, from the right (batched)
+            gv = (g.sum(dim=tuple(range(-nd, 0))) if nd else g).to(tv._data.dtype)
         return gi, gv
 
     if not differentiable:
