@@ -20,6 +20,8 @@ registered (``masked.<name>``, not bound as a method) so the op table lists it.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import _dtypes
@@ -119,8 +121,21 @@ def _dtype(dtype, input):
     return input._data.dtype if dtype is None else _dtypes.to_dtype(dtype)
 
 
-def _reg(name):
-    return register(f"masked.{name}", method=False, function=False)
+def _reg(name, differentiable=True):
+    """Register ``masked.<name>``. The op runs with NumPy's divide/invalid warnings off: an
+    all-masked slice is 0/0 = NaN by definition (torch is silent there too)."""
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def op(*args, **kwargs):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return fn(*args, **kwargs)
+
+        return register(
+            f"masked.{name}", method=False, function=False, differentiable=differentiable
+        )(op)
+
+    return deco
 
 
 # -- reductions: f(input, dim=None, *, keepdim=False, dtype=None, mask=None) -------------------
@@ -242,7 +257,7 @@ def _arg_extreme(name, kind, fn):
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"{name} over ``dim`` of the masked-in elements, as ``input``'s dtype."
-    return register(f"masked.{name}", method=False, function=False, differentiable=False)(op)
+    return _reg(name, differentiable=False)(op)
 
 
 argmax = _arg_extreme("argmax", "max", extrema.argmax)

@@ -175,6 +175,8 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False):  # n
             f"torch.histogramdd: input tensor should have at least 2 dimensions, but got "
             f"{data.ndim}"
         )
+    if data.shape[-1] == 0:  # no dimensions to bin: torch's result is a 0-d zero, no edges
+        return HistogramddResult(Tensor._wrap(np.zeros((), data.dtype)), ())
     x = data.reshape(-1, data.shape[-1])
     w = None if weight is None else as_tensor(weight, "histogramdd").reshape(-1)
     hist, edges = _histogram_nd(x, bins, range, w, density, "histogramdd")
@@ -246,7 +248,9 @@ def combinations(input, r=2, with_replacement=False):
     as rows of a ``(C, r)`` tensor; ``with_replacement`` allows repeats. ``r=0`` gives an
     empty 1-D tensor."""
     if input._data.ndim != 1:
-        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input._data.shape)}")
+        raise RuntimeError(
+            f"combinations: Expect a 1D vector, but got shape {list(input._data.shape)}"
+        )
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:

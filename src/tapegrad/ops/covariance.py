@@ -9,6 +9,7 @@ corrcoef:  C_ij / √(C_ii C_jj), clipped to [−1, 1]
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -47,7 +48,20 @@ def _check_weights(w, kind, n, integral):
     return w
 
 
+def _quiet(fn):
+    """Run ``fn`` with NumPy's divide/invalid warnings off: a covariance with no degrees of
+    freedom is NaN/inf by definition (torch warns once, in its own words, below)."""
+
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return fn(*args, **kwargs)
+
+    return op
+
+
 @register("cov")
+@_quiet
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance matrix of the variables in the rows of ``input`` (observations in the
     columns; a 1-D input is one variable, giving a 0-d result).
@@ -97,6 +111,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
 
 
 @register("corrcoef")
+@_quiet
 def corrcoef(input):
     """Pearson correlation coefficients of the rows of ``input`` (see :func:`cov`)."""
     if input._data.ndim > 2:

@@ -18,5 +18,11 @@ __all__ = ["logdet"]
 @register("logdet")
 def logdet(input):
     """log(det(input)) for square matrices (..., n, n); NaN for a negative determinant."""
+    shape = input._data.shape
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise RuntimeError(
+            f"logdet: expected a square matrix or a batch of them (..., n, n), got shape "
+            f"{list(shape)}"
+        )
     sign, logabsdet = slogdet(input)
     return where(sign._data == -1, np.array(np.nan, logabsdet._data.dtype), logabsdet)
