@@ -40,7 +40,7 @@ def _names(info):
         return f"`tg.nn.functional.{name}`"
     if name.startswith("special_"):
         return f"`tg.special.{name[len('special_') :]}`"
-    if info.function:
+    if info.function or name.startswith("masked."):  # masked.*: the tg.masked namespace
         return f"`tg.{name}`"
     if info.name == "getitem":
         return "`x[key]` (`getitem`)"
@@ -123,13 +123,15 @@ def _first_paragraph(fn) -> str:
 
 
 def _namespace_sections(by_fn):
-    """``tg.linalg`` and ``tg.fft``: every public name, the registered op it is (if any),
-    else the first paragraph of its docstring (NotImplementedError ones say so there)."""
+    """``tg.signal.windows``, ``tg.linalg`` and ``tg.fft``: every public name, the registered
+    op it is (if any), else the first paragraph of its docstring (NotImplementedError ones
+    say so there)."""
     import tapegrad.fft as fft  # noqa: PLC0415
     import tapegrad.linalg as linalg  # noqa: PLC0415
+    import tapegrad.signal.windows as windows  # noqa: PLC0415
 
     lines = []
-    for ns, mod in (("tg.linalg", linalg), ("tg.fft", fft)):
+    for ns, mod in (("tg.signal.windows", windows), ("tg.linalg", linalg), ("tg.fft", fft)):
         lines += ["", f"## {ns}", "", f"Every name of `{ns}`: the op it is, or what it does.", ""]
         lines += [f"| {ns} | op | notes |", "|---|---|---|"]
         for name in sorted(mod.__all__):

@@ -210,6 +210,17 @@ from .ops.tri import tril_indices, triu_indices  # noqa: E402
 from .ops.decomp import pinverse  # noqa: E402
 from . import fft  # noqa: E402 - tg.fft namespace
 
+# -- issue 10 (part M): masked reductions, signal windows, numeric utilities --
+from . import masked  # noqa: E402 - tg.masked namespace
+from . import signal  # noqa: E402 - tg.signal.windows
+from .signal.windows import (  # noqa: E402
+    bartlett_window,
+    blackman_window,
+    hamming_window,
+    hann_window,
+    kaiser_window,
+)
+
 # Note [Exported ops]
 # Every registered op with ``function=True`` is ``tapegrad.<name>`` as in torch, so a new op
 # needs no line here. Names bound above (hand-picked aliases, namespaces) take precedence.

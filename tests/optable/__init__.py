@@ -110,6 +110,9 @@ def _collect():
     from . import issue10b  # noqa: PLC0415 - issue 10 (reductions, sorting, shape, indexing)
 
     cases.extend(issue10b.CASES)
+    from . import issue10m  # noqa: PLC0415 - issue 10 part M (masked, numeric utilities)
+
+    cases.extend(issue10m.CASES)
     return cases
 
 

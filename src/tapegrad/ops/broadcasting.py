@@ -1,0 +1,78 @@
+"""Broadcasting helpers that are ops: broadcast_tensors, Tensor.sum_to_size, Tensor.H.
+
+broadcast_tensors expands every input to the common shape (gradient: summed back);
+sum_to_size sums a tensor down to a shape it broadcasts from (gradient: expanded back);
+H is the conjugate transpose of a matrix, the transpose for tapegrad's real dtypes.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..autograd.graph import sum_to
+from ..tensor import Tensor
+from ._registry import register
+from ._util import shape_arg
+
+__all__ = ["broadcast_tensors"]
+
+
+@register("broadcast_tensors", method=False)
+def broadcast_tensors(*tensors):
+    """Every tensor expanded to the shape they broadcast to together, in a tuple."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shapes = [t._data.shape for t in tensors]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise RuntimeError(_mismatch(shapes)) from None
+    return tuple(t if t._data.shape == shape else t.expand(shape) for t in tensors)
+
+
+def _mismatch(shapes):
+    """torch's message: the first pair of sizes that disagree, counted from the right."""
+    ndim = max(len(s) for s in shapes)
+    padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
+    for d in range(ndim - 1, -1, -1):
+        sizes = [s[d] for s in padded if s[d] != 1]
+        for n in sizes[1:]:
+            if n != sizes[0]:
+                return (
+                    f"The size of tensor a ({sizes[0]}) must match the size of tensor b ({n}) "
+                    f"at non-singleton dimension {d}"
+                )
+    return f"shapes {[list(s) for s in shapes]} cannot be broadcast together"
+
+
+@register("sum_to_size", function=False)
+def sum_to_size(input, *size):
+    """``input`` summed over the dims along which ``size`` broadcasts to its shape."""
+    size = shape_arg(size, "sum_to_size")
+    shape = input._data.shape
+    ok = len(size) <= len(shape) and all(
+        s in (1, n) for s, n in zip(size[::-1], shape[::-1], strict=False)
+    )
+    if not ok:
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    return sum_to(input, size)
+
+
+def _H(self):
+    """The conjugate transpose of a matrix (the transpose for real dtypes)."""
+    ndim = self._data.ndim
+    if ndim == 0:
+        warnings.warn(
+            "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", stacklevel=2
+        )
+        return self
+    if ndim != 2:
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {ndim}-D tensor."
+        )
+    return self.transpose(0, 1)
+
+
+Tensor.H = property(_H)
