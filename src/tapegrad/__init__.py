@@ -210,6 +210,10 @@ from .ops.tri import tril_indices, triu_indices  # noqa: E402
 from .ops.decomp import pinverse  # noqa: E402
 from . import fft  # noqa: E402 - tg.fft namespace
 
+# -- issue 10 part V: layouts, resizing, native norms (ops register themselves) --
+from .strided_creation import empty_permuted, empty_strided, resize_as_  # noqa: E402
+from .nn import _native_norm as _native_norm  # noqa: E402, F401 - native_layer_norm ...
+
 # Note [Exported ops]
 # Every registered op with ``function=True`` is ``tapegrad.<name>`` as in torch, so a new op
 # needs no line here. Names bound above (hand-picked aliases, namespaces) take precedence.
