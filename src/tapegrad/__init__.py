@@ -211,7 +211,16 @@ from .ops.decomp import pinverse  # noqa: E402
 from . import fft  # noqa: E402 - tg.fft namespace
 
 # -- issue 10 part V: layouts, resizing, native norms (ops register themselves) --
-from .strided_creation import empty_permuted, empty_strided, resize_as_  # noqa: E402
+from .strided_creation import (  # noqa: E402
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    empty_permuted,
+    empty_strided,
+    memory_format,
+    preserve_format,
+    resize_as_,
+)
 from .nn import _native_norm as _native_norm  # noqa: E402, F401 - native_layer_norm ...
 
 # Note [Exported ops]

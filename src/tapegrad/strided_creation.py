@@ -1,6 +1,9 @@
 """Tensors of a given memory layout and in-place resizing: ``empty_strided``,
 ``Tensor.new_empty_strided``, ``empty_permuted``, ``Tensor.resize_``/``resize_as_``,
-``Tensor.storage_offset`` (Note [Storage of a tensor] in ops/strided.py).
+``Tensor.storage_offset`` (Note [Storage of a tensor] in ops/strided.py), and the memory
+format constants (``contiguous_format``, ``channels_last``, ...) that ``memory_format=``
+takes: accepted everywhere PyTorch takes them; tapegrad's copies are C-ordered whatever the
+format (values, shapes and gradients do not depend on it).
 
 Values of the ``empty`` forms are unspecified, as in PyTorch (here: zeros).
 """
@@ -13,7 +16,34 @@ from .creation import _finish, _float_dtype, _size
 from .ops.strided import storage_of
 from .tensor import Tensor
 
-__all__ = ["empty_strided", "empty_permuted", "resize_as_"]
+__all__ = [
+    "empty_strided",
+    "empty_permuted",
+    "resize_as_",
+    "memory_format",
+    "contiguous_format",
+    "preserve_format",
+    "channels_last",
+    "channels_last_3d",
+]
+
+
+class memory_format:  # noqa: N801 - PyTorch's name
+    """A memory layout name (``tg.contiguous_format`` ...), as ``torch.memory_format``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"tapegrad.{self.name}"
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
 
 
 def empty_strided(

@@ -17,6 +17,7 @@ import numpy as np
 from ..tensor import Tensor
 from ._registry import register
 from ._util import as_tensor, shape_arg
+from .indexing import index_grad, scatter_back
 from .shape import view_result
 from .view_scatter import scatter_positions
 
@@ -89,7 +90,8 @@ def as_strided(input, size, stride, storage_offset=None):
     The gradient scatters ``g`` into a zero storage (positions written twice add up) and
     reads ``input``'s elements back from it; where ``input``'s own elements overlap in
     memory, each gets the storage value divided by how many elements share it (as
-    PyTorch's ``as_strided_backward``).
+    PyTorch's ``as_strided_backward``). As in PyTorch, storage elements outside ``input``
+    (a view reaching back into its base) get no gradient through ``input``.
 
     Raises:
         RuntimeError: when the view reaches outside the storage, or for negative strides.
@@ -107,18 +109,16 @@ def as_strided(input, size, stride, storage_offset=None):
         writeable=flat.flags.writeable,
     )
     n = flat.size
-    out_pos = positions(size, stride, offset).reshape(-1)
+    out_pos = positions(size, stride, offset)
     in_pos = positions(data.shape, _strides(data), own)
     count = np.bincount(in_pos.reshape(-1), minlength=n) if in_pos.size else None
     overlap = count is not None and count.max() > 1
 
-    def backward(g):
-        prefix = tuple(g.shape[: g.ndim - len(size)])
-        storage = Tensor._wrap(np.zeros(prefix + (n,), dtype=g._data.dtype))
-        storage = storage.index_add(-1, Tensor._wrap(out_pos), g.reshape(prefix + (-1,)))
+    def backward(g):  # batch-aware through the indexing adjoints (Note [Batched gradients])
+        storage = scatter_back(g, (n,), (out_pos,), True)
         if overlap:
             storage = storage / Tensor._wrap(np.maximum(count, 1).astype(g._data.dtype))
-        return (storage[..., Tensor._wrap(in_pos)],)
+        return (index_grad(storage, (in_pos,), True, "AsStridedBackwardBackward"),)
 
     return view_result(out, input, backward, "AsStridedBackward")
 
