@@ -226,3 +226,25 @@ def test_native_batch_norm_statistics_and_running_update(torch_mod):
             np.testing.assert_allclose(o.numpy(), r.numpy(), atol=1e-12)
         np.testing.assert_allclose(rm.numpy(), trm.numpy(), atol=1e-12)
         np.testing.assert_allclose(rv.numpy(), trv.numpy(), atol=1e-12)
+
+
+# -- broadcast-shaped ops ---------------------------------------------------------------------
+
+
+def test_broadcast_shaped_ops_errors_as_torch(torch_mod):
+    for ours, theirs, message in [
+        (lambda: tg.ones(5).sum_to_size(2), lambda: torch_mod.ones(5).sum_to_size(2), "expandable"),
+        (lambda: tg.randn(3).H, lambda: torch_mod.randn(3).H, "only supported on matrices"),
+        (
+            lambda: tg.fill(tg.ones(2), tg.ones(2)),
+            lambda: torch_mod.fill(torch_mod.ones(2), torch_mod.ones(2)),
+            "only supports 0-dimension value tensor",
+        ),
+    ]:
+        with pytest.raises(RuntimeError, match=message):
+            ours()
+        with pytest.raises(RuntimeError, match=message):
+            theirs()
+    assert tg.broadcast_shapes((3, 1), 2, (1, 1, 1)) == (1, 3, 2)
+    assert tg.combinations(tg.arange(3.0), 4).shape == (0, 4)
+    assert tg.combinations(tg.arange(3.0), 0).shape == (0,)

@@ -22,7 +22,11 @@ def _bool_mask(m):
 CASES = [
     # copies of views (Note [Copy variants])
     OpCase("alias_copy", lambda m, x: m.alias_copy(x) * 2.0, [(2, 3)]),
-    OpCase("as_strided_copy", lambda m, x: m.as_strided_copy(x, (2, 2), (1, 3), 1), [(3, 3)]),
+    OpCase(
+        "as_strided_copy",
+        lambda m, x: m.as_strided_copy(x.clone(), (2, 2), (1, 3), 1),
+        [(3, 3)],
+    ),
     OpCase("diagonal_copy", lambda m, x: m.diagonal_copy(x, 1, 0, 2), [(3, 2, 4)]),
     OpCase("expand_copy", lambda m, x: m.expand_copy(x, (2, 3, 4)), [(3, 1)]),
     OpCase("permute_copy", lambda m, x: m.permute_copy(x, (2, 0, 1)), [(2, 3, 4)]),
@@ -48,22 +52,29 @@ CASES = [
         [(4, 2)],
     ),
     OpCase("unsafe_chunk", lambda m, x: _pieces(x.unsafe_chunk(3, 1)), [(2, 7)]),
-    # storage views
-    OpCase("as_strided", lambda m, x: m.as_strided(x, (2, 2), (1, 2), 1), [(3, 3)]),
+    # storage views. as_strided reads the storage: each row takes it of a clone (which owns
+    # its memory) so that it is a function of the values (vmap's inputs are slices of one
+    # batch, the non-contiguous test's are Fortran-ordered)
+    OpCase("as_strided", lambda m, x: m.as_strided(x.clone(), (2, 2), (1, 2), 1), [(3, 3)]),
     OpCase(
         "as_strided",
-        lambda m, x: x.as_strided((3, 3), (1, 1)),  # windows overlap: gradients add up
+        lambda m, x: x.clone().as_strided((3, 3), (1, 1)),  # overlapping windows: grads add
         [(5,)],
         name="overlapping",
     ),
     OpCase(
         "as_strided",
         # storage offsets count from the base: elements 1 and 3 of x (x[2:4:2] would be 2)
-        lambda m, x: x[1:].as_strided((2,), (2,), 1),
+        lambda m, x: x.clone()[1:].as_strided((2,), (2,), 1),
         [(5,)],
         name="base-offset",
     ),
-    OpCase("as_strided", lambda m, x: x.t().as_strided((2, 3), (3, 1)), [(3, 2)], name="t"),
+    OpCase(
+        "as_strided",
+        lambda m, x: x.clone().t().as_strided((2, 3), (3, 1)),
+        [(3, 2)],
+        name="t",
+    ),
     # scatters into views
     OpCase(
         "diagonal_scatter",
@@ -81,6 +92,21 @@ CASES = [
         lambda m, x, s: m.as_strided_scatter(x, s, (2, 2), (1, 2), 1),
         [(3, 3), (2, 2)],
         torch=False,  # PyTorch 2.13's input gradient is wrong (tests/test_view_ops.py)
+    ),
+    # broadcast-shaped ops
+    OpCase(
+        "broadcast_tensors",
+        lambda m, a, b: _pieces(m.broadcast_tensors(a, b)),
+        [(3, 1), (2,)],
+    ),
+    OpCase("sum_to_size", lambda m, x: x.sum_to_size(3, 1), [(2, 3, 4)]),
+    OpCase("fill", lambda m, x, v: m.fill(x, v.sum()), [(2, 3), (2,)]),
+    OpCase("combinations", lambda m, x: m.combinations(x, 2), [(4,)]),
+    OpCase(
+        "combinations",
+        lambda m, x: m.combinations(x, 3, with_replacement=True),
+        [(3,)],
+        name="replacement",
     ),
     # aten ops
     OpCase("slice", lambda m, x: _aten_slice(m)(x, 1, 1, 4, 2), [(2, 5)]),

@@ -8,7 +8,7 @@ from . import binary_table, misc_math, polynomials, unary_table  # noqa: F401 - 
 # -- issue 10 (second half): new families, one file each --
 from . import index_ops, products, reduce_more, shape_more, sorting, tri  # noqa: F401
 from . import decomp  # noqa: F401
-from . import aten, copy_variants, strided, view_scatter  # noqa: F401 - issue 10 part V
+from . import aten, broadcasting, copy_variants, strided, view_scatter  # noqa: F401 - issue 10 V
 from ._registry import OPS
 
 __all__ = ["OPS"]

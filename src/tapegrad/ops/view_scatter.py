@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.graph import batched_shape, keeps_arrays, make_result
+from ..autograd.graph import batched_shape, make_result
 from ..tensor import Tensor, _check_dim
 from ._registry import register
 from ._util import as_tensor
@@ -44,7 +44,7 @@ def scatter_positions(input, src, index, op, name):
             grad_src = grad_src._cast(src_dtype)
         return (g * Tensor._wrap(keep.astype(g._data.dtype)), grad_src)
 
-    return keeps_arrays(make_result(out, (input, src), backward, name))
+    return make_result(out, (input, src), backward, name)
 
 
 def _positions(shape, take):
@@ -86,9 +86,11 @@ def select_scatter(input, src, dim, index):
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """``input`` with ``src`` written into ``input[..., start:end:step, ...]`` (at ``dim``)."""
     shape = input._data.shape
-    d = _check_dim(dim, max(len(shape), 1), "slice_scatter")
+    if not shape:
+        raise IndexError("slice_scatter() cannot be applied to a 0-dim tensor.")
+    d = _check_dim(dim, len(shape), "slice_scatter")
     if int(step) <= 0:
         raise RuntimeError(f"slice_scatter: slice step must be positive, got {step}")
     cut = (slice(None),) * d + (slice(start, end, int(step)),)
-    pos = _positions(shape, lambda a: a[cut] if shape else a)
+    pos = _positions(shape, lambda a: a[cut])
     return scatter_positions(input, src, pos, "slice_scatter", "SliceScatterBackward")
