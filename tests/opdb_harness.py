@@ -80,6 +80,9 @@ def resolve(op):
         return (
             (lambda n: lambda x, *a, **k: getattr(x, n))(name) if hasattr(tg.Tensor, name) else None
         )
+    aten = _aten_name(op)
+    if aten is not None:  # torch.ops.aten.X.overload -> tg.ops.aten.X
+        return getattr(getattr(tg.ops, "aten", None), aten, None)
     if "." in name:
         obj = tg
         for part in name.split("."):
@@ -130,6 +133,12 @@ def _max_pool2d_backward(x, kernel_size=(), stride=(), padding=(0,), dilation=(1
         out = tg.nn.functional.max_pool2d(leaf, kernel_size, stride, padding, dilation, ceil_mode)
         (grad,) = tg.autograd.grad(out, [leaf], tg.ones_like(out))
     return grad
+def _aten_name(op):
+    """``X`` when the OpInfo's op is an aten operator overload (``torch.ops.aten.X.Tensor``)."""
+    module = type(op.op).__module__ or ""
+    if module.startswith("torch._ops") and getattr(op.op, "namespace", None) == "aten":
+        return op.op.__name__.split(".")[0]
+    return None
 
 
 # OpInfos whose ``op`` is a wrapper that reorders arguments: call tapegrad the same way.
@@ -150,6 +159,14 @@ ADAPTERS = {
     "linalg.pinv.singular": lambda a, b: tg.linalg.pinv(a @ b.mT),
     "normal.in_place": lambda x, *a, **kw: x.normal_(*a, **kw),
     "normal.number_mean": lambda std, mean, *a, **kw: tg.normal(mean, std, *a, **kw),
+    # in-place samplers and resizes, called as their OpInfo's op lambda calls them
+    "cauchy": lambda x, *a, **kw: x.cauchy_(*a, **kw),
+    "exponential": lambda x, *a, **kw: x.exponential_(*a, **kw),
+    "geometric": lambda x, *a, **kw: x.geometric_(*a, **kw),
+    "log_normal": lambda x, *a, **kw: x.log_normal_(*a, **kw),
+    "uniform": lambda x, *a, **kw: x.uniform_(*a, **kw),
+    "resize_": lambda x, shape: x.clone().resize_(shape),
+    "resize_as_": lambda x, other: tg.resize_as_(x.clone(), other),
 }
 
 # Random or uninitialized results: only shapes and dtypes are compared.
@@ -185,8 +202,10 @@ def convert(value, leaves):
     if isinstance(value, torch.Tensor):
         if id(value) in leaves:
             return leaves[id(value)][1]
-        array = value.detach().resolve_conj().resolve_neg().numpy().copy()
+        array = _numpy(value).copy()
         ours = tg.tensor(array, requires_grad=bool(value.requires_grad))
+        if value.dtype.is_floating_point and not value.is_conj() and not value.is_neg():
+            ours = _with_layout(value, ours)
         leaves[id(value)] = (value, ours)
         return ours
     if isinstance(value, torch.dtype):
@@ -213,6 +232,36 @@ def convert(value, leaves):
     return value
 
 
+def _numpy(ref):
+    """A torch tensor's values as a NumPy array (bfloat16 as ml_dtypes.bfloat16)."""
+    import torch  # noqa: PLC0415
+
+    ref = ref.detach().resolve_conj().resolve_neg()
+    if ref.dtype == torch.bfloat16:
+        import ml_dtypes  # noqa: PLC0415
+
+        return ref.float().numpy().astype(ml_dtypes.bfloat16)
+    return ref.numpy()
+
+
+def _with_layout(value, ours):
+    """``ours`` laid out as the torch tensor ``value`` is: a view, with its strides and
+    storage offset, of a copy of its whole storage (as_strided reads the storage)."""
+    import torch  # noqa: PLC0415
+
+    n = value.untyped_storage().nbytes() // value.element_size()
+    if value.is_contiguous() and value.storage_offset() == 0 and n == value.numel():
+        return ours
+    storage = torch.as_strided(value.detach(), (n,), (1,), 0).numpy().copy()
+    size = storage.itemsize
+    array = np.lib.stride_tricks.as_strided(
+        storage[value.storage_offset() :],
+        tuple(value.shape),
+        tuple(s * size for s in value.stride()),
+    )
+    return tg.from_numpy(array).requires_grad_(bool(value.requires_grad))
+
+
 def _flat(value):
     if isinstance(value, (tuple, list)):
         return [x for v in value for x in _flat(v)]
@@ -232,13 +281,16 @@ def _compare(ours, ref, what, tol=(RTOL, ATOL), values=True):
             raise Mismatch(f"{what}: expected a Tensor, got {type(ours).__name__}")
         if ref._is_zerotensor():
             ref = torch.zeros(ref.shape, dtype=ref.dtype)
-        want = ref.detach().resolve_conj().resolve_neg().numpy()
+        want = _numpy(ref)
         if tuple(ours.shape) != want.shape:
             raise Mismatch(f"{what}: shape {tuple(ours.shape)} != torch's {want.shape}")
         if ours._data.dtype != want.dtype:
             raise Mismatch(f"{what}: dtype {ours._data.dtype} != torch's {want.dtype}")
-        if values and not np.allclose(ours._data, want, rtol=rtol, atol=atol, equal_nan=True):
-            err = np.max(np.abs(np.asarray(ours._data, np.float64) - want)) if want.size else 0
+        got = ours._data
+        if want.dtype.kind == "V":  # bfloat16: compared in float64
+            got, want = got.astype(np.float64), want.astype(np.float64)
+        if values and not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+            err = np.max(np.abs(np.asarray(got, np.float64) - want)) if want.size else 0
             raise Mismatch(f"{what}: values differ (max abs err {err:.3g})")
     elif isinstance(ref, (bool, int, float, complex)) and values:
         value = ours.item() if isinstance(ours, tg.Tensor) else ours
@@ -334,7 +386,8 @@ def samples(op):
     """The first N_SAMPLES sample inputs and N_REFERENCE further reference inputs."""
     import torch  # noqa: PLC0415
 
-    kw = {"device": "cpu", "dtype": torch.float64, "requires_grad": True}
+    # ops without autograd get inputs that do not require grad, as in PyTorch's own tests
+    kw = {"device": "cpu", "dtype": torch.float64, "requires_grad": op.supports_autograd}
     first = list(itertools.islice(op.sample_inputs(**kw), N_SAMPLES))
     extra = []
     if op.reference_inputs_func is not None:

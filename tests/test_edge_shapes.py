@@ -524,6 +524,9 @@ ROWS += _issue10b_rows(E, X, B, U, DIV)
 from .edge_issue10m import rows as _issue10m_rows  # noqa: E402
 
 ROWS += _issue10m_rows(E, X, B, U)
+from .edge_issue10v import rows as _issue10v_rows  # noqa: E402
+
+ROWS += _issue10v_rows(E, X, B, U)
 
 # -- issue 16: fused gradient rules (PyTorch's aten.tanh_backward / aten.sigmoid_backward) --
 ROWS += [

@@ -220,6 +220,19 @@ from .signal.windows import (  # noqa: E402
     hann_window,
     kaiser_window,
 )
+# -- issue 10 part V: layouts, resizing, native norms (ops register themselves) --
+from .strided_creation import (  # noqa: E402
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    empty_permuted,
+    empty_strided,
+    memory_format,
+    preserve_format,
+    resize_as_,
+)
+from .nn import _native_norm as _native_norm  # noqa: E402, F401 - native_layer_norm ...
+from .ops.broadcasting import broadcast_shapes  # noqa: E402
 
 # Note [Exported ops]
 # Every registered op with ``function=True`` is ``tapegrad.<name>`` as in torch, so a new op

@@ -1,6 +1,7 @@
 """Sampling from distributions given as tensors: ``multinomial``, ``normal``, ``bernoulli``,
 ``poisson``, and the in-place fills ``uniform_``, ``normal_``, ``bernoulli_``,
-``exponential_``, ``random_`` (Note [Random streams] in random.py).
+``exponential_``, ``cauchy_``, ``log_normal_``, ``geometric_``, ``random_`` (Note [Random
+streams] in random.py).
 
 Samples carry no gradient (torch's derivative of a sample with respect to its
 parameters is zero). NOTE: these are bound to Tensor here rather than through the op
@@ -145,6 +146,10 @@ def _fill(self, op, values):
 def uniform_(self, a=0.0, b=1.0, *, generator=None, **kw):
     """Fill with uniform samples in [a, b) (torch's ``from``/``to`` keywords work too)."""
     a, b = kw.pop("from", a), kw.pop("to", b)
+    if a > b:
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}"
+        )
     return _fill(self, "uniform_", _rng(generator).uniform(a, b, size=self.shape))
 
 
@@ -161,7 +166,32 @@ def bernoulli_(self, p=0.5, *, generator=None):
 
 def exponential_(self, lambd=1.0, *, generator=None):
     """Fill with exponential samples of rate ``lambd``."""
+    _positive("exponential_", "lambda", lambd)
     return _fill(self, "exponential_", _rng(generator).exponential(1.0 / lambd, size=self.shape))
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fill with Cauchy samples ``median + sigma * tan(pi * (U - 1/2))``."""
+    _positive("cauchy_", "sigma", sigma)
+    return _fill(self, "cauchy_", median + sigma * _rng(generator).standard_cauchy(self.shape))
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fill with ``exp(N(mean, std**2))`` samples (torch's defaults: mean 1, std 2)."""
+    _positive("log_normal_", "std", std)
+    return _fill(self, "log_normal_", _rng(generator).lognormal(mean, std, size=self.shape))
+
+
+def geometric_(self, p, *, generator=None):
+    """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    return _fill(self, "geometric_", _rng(generator).geometric(p, size=self.shape))
+
+
+def _positive(op, what, value):
+    if not value > 0:
+        raise RuntimeError(f"{op} expects {what} > 0.0, but found {what}={value}")
 
 
 def random_(self, from_=0, to=None, *, generator=None, **kw):
@@ -174,7 +204,7 @@ def random_(self, from_=0, to=None, *, generator=None, **kw):
     return _fill(self, "random_", _rng(generator).integers(from_, to, size=self.shape))
 
 
-for _fn in (uniform_, normal_, bernoulli_, exponential_, random_):
+for _fn in (uniform_, normal_, bernoulli_, exponential_, cauchy_, log_normal_, geometric_, random_):
     setattr(Tensor, _fn.__name__, _fn)
 Tensor.multinomial = multinomial
 Tensor.bernoulli = bernoulli

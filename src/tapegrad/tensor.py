@@ -75,7 +75,7 @@ _NUMERIC_KINDS = frozenset("biufc")
 
 def check_numeric(array, op: str) -> None:
     """Raise TypeError unless ``array`` has a bool, integer, float or complex dtype."""
-    if array.dtype.kind not in _NUMERIC_KINDS:
+    if array.dtype.kind not in _NUMERIC_KINDS and not _dtypes.is_floating(array.dtype):
         raise TypeError(
             f"{op}: can't convert np.ndarray of type {array.dtype}. The only supported types "
             "are: bool, integer, floating point and complex dtypes"
@@ -508,19 +508,19 @@ class Tensor:
             result = self.clone()
         return result
 
-    def float(self) -> Tensor:
+    def float(self, memory_format=None) -> Tensor:
         return self.to(_dtypes.float32)
 
-    def double(self) -> Tensor:
+    def double(self, memory_format=None) -> Tensor:
         return self.to(_dtypes.float64)
 
-    def long(self) -> Tensor:
+    def long(self, memory_format=None) -> Tensor:
         return self.to(_dtypes.int64)
 
-    def int(self) -> Tensor:
+    def int(self, memory_format=None) -> Tensor:
         return self.to(_dtypes.int32)
 
-    def bool(self) -> Tensor:
+    def bool(self, memory_format=None) -> Tensor:
         return self.to(_dtypes.bool_)
 
     def cpu(self) -> Tensor:

@@ -46,6 +46,9 @@ def normalize(x, weight, bias, axes, param_axes, view, eps):
         out = xhat.copy()  # x̂ stays private to the backward
     need_x, need_w = x._rg, weight is not None and weight._rg
     need_b = bias is not None and bias._rg
+    # dims counted from the right: g may carry a batch prefix (Note [Batched gradients])
+    g_axes = tuple(a - xd.ndim for a in axes)
+    g_param_axes = tuple(a - xd.ndim for a in param_axes)
 
     def backward(g):
         if STATE.enabled:  # create_graph: statistics as functions of x
@@ -58,12 +61,14 @@ def normalize(x, weight, bias, axes, param_axes, view, eps):
         if need_x:
             gh = g * weight.reshape(view) if weight is not None else g
             gx = inv * (
-                gh - gh.mean(dim=axes, keepdim=True) - xh * (gh * xh).mean(dim=axes, keepdim=True)
+                gh
+                - gh.mean(dim=g_axes, keepdim=True)
+                - xh * (gh * xh).mean(dim=g_axes, keepdim=True)
             )
         if need_w:
-            gw = (g * xh).sum(dim=param_axes)
+            gw = (g * xh).sum(dim=g_param_axes)
         if need_b:
-            gb = g.sum(dim=param_axes)
+            gb = g.sum(dim=g_param_axes)
         return gx, gw, gb
 
     saved = tuple(t for t in (x, weight) if t is not None and (need_x or need_w))

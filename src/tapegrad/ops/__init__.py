@@ -11,6 +11,7 @@ from . import decomp  # noqa: F401
 
 # -- issue 10 (part M): numeric utilities --
 from . import broadcasting, calculus, counting, covariance, fill, logdet, norm_ops  # noqa: F401
+from . import aten, copy_variants, strided, view_scatter  # noqa: F401 - issue 10 V
 from ._registry import OPS
 
 __all__ = ["OPS"]

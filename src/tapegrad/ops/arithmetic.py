@@ -544,7 +544,7 @@ def _cast(input, dtype):
     dtype = _dtypes.to_dtype(dtype)
     out = input._data.astype(dtype)
     src = input._data.dtype
-    if dtype.kind != "f":
+    if dtype.kind != "f" and not _dtypes.is_floating(dtype):  # bfloat16 is kind "V"
         return Tensor._wrap(out)
 
     def backward(g):

@@ -1,4 +1,4 @@
-"""Broadcasting helpers that are ops: broadcast_tensors, Tensor.sum_to_size, Tensor.H.
+"""Broadcasting helpers: broadcast_shapes, and the ops broadcast_tensors, Tensor.sum_to_size, Tensor.H.
 
 broadcast_tensors expands every input to the common shape (gradient: summed back);
 sum_to_size sums a tensor down to a shape it broadcasts from (gradient: expanded back);
@@ -16,7 +16,16 @@ from ..tensor import Tensor
 from ._registry import register
 from ._util import shape_arg
 
-__all__ = ["broadcast_tensors"]
+__all__ = ["broadcast_shapes", "broadcast_tensors"]
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """The shape that tensors of ``shapes`` broadcast to (ints count as 1-D shapes)."""
+    shapes = [(s,) if isinstance(s, (int, np.integer)) else tuple(s) for s in shapes]
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise RuntimeError(_mismatch(shapes)) from None
 
 
 @register("broadcast_tensors", method=False)
