@@ -43,9 +43,10 @@ def _openblas_handles():
     """``[(get_num_threads, set_num_threads)]`` of every OpenBLAS loaded in this process."""
     try:
         with open("/proc/self/maps") as f:  # Linux; elsewhere nothing is limited
-            paths = {line.split(None, 5)[5].strip() for line in f if "openblas" in line.lower()}
-    except (OSError, IndexError):
+            fields = [line.split(None, 5) for line in f if "openblas" in line.lower()]
+    except OSError:
         return []
+    paths = {parts[5].strip() for parts in fields if len(parts) == 6}
     handles = []
     for path in sorted(paths):
         try:
