@@ -40,9 +40,11 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
 from .. import _trace
+from .._blas_threads import one_thread
 from ..autograd.graph import make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
+from . import _conv_grid
 
 
 class Geometry(NamedTuple):
@@ -134,42 +136,70 @@ def _windows(x, kernel, out_hw, geom):
     sn, sr, sc, sch = xh.strides
     shape = (xh.shape[0], out_hw[0], out_hw[1], kh, kw, xh.shape[3])
     strides = (sn, sr * sh, sc * sw, sr * dh, sc * dw, sch)
+    if xh.flags.c_contiguous:  # the padded copy: a view made in ~1/4 of as_strided's time
+        win = np.ndarray(shape, xh.dtype, xh, 0, strides)
+        win.flags.writeable = False
+        return win
     return as_strided(xh, shape, strides, writeable=False)
 
 
-def _column_blocks(win, groups):
-    """Yield ``(rows, k, cols)``: the (len(rows), kh·kw·Cg) im2col columns of group ``k`` for
-    the output rows ``rows`` (a slice of the P = N·Ho·Wo rows), a few samples at a time.
+def _column_blocks(win, groups, ones=False):
+    """Yield ``(rows, k, cols)``: the (len(rows), kh·kw·Cg [+1]) im2col columns of group ``k``
+    for the output rows ``rows`` (a slice of the P = N·Ho·Wo rows), a few samples at a time;
+    with ``ones`` a last column of ones carries the bias through the GEMM.
 
     Every block is copied into the same buffer, so a consumer must use ``cols`` before
     asking for the next block (Note [Convolution memory]).
     """
     n, ho, wo, kh, kw, c = win.shape
     cg = c // groups
-    per_sample = ho * wo * kh * kw * cg
-    step = max(1, _BLOCK_BYTES // (per_sample * win.itemsize))
-    buf = new_like(win, (min(step, n) * per_sample,), None)
+    k = kh * kw * cg
+    width = k + 1 if ones else k
+    step = max(1, _BLOCK_BYTES // (ho * wo * width * win.itemsize))
+    buf = new_like(win, (min(step, n) * ho * wo, width), None)
+    if ones:
+        buf[:, k] = 1
     for start in range(0, n, step):
         stop = min(start + step, n)
         rows = slice(start * ho * wo, stop * ho * wo)
-        for k in range(groups):
-            part = win[start:stop, ..., k * cg : (k + 1) * cg]
-            cols = buf[: part.size].reshape(part.shape)
-            np.copyto(cols, part)
-            yield rows, k, cols.reshape(rows.stop - rows.start, -1)
+        block = buf[: rows.stop - rows.start]
+        for g in range(groups):
+            part = win[start:stop, ..., g * cg : (g + 1) * cg]
+            # copy=False: the block must be written in place (a view of ``buf``, never a copy)
+            dest = (block[:, :k] if ones else block).reshape(part.shape, copy=False)
+            np.copyto(dest, part)
+            yield rows, g, block
 
 
-def _weight_matrices(w, groups):
-    """Per group, the (Og, kh·kw·Cg) weight matrix in the columns' (kh, kw, C) order."""
+def _weight_matrices(w, groups, b=None):
+    """Per group, the (Og, kh·kw·Cg [+1]) weight matrix in the columns' (kh, kw, C) order, the
+    group's bias as a last column when ``b`` is given (the columns' row of ones)."""
     wm = w.transpose(0, 2, 3, 1).reshape(w.shape[0], -1)
+    if b is not None:
+        wm = np.concatenate([wm, b[:, None]], axis=1)
     og = w.shape[0] // groups
     return [wm[k * og : (k + 1) * og] for k in range(groups)]
 
 
 def _out_grad_matrix(g):
-    """g (N, O, Ho, Wo) as (P, O); free when g is channels-last."""
+    """g (N, O, Ho, Wo) as (P, O); free when g is channels-last (see :func:`_channels_last`)."""
     n, o, ho, wo = g.shape
     return nhwc(g).reshape(n * ho * wo, o)
+
+
+def _channels_last(g):
+    """The output gradient ``g`` with its data channels-last and dense, copied once when it is
+    not, so that the input, weight and bias gradients each read it as a (P, O) matrix for
+    free (a broadcast g, from ``sum().backward()``, would also send NumPy's matmul down its
+    slow non-BLAS loop). Only with grad mode off: under ``create_graph`` g is a graph input."""
+    if STATE.enabled:
+        return g
+    gh = nhwc(g._data)
+    if gh.flags.c_contiguous:
+        return g
+    dense = new_like(gh, gh.shape, None)
+    np.copyto(dense, gh)
+    return Tensor._wrap(dense.transpose(0, 3, 1, 2))
 
 
 def _col2im(gcols, x_shape, kernel, out_hw, geom):
@@ -214,7 +244,9 @@ def _bias_grad(g):
     if STATE.enabled:
         return g.sum(dim=(0, 2, 3))
     gm = _out_grad_matrix(g._data)
-    return Tensor._wrap(np.ones(gm.shape[0], gm.dtype) @ gm)
+    ones = np.ones_like(gm, shape=gm.shape[0], order="C")
+    with one_thread(gm.size):
+        return Tensor._wrap(ones @ gm)
 
 
 def conv2d(x, w, b, geom):
@@ -226,23 +258,22 @@ def conv2d(x, w, b, geom):
         out_size(h, kh, geom.stride[0], geom.dilation[0], pt, pb),
         out_size(wd, kw, geom.stride[1], geom.dilation[1], pl, pr),
     )
-    wms = _weight_matrices(w._data, geom.groups)
-    og = o // geom.groups
-    prod = new_like(x._data, (n * out_hw[0] * out_hw[1], o), None, np.result_type(x._data, w._data))
-    win = _windows(x._data, (kh, kw), out_hw, geom)
-    for rows, k, cols in _column_blocks(win, geom.groups):
-        if geom.groups == 1:
-            np.matmul(cols, wms[0].T, out=prod[rows])
+    dtype = np.result_type(x._data, w._data)
+    bias = None if b is None else b._data
+    with one_thread(n * out_hw[0] * out_hw[1] * w._data[0].size * o):
+        if _conv_grid.use_grid(x._data.shape, (kh, kw), out_hw, geom):
+            (wm,) = _weight_matrices(w._data, 1)
+            xp = padded_nhwc(x._data, geom.pads)
+            out = _conv_grid.grid_conv(xp, wm, bias, (kh, kw), out_hw, geom.dilation, dtype)
         else:
-            prod[rows, k * og : (k + 1) * og] = cols @ wms[k].T
-    if b is not None:
-        prod += b._data
-    out = prod.reshape(n, out_hw[0], out_hw[1], o).transpose(0, 3, 1, 2)
+            out = _im2col_conv(x._data, w._data, bias, out_hw, geom, dtype)
+    out = out.transpose(0, 3, 1, 2)
     need_x, need_w = x._rg, w._rg
     need_b = b is not None and b._rg
     x_shape, w_shape = x._data.shape, w._data.shape
 
     def backward(g):
+        g = _channels_last(g)
         gx = conv2d_input_grad(g, w, x_shape, geom) if need_x else None
         gw = conv2d_weight_grad(x, g, w_shape, geom) if need_w else None
         gb = _bias_grad(g) if need_b else None
@@ -252,17 +283,33 @@ def conv2d(x, w, b, geom):
     return make_result(out, (x, w, b), backward, "ConvolutionBackward", saved=saved)
 
 
+def _im2col_conv(x, w, bias, out_hw, geom, dtype):
+    """(N, Ho, Wo, O) = im2col(x) @ Wᵀ (+ bias through a column of ones), block by block."""
+    n, o = x.shape[0], w.shape[0]
+    og = o // geom.groups
+    wms = _weight_matrices(w, geom.groups, bias)
+    prod = new_like(x, (n * out_hw[0] * out_hw[1], o), None, dtype)
+    win = _windows(x, w.shape[2:], out_hw, geom)
+    for rows, k, cols in _column_blocks(win, geom.groups, ones=bias is not None):
+        if geom.groups == 1:
+            np.matmul(cols, wms[0].T, out=prod[rows])
+        else:
+            prod[rows, k * og : (k + 1) * og] = cols @ wms[k].T
+    return prod.reshape(n, out_hw[0], out_hw[1], o)
+
+
 def conv2d_input_grad(g, w, x_shape, geom):
     """gx = convᵀ(g, w): the gradient of conv with respect to its input."""
     gm = _out_grad_matrix(g._data)
     out_hw = g._data.shape[2:]
-    if geom.groups == 1:
-        out = _input_grad_by_taps(gm, w._data, x_shape, out_hw, geom)
-    else:
-        og = gm.shape[1] // geom.groups
-        wms = _weight_matrices(w._data, geom.groups)
-        gcols = [gm[:, k * og : (k + 1) * og] @ m for k, m in enumerate(wms)]
-        out = _col2im(gcols, x_shape, w._data.shape[2:], out_hw, geom)
+    with one_thread(gm.size * x_shape[1]):
+        if geom.groups == 1:
+            out = _input_grad_by_taps(gm, w._data, x_shape, out_hw, geom)
+        else:
+            og = gm.shape[1] // geom.groups
+            wms = _weight_matrices(w._data, geom.groups)
+            gcols = [gm[:, k * og : (k + 1) * og] @ m for k, m in enumerate(wms)]
+            out = _col2im(gcols, x_shape, w._data.shape[2:], out_hw, geom)
     need_g, need_w = g._rg, w._rg
     w_shape = w._data.shape
 
@@ -282,12 +329,18 @@ def conv2d_input_grad(g, w, x_shape, geom):
 def conv2d_weight_grad(x, g, w_shape, geom):
     """gw = Σ g ⊗ windows(x): the gradient of conv with respect to its weight."""
     o, cg, kh, kw = w_shape
-    gm = _out_grad_matrix(g._data)
-    og = o // geom.groups
-    gw = new_like(gm, (o, kh * kw * cg))
-    win = _windows(x._data, (kh, kw), g._data.shape[2:], geom)
-    for rows, k, cols in _column_blocks(win, geom.groups):
-        gw[k * og : (k + 1) * og] += gm[rows, k * og : (k + 1) * og].T @ cols
+    out_hw = g._data.shape[2:]
+    with one_thread(g._data.size * cg * kh * kw):
+        if _conv_grid.use_grid(x._data.shape, (kh, kw), out_hw, geom):
+            xp = padded_nhwc(x._data, geom.pads)
+            gw = _conv_grid.grid_weight_grad(xp, nhwc(g._data), (kh, kw), geom.dilation)
+        else:
+            gm = _out_grad_matrix(g._data)
+            og = o // geom.groups
+            gw = new_like(gm, (o, kh * kw * cg))
+            win = _windows(x._data, (kh, kw), out_hw, geom)
+            for rows, k, cols in _column_blocks(win, geom.groups):
+                gw[k * og : (k + 1) * og] += gm[rows, k * og : (k + 1) * og].T @ cols
     # .copy(), not np.ascontiguousarray: a method call tapegrad.jit's tracing array sees
     out = gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2).copy()
     need_x, need_g = x._rg, g._rg
