@@ -95,7 +95,14 @@ def linear(input, weight, bias=None):
             f"{list(weight.shape)} don't match (need input.shape[-1] == weight.shape[1])"
         )
     _same_dtype("linear", input, weight, bias)
-    return _linear(input, weight, bias)
+    try:
+        return _linear(input, weight, bias)
+    except AttributeError as exc:  # a vmap-batched argument (Note [vmap levels])
+        if type(exc).__name__ != "BatchedAccess":
+            raise
+        from .._batched import dispatch  # noqa: PLC0415 - only under vmap
+
+        return dispatch("linear", _linear, (input, weight, bias), {})
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

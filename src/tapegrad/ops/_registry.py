@@ -35,6 +35,10 @@ class OpInfo:
 
 OPS: dict[str, OpInfo] = {}
 
+# Set by tapegrad._batched: ``[0](info, args, kwargs)`` runs an op on vmap-batched
+# arguments (Note [vmap levels]); reached only through the except clause below.
+VMAP_DISPATCH: list = [None]
+
 
 def register(name, *, method=True, operators=(), differentiable=True, inplace=False, function=None):
     """Decorator: record an op, bind it to Tensor and (by default) export it as ``tg.<name>``."""
@@ -67,6 +71,8 @@ def exported(info: OpInfo):
         try:
             return fn(*args, **kwargs)
         except AttributeError as exc:
+            if type(exc).__name__ == "BatchedAccess":  # Note [vmap levels]
+                return VMAP_DISPATCH[0](info, args, kwargs)
             bad = next((a for a in args if not isinstance(a, Tensor) and "_data" in str(exc)), None)
             if bad is None or "'_data'" not in str(exc):
                 raise
