@@ -94,15 +94,15 @@ def linear(input, weight, bias=None):
             f"linear: input of shape {list(input.shape)} and weight of shape "
             f"{list(weight.shape)} don't match (need input.shape[-1] == weight.shape[1])"
         )
-    _same_dtype("linear", input, weight, bias)
     try:
+        _same_dtype("linear", input, weight, bias)
         return _linear(input, weight, bias)
     except AttributeError as exc:  # a vmap-batched argument (Note [vmap levels])
         if type(exc).__name__ != "BatchedAccess":
             raise
         from .._batched import dispatch  # noqa: PLC0415 - only under vmap
 
-        return dispatch("linear", _linear, (input, weight, bias), {})
+        return dispatch("linear", linear, (input, weight, bias), {})
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -468,3 +468,12 @@ from ._fold import fold, unfold  # noqa: E402
 from ._interpolate import interpolate  # noqa: E402
 
 __all__ += ["interpolate", "fold", "unfold"]
+
+# The registered ops re-exported here (relu, tanh, ...) go through the same wrapper as
+# tg.<name>: torch-like TypeErrors, and vmap dispatch (Note [vmap levels]).
+from ..ops._registry import OPS as _OPS  # noqa: E402
+from ..ops._registry import exported as _exported  # noqa: E402
+
+for _info in _OPS.values():
+    if globals().get(_info.name) is _info.fn:
+        globals()[_info.name] = _exported(_info)
