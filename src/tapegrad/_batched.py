@@ -472,3 +472,41 @@ def rewrap_like(g, like):
     for level in reversed(levels):
         g = wrap(g, level)
     return g
+
+
+def jacobian(outputs, inputs, create_graph: bool):
+    """``jacrev`` under vmap: per batch element, the blocks ``[[d out_i / d in_j]]``.
+
+    One batched backward over the logical output basis, broadcast along the batch dims
+    (elements never mix, so each element's rows land in its own slice of the gradient).
+    ``inputs`` are lifted leaves (batched at every open level, Note [grad under vmap]).
+    """
+    from .autograd.batched import vjp_rows  # noqa: PLC0415 - autograd sits above tensor
+
+    nb = len(LEVELS.active)
+    res = []
+    for out in outputs:
+        phys = physical(out)
+        lo = tuple(out.shape)
+        m = int(np.prod(lo, dtype=np.int64))
+        if out.requires_grad and m and phys.ndim != nb + len(lo):
+            _trap(out)  # an output not batched at every level: the exact fallback
+        if not out.requires_grad or m == 0:
+            rows = [None] * len(inputs)
+        else:
+            eye = np.eye(m, dtype=phys.dtype).reshape((m,) + (1,) * nb + lo)
+            eye = np.ascontiguousarray(np.broadcast_to(eye, (m,) + tuple(phys.shape)))
+            rows = vjp_rows(
+                (phys,), tuple(physical(x) for x in inputs), [Tensor._wrap(eye)],
+                create_graph=create_graph,
+            )  # fmt: skip
+        blocks = []
+        for x, r in zip(inputs, rows):
+            if r is None:
+                blocks.append(Tensor._wrap(np.zeros(lo + tuple(x.shape), x.dtype)))
+                continue
+            batch = tuple(r.shape[1 : 1 + nb])
+            r = op("movedim", r, 0, nb)
+            blocks.append(rewrap_like(op("reshape", r, batch + lo + tuple(x.shape)), x))
+        res.append(blocks)
+    return res

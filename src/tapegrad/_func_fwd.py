@@ -161,6 +161,10 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     f = _func()
 
     def wrapper(*args, **kwargs):
+        if f._batched.LEVELS.active:
+            # Under vmap the Jacobian comes from one batched reverse pass over the output
+            # basis (Note [grad under vmap]): the same values; forward mode there is future work.
+            return f.jacrev(func, argnums, has_aux)(*args, **kwargs)
         single, nums = f._argnums(argnums, len(args), "jacfwd")
         for i in nums:
             if not isinstance(args[i], Tensor) or args[i].dtype.kind != "f":

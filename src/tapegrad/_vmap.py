@@ -94,7 +94,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         except BatchedAccess as exc:
             tg_random.set_rng_state(start)
             _warn(
-                f"func:{getattr(func, '__name__', func)}",
+                f"func:{getattr(func, '__qualname__', '')}:{id(getattr(func, '__code__', func))}",
                 f"tg.func.vmap: {getattr(func, '__name__', 'func')} reads the data of a batched "
                 f"tensor where no batching rule applies ({_where(exc)}); it runs once per "
                 "batch element (a Python loop): exact, but slow",

@@ -216,7 +216,10 @@ def jacrev(f, argnums=0, has_aux=False):
             out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacrev")
             is_tuple = isinstance(out, tuple)
             outs = out if is_tuple else (out,)
-            res = jacobian_of(outs, diff, keep, False, True, "jacrev")
+            if _batched.LEVELS.active:  # Note [grad under vmap]
+                res = _batched.jacobian(outs, diff, keep)
+            else:
+                res = jacobian_of(outs, diff, keep, False, True, "jacrev")
         res = [[_release(b, keep, diff) for b in row] for row in res]
         res = tuple(r[0] if single else tuple(r) for r in res)
         jac = res if is_tuple else res[0]

@@ -1,0 +1,215 @@
+"""vmap's batching rules (Note [vmap levels]): batched execution, per-sample gradients,
+nesting, chunking, randomness and the exact fallbacks. The op-table sweep against a loop
+is in test_func_vmap.py."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from tapegrad import _batched
+from tapegrad.ops._registry import OPS
+
+F = tg.func
+
+
+def _no_fallback():
+    """A context that fails the test if vmap falls back to a loop."""
+    ctx = warnings.catch_warnings(record=True)
+
+    class Guard:
+        def __enter__(self):
+            self.w = ctx.__enter__()
+            warnings.simplefilter("always")
+            _batched._WARNED.clear()
+            return self
+
+        def __exit__(self, *exc):
+            ctx.__exit__(*exc)
+            msgs = [str(m.message) for m in self.w if "vmap" in str(m.message)]
+            assert not msgs, msgs
+
+    return Guard()
+
+
+def _mlp():
+    tg.manual_seed(0)
+    nn = tg.nn
+    return nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 3))
+
+
+def test_fast_path_is_untouched():
+    # Outside vmap, methods and operators are the registered functions themselves.
+    assert tg.Tensor.__add__ is OPS["add"].fn
+    assert tg.Tensor.sum is OPS["sum"].fn
+    assert not _batched.LEVELS.active
+
+
+@pytest.mark.parametrize("in_dim", [0, 1])
+def test_common_ops_run_batched_without_a_loop(in_dim):
+    rng = np.random.default_rng(0)
+    x = tg.tensor(rng.standard_normal((4, 3, 5)))
+    w = tg.tensor(rng.standard_normal((5, 2)))
+
+    def f(a):
+        b = (a.exp() * 2 - a.sin()).clamp(-3, 3) @ w
+        c = tg.cat([b, b.T.reshape(3, 2)], dim=0).softmax(-1)
+        d = c[1:, None, ::2].squeeze(1).sum(0) + c.mean() + c.amax(dim=1).sum()
+        return tg.stack([d, d.flip(0)]).transpose(0, 1).unsqueeze(0).expand(2, -1, -1)
+
+    xs = x.movedim(0, in_dim).contiguous()
+    with _no_fallback():
+        got = F.vmap(f, in_dims=in_dim)(xs)
+    want = tg.stack([f(x[i]) for i in range(4)])
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_matmul_rule_every_rank_combination():
+    rng = np.random.default_rng(1)
+    shapes = [(3,), (2, 3), (4, 2, 3)]
+    for sa in shapes:
+        for sb in [(3,), (3, 2), (4, 3, 2)]:
+            for ba, bb in ((True, False), (False, True), (True, True)):
+                a = tg.tensor(rng.standard_normal(((5,) if ba else ()) + sa))
+                b = tg.tensor(rng.standard_normal(((5,) if bb else ()) + sb))
+                with _no_fallback():
+                    got = F.vmap(tg.matmul, in_dims=(0 if ba else None, 0 if bb else None))(a, b)
+                want = tg.stack([(a[i] if ba else a) @ (b[i] if bb else b) for i in range(5)])
+                np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_per_sample_gradients_of_a_module_equal_a_loop():
+    net = _mlp()
+    params = {k: v.detach() for k, v in net.named_parameters()}
+    x, y = tg.randn(6, 5), tg.randn(6, 3)
+
+    def loss(p, xb, yb):
+        out = F.functional_call(net, p, (xb.unsqueeze(0),))
+        return F.functional_call(net, p, (xb,)).sum() * 0 + ((out - yb) ** 2).mean()
+
+    with _no_fallback():
+        per = F.vmap(F.grad(loss), in_dims=(None, 0, 0))(params, x, y)
+    for k, v in params.items():
+        loop = tg.stack([F.grad(loss)(params, x[i], y[i])[k] for i in range(6)])
+        assert per[k].shape == (6, *v.shape)
+        np.testing.assert_allclose(per[k].numpy(), loop.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_per_sample_gradients_match_torch_func(torch_mod):
+    torch = torch_mod
+    rng = np.random.default_rng(2)
+    wa, xa = rng.standard_normal((4, 3)), rng.standard_normal((7, 4))
+
+    def make(m):
+        def f(w, x):
+            return ((x @ w).tanh() ** 2).sum() + (w * w).sum() * x.sum()
+
+        return f
+
+    ours = F.vmap(F.grad(make(tg)), in_dims=(None, 0))(tg.tensor(wa), tg.tensor(xa))
+    ref = torch.func.vmap(torch.func.grad(make(torch)), in_dims=(None, 0))(
+        torch.tensor(wa), torch.tensor(xa)
+    )
+    np.testing.assert_allclose(ours.numpy(), ref.numpy(), rtol=1e-10)
+    ours2 = F.vmap(F.jacrev(make(tg)), in_dims=(None, 0))(tg.tensor(wa), tg.tensor(xa))
+    np.testing.assert_allclose(ours2.numpy(), ref.numpy(), rtol=1e-10)
+
+
+def test_nested_vmap_of_grad_and_grad_of_vmap():
+    rng = np.random.default_rng(3)
+    W = tg.tensor(rng.standard_normal((3, 2)))
+    X = tg.tensor(rng.standard_normal((4, 5, 3)))
+
+    def f(w, x):
+        return ((x @ w).sin() * x.sum()).sum()
+
+    with _no_fallback():
+        g2 = F.vmap(F.vmap(F.grad(f), in_dims=(None, 0)), in_dims=(None, 0))(W, X)
+        gx = F.vmap(F.vmap(F.grad(f, argnums=1), in_dims=(None, 0)), in_dims=(None, 1))(W, X)
+        gv = F.grad(lambda w: F.vmap(lambda x: f(w, x))(X.reshape(20, 3)).sum())(W)
+    want = np.stack([[F.grad(f)(W, X[i, j]).numpy() for j in range(5)] for i in range(4)])
+    np.testing.assert_allclose(g2.numpy(), want, rtol=1e-12)
+    wantx = np.stack([[F.grad(f, 1)(W, X[j, i]).numpy() for j in range(4)] for i in range(5)])
+    np.testing.assert_allclose(gx.numpy(), wantx, rtol=1e-12)
+    loop = F.grad(lambda w: sum(f(w, x) for x in X.reshape(20, 3)))(W)
+    np.testing.assert_allclose(gv.numpy(), loop.numpy(), rtol=1e-12)
+
+
+def test_hessian_compositions_under_vmap():
+    rng = np.random.default_rng(4)
+    X = tg.tensor(rng.standard_normal((3, 4)))
+
+    def f(x):
+        return (x.sin() * x.exp()).sum()
+
+    h = F.vmap(F.hessian(f))(X)
+    jj = F.vmap(F.jacfwd(F.jacrev(f)))(X)
+    jr = F.vmap(F.jacrev(F.jacrev(f)))(X)
+    want = tg.stack([F.hessian(f)(X[i]) for i in range(3)])
+    for got in (h, jj, jr):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(F.jacfwd(F.jacrev(f))(X[0]).numpy(), want[0].numpy(), rtol=1e-12)
+
+
+def test_chunk_size_chunks_for_real():
+    calls = []
+    x = tg.randn(10, 3, dtype=tg.float64)
+
+    def f(a):
+        calls.append(a.shape)
+        return a.exp().sum()
+
+    out = F.vmap(f, chunk_size=4)(x)
+    assert len(calls) == 3  # 4 + 4 + 2, each chunk batched
+    np.testing.assert_allclose(out.numpy(), x.exp().sum(1).numpy())
+    a, b = F.vmap(lambda t: (t * 2, t.sum()), chunk_size=3, out_dims=(1, 0))(x)
+    np.testing.assert_allclose(a.numpy(), (x * 2).T.numpy())
+
+
+def test_randomness_policies_with_dropout():
+    x = tg.ones(6, 50)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        F.vmap(lambda a: tg.nn.functional.dropout(a, 0.5))(x)
+    same = F.vmap(lambda a: tg.nn.functional.dropout(a, 0.5), randomness="same")(x).numpy()
+    assert (same == same[0]).all() and (same == 0).any()
+    diff = F.vmap(lambda a: tg.nn.functional.dropout(a, 0.5), randomness="different")(x).numpy()
+    assert not (diff == diff[0]).all()
+
+
+def test_data_dependent_control_flow_falls_back_exactly():
+    x = tg.tensor([[1.0, 2.0], [-3.0, 1.0], [0.5, -0.1]])
+
+    def f(a):
+        return a * 2 if a.sum().item() > 0 else -a
+
+    with pytest.warns(UserWarning, match="runs once per batch element"):
+        out = F.vmap(f)(x)
+    np.testing.assert_allclose(out.numpy(), np.stack([f(r).numpy() for r in x]))
+
+
+def test_inplace_and_setitem_on_batched_tensors():
+    x = tg.randn(4, 3, dtype=tg.float64)
+
+    def f(a):
+        b = a.clone()
+        b.mul_(2)
+        b[0] = 7.0
+        b[1:] += a[1:]
+        return b
+
+    with _no_fallback():
+        got = F.vmap(f)(x)
+    np.testing.assert_allclose(got.numpy(), np.stack([f(r).numpy() for r in x]))
+    # Writing a batched tensor into an unbatched one: torch refuses; the exact fallback
+    # (whole function per element) computes it.
+    with pytest.warns(UserWarning, match="runs once per batch element"):
+        got = F.vmap(lambda a: tg.zeros(3, dtype=tg.float64).add_(a))(x)
+    np.testing.assert_allclose(got.numpy(), x.numpy())
+
+
+def test_escaped_batched_tensor_is_refused():
+    kept = []
+    F.vmap(lambda a: kept.append(a) or a)(tg.ones(2, 3))
+    with pytest.raises(RuntimeError, match="already returned"):
+        kept[0] + 1
