@@ -166,6 +166,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             # basis (Note [grad under vmap]): the same values; forward mode there is future work.
             return f.jacrev(func, argnums, has_aux)(*args, **kwargs)
         single, nums = f._argnums(argnums, len(args), "jacfwd")
+        if any(isinstance(args[i], (tuple, list, dict)) for i in nums):
+            return _jacfwd_of_nests(func, args, kwargs, single, nums, has_aux)
         for i in nums:
             if not isinstance(args[i], Tensor) or args[i].dtype.kind != "f":
                 raise TypeError(f"jacfwd: argument {i} must be a floating point Tensor")
@@ -221,6 +223,43 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         return (jac, aux) if has_aux else jac
 
     return wrapper
+
+
+def _jacfwd_of_nests(func, args, kwargs, single, nums, has_aux):
+    """jacfwd with tuple/list/dict arguments: over their flattened tensors, rebuilt."""
+    f = _func()
+    leaves: list = []
+    for i in nums:
+        _flatten(args[i], leaves)
+
+    def flat_func(*flat):
+        call = list(args)
+        it = iter(flat)
+        for i in nums:
+            call[i] = f._rebuild(args[i], it)
+        return func(*call, **kwargs)
+
+    res = jacfwd(flat_func, tuple(range(len(leaves))), has_aux)(*leaves)
+    jac, aux = res if has_aux else (res, None)
+    multi = isinstance(jac[0], tuple)  # a tuple output: per output, a tuple over leaves
+    out = []
+    for row in jac if multi else (jac,):
+        it = iter(row)
+        per_arg = tuple(f._rebuild(args[i], it) for i in nums)
+        out.append(per_arg[0] if single else per_arg)
+    jac = tuple(out) if multi else out[0]
+    return (jac, aux) if has_aux else jac
+
+
+def _flatten(t, out: list) -> None:
+    if isinstance(t, (tuple, list)):
+        for x in t:
+            _flatten(x, out)
+    elif isinstance(t, dict):
+        for x in t.values():
+            _flatten(x, out)
+    else:
+        out.append(t)
 
 
 def _probe(push, basis, cols) -> bool:

@@ -221,7 +221,10 @@ def jacrev(f, argnums=0, has_aux=False):
             else:
                 res = jacobian_of(outs, diff, keep, False, True, "jacrev")
         res = [[_release(b, keep, diff) for b in row] for row in res]
-        res = tuple(r[0] if single else tuple(r) for r in res)
+        # Per output, the blocks of each argument in that argument's nest (a dict of
+        # parameters gives a dict of Jacobians, as torch.func).
+        res = [tuple(_rebuild(args[i], iter_) for i in nums) for iter_ in map(iter, res)]
+        res = tuple(r[0] if single else r for r in res)
         jac = res if is_tuple else res[0]
         return (jac, aux) if has_aux else jac
 
