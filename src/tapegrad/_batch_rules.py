@@ -270,9 +270,42 @@ def _last_dims(min_rank):
             return NotImplemented
         if name == "pad" and len(args[1] if len(args) > 1 else kwargs["pad"]) > 2 * x.ndim:
             return NotImplemented
+        if name == "diag_embed" and (len(args) > 2 or "dim1" in kwargs or "dim2" in kwargs):
+            return NotImplemented
         return wrap_out(_call(name, fn, [x._bval, *args[1:]], kwargs), level)
 
     return rule
+
+
+def _default_dims_only(rule, pos, kw):
+    """``rule`` when the op's dims are left at their defaults (the last ones)."""
+
+    def checked(name, fn, level, args, kwargs):
+        if len(args) > pos or kw in kwargs:
+            return NotImplemented
+        return rule(name, fn, level, args, kwargs)
+
+    return checked
+
+
+def _norm(name, fn, level, args, kwargs):
+    x = args[0]
+    p = args[1] if len(args) > 1 else kwargs.get("p", "fro")
+    d = args[2] if len(args) > 2 else kwargs.get("dim")
+    if d is not None or p == "nuc" or not _at(x, level) or x.ndim == 0 or len(args) > 3:
+        return _dim_rule(2, "dim", None)(name, fn, level, args, kwargs)
+    if kwargs.get("keepdim"):
+        return NotImplemented
+    v = x._bval
+    rest = {k: val for k, val in kwargs.items() if k not in ("p", "dim")}
+    return wrap(_call(name, fn, [op("reshape", v, (tuple(v.shape)[0], -1)), p, 1], rest), level)
+
+
+def _trace(name, fn, level, args, kwargs):
+    x = args[0]
+    if not _at(x, level) or x.ndim != 2 or kwargs:
+        return NotImplemented
+    return wrap(op("sum", op("diagonal", x._bval, 0, 1, 2), -1), level)
 
 
 # -- shapes -------------------------------------------------------------------------------
@@ -451,6 +484,13 @@ def _install():
     for name in ("tril", "triu"):
         RULES[name] = _last_dims(2)
     RULES["pad"] = _last_dims(1)
+    # Linear algebra on the last two dims: NumPy/SciPy kernels take stacks of matrices.
+    for name in ("det", "inverse", "slogdet", "cholesky", "linalg_qr", "linalg_eigh",
+                 "linalg_svd", "matrix_power", "diag_embed"):  # fmt: skip
+        RULES[name] = _last_dims(2 if name != "diag_embed" else 1)
+    RULES["matrix_norm"] = _default_dims_only(_last_dims(2), 2, "dim")
+    RULES["trace"] = _trace
+    RULES["norm"] = _norm
     for name in ("reshape", "view", "reshape_as", "view_as", "ravel"):
         RULES[name] = _reshape
     for name in ("expand", "expand_as", "broadcast_to"):

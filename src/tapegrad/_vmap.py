@@ -150,8 +150,7 @@ def _wrap_arg(arg, dim, level):
         return type(arg)(_wrap_arg(a, d, level) for a, d in zip(arg, ds))
     if isinstance(arg, dict):
         return {
-            k: _wrap_arg(a, dim[k] if isinstance(dim, dict) else dim, level)
-            for k, a in arg.items()
+            k: _wrap_arg(a, dim[k] if isinstance(dim, dict) else dim, level) for k, a in arg.items()
         }
     return arg
 
@@ -233,7 +232,9 @@ def _cat_outs(parts, out_dims):
         return tuple(cat) if isinstance(first, tuple) else cat
     if isinstance(first, dict):
         return {
-            k: _cat_outs([p[k] for p in parts], out_dims[k] if isinstance(out_dims, dict) else out_dims)
+            k: _cat_outs(
+                [p[k] for p in parts], out_dims[k] if isinstance(out_dims, dict) else out_dims
+            )
             for k in first
         }
     return first

@@ -153,7 +153,9 @@ def value_and_grad(f, argnums=0, has_aux=False):
                     create_graph=keep,
                     allow_unused=True,
                 )
-                grads = [g if g is None else _batched.rewrap_like(g, d) for g, d in zip(grads, diff)]
+                grads = [
+                    g if g is None else _batched.rewrap_like(g, d) for g, d in zip(grads, diff)
+                ]
             elif out.requires_grad:
                 grads = engine.grad(out, diff, create_graph=keep, allow_unused=True)
             else:

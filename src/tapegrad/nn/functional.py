@@ -473,7 +473,10 @@ __all__ += ["interpolate", "fold", "unfold"]
 # tg.<name>: torch-like TypeErrors, and vmap dispatch (Note [vmap levels]).
 from ..ops._registry import OPS as _OPS  # noqa: E402
 from ..ops._registry import exported as _exported  # noqa: E402
+from ..ops._registry import exported_namespace as _exported_namespace  # noqa: E402
 
 for _info in _OPS.values():
     if globals().get(_info.name) is _info.fn:
         globals()[_info.name] = _exported(_info)
+_softmax_ops = _exported_namespace(_softmax_ops)
+joining = _exported_namespace(joining)

@@ -92,3 +92,18 @@ def add_alias(alias, name):
     info.aliases += (alias,)
     if getattr(Tensor, name, None) is info.fn:
         setattr(Tensor, alias, info.fn)
+
+
+def exported_namespace(module):
+    """``module``'s attributes with its registered ops replaced by their :func:`exported`
+    form: for namespaces (``tg.special``, ``nn.functional``'s helpers) whose callers
+    should get torch-like TypeErrors and vmap dispatch (Note [vmap levels])."""
+    import types  # noqa: PLC0415
+
+    by_fn = {id(info.fn): info for info in OPS.values()}
+    attrs = {
+        k: exported(by_fn[id(v)]) if id(v) in by_fn else v
+        for k, v in vars(module).items()
+        if not k.startswith("__")
+    }
+    return types.SimpleNamespace(**attrs)
