@@ -213,3 +213,27 @@ def test_escaped_batched_tensor_is_refused():
     F.vmap(lambda a: kept.append(a) or a)(tg.ones(2, 3))
     with pytest.raises(RuntimeError, match="already returned"):
         kept[0] + 1
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_conv2d_rule_and_per_sample_gradients_of_a_convolution(groups):
+    rng = np.random.default_rng(5)
+    img = tg.tensor(rng.standard_normal((3, 2, 4, 5, 5)))
+    w = tg.tensor(rng.standard_normal((4, 4 // groups, 3, 3)))
+    b = tg.tensor(rng.standard_normal(4))
+    Fn = tg.nn.functional
+
+    def loss(ww, bb, a):
+        return (Fn.conv2d(a, ww, bb, stride=2, padding=1, groups=groups).tanh() ** 2).sum()
+
+    with _no_fallback():
+        out = F.vmap(lambda a: Fn.conv2d(a, w, b, padding=1, groups=groups))(img)
+        per = F.vmap(F.grad(loss, argnums=(0, 1)), in_dims=(None, None, 0))(w, b, img)
+        one = F.vmap(lambda a: Fn.conv2d(a, w, None, groups=groups))(img[:, 0])
+    ref = tg.stack([Fn.conv2d(img[i], w, b, padding=1, groups=groups) for i in range(3)])
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-12)
+    for k in range(2):
+        loop = tg.stack([F.grad(loss, argnums=(0, 1))(w, b, img[i])[k] for i in range(3)])
+        np.testing.assert_allclose(per[k].numpy(), loop.numpy(), rtol=1e-12)
+    ref1 = tg.stack([Fn.conv2d(img[i, 0], w, None, groups=groups) for i in range(3)])
+    np.testing.assert_allclose(one.numpy(), ref1.numpy(), rtol=1e-12)

@@ -460,6 +460,40 @@ def _linear(name, fn, level, args, kwargs):
     return out if b is None else op("add", out, b)
 
 
+def _conv2d(name, fn, level, args, kwargs):
+    """conv2d: the batch folded into the images, or (a batched weight: per-sample
+    gradients) into the channels with ``groups`` multiplied by the batch size."""
+    x, w, b, stride, padding, dilation, groups = args
+    if kwargs or x.ndim not in (3, 4) or w.ndim != 4 or (isinstance(padding, str)):
+        return NotImplemented
+    single = x.ndim == 3
+    if single:
+        x = op("unsqueeze", x, 0)
+    n = next(a._bval.shape[0] for a in (x, w, b) if _at(a, level))
+    rest = (stride, padding, dilation)
+    if not _at(w, level) and not _at(b, level):
+        v = x._bval  # (N, B, C, H, W)
+        flat = op("reshape", v, (-1, *tuple(v.shape)[2:]))
+        out = _call(name, fn, (flat, w, b, *rest, groups), {})
+        out = op("reshape", out, (n, -1, *tuple(out.shape)[1:]))
+    else:
+        v = x._bval if _at(x, level) else op("expand", op("unsqueeze", x, 0), (n, *x.shape))
+        B, C, H, W = tuple(v.shape)[1:]
+        v = op("reshape", op("movedim", v, 0, 1), (B, n * C, H, W))
+        wv = w._bval if _at(w, level) else op("expand", op("unsqueeze", w, 0), (n, *w.shape))
+        O = tuple(wv.shape)[1]
+        wv = op("reshape", wv, (n * O, *tuple(wv.shape)[2:]))
+        bv = None
+        if b is not None:
+            bv = b._bval if _at(b, level) else op("expand", op("unsqueeze", b, 0), (n, O))
+            bv = op("reshape", bv, (n * O,))
+        out = _call(name, fn, (v, wv, bv, *rest, groups * n), {})
+        out = op("reshape", out, (B, n, O, *tuple(out.shape)[2:]))
+        out = op("movedim", out, 1, 0)
+    out = wrap(out, level)
+    return op("squeeze", out, 0) if single else out
+
+
 # -- the table ------------------------------------------------------------------------------
 
 
@@ -503,6 +537,7 @@ def _install():
         RULES[name] = _matmul
     RULES["outer"] = _outer
     RULES["linear"] = _linear
+    RULES["conv2d"] = _conv2d
 
     def _max_min(name, fn, level, args, kwargs):
         other = args[1] if len(args) > 1 else kwargs.get("other")

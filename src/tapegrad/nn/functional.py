@@ -110,6 +110,18 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
     ``padding`` is an int, a pair, ``'valid'`` or ``'same'`` (stride 1 only).
     """
+    args = (input, weight, bias, stride, padding, dilation, groups)
+    try:
+        return _conv2d(*args)
+    except AttributeError as exc:  # a vmap-batched argument (Note [vmap levels])
+        if type(exc).__name__ != "BatchedAccess":
+            raise
+        from .._batched import dispatch  # noqa: PLC0415 - only under vmap
+
+        return dispatch("conv2d", _conv2d, args, {})
+
+
+def _conv2d(input, weight, bias, stride, padding, dilation, groups):
     x, added = _batched(_tensor(input, "conv2d"), "conv2d")
     stride = _pair(stride, "conv2d", "stride")
     dilation = _pair(dilation, "conv2d", "dilation")
