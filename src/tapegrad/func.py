@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _batched
+from . import _batched, _vmap_grad
 from .autograd import engine, graph
 from .autograd.functional import jacobian_of
 from .grad_mode import STATE, enable_grad
@@ -73,7 +73,7 @@ def _lift_tree(t, diff: list, name: str, i: int):
     if not t.dtype.kind == "f":
         raise TypeError(f"{name}: argument {i} must be floating point, got dtype {t.dtype}")
     if _batched.LEVELS.active:  # inside vmap: Note [grad under vmap]
-        t = _batched.lift_leaf(t, t.requires_grad and STATE.enabled)
+        t = _vmap_grad.lift_leaf(t, t.requires_grad and STATE.enabled)
     else:
         t = (
             t.reshape(t.shape)
@@ -103,8 +103,8 @@ def _release(x, keep: bool, own):
 
 
 def _reaches_other_leaf(t, own) -> bool:
-    own_ids = {id(_batched.physical(o)) for o in own}
-    for node in graph.iter_graph([_batched.physical(t)]):
+    own_ids = {id(_vmap_grad.physical(o)) for o in own}
+    for node in graph.iter_graph([_vmap_grad.physical(t)]):
         if type(node) is graph.AccumulateGrad and id(node.variable) not in own_ids:
             return True
     return False
@@ -145,16 +145,16 @@ def value_and_grad(f, argnums=0, has_aux=False):
                     f"{getattr(out, 'shape', type(out).__name__)}"
                 )
             if out.requires_grad and _batched.LEVELS.active:  # Note [grad under vmap]
-                phys = _batched.physical(out)
+                phys = _vmap_grad.physical(out)
                 grads = engine.grad(
                     phys,
-                    [_batched.physical(d) for d in diff],
+                    [_vmap_grad.physical(d) for d in diff],
                     Tensor._wrap(np.ones(phys.shape, phys.dtype)),
                     create_graph=keep,
                     allow_unused=True,
                 )
                 grads = [
-                    g if g is None else _batched.rewrap_like(g, d) for g, d in zip(grads, diff)
+                    g if g is None else _vmap_grad.rewrap_like(g, d) for g, d in zip(grads, diff)
                 ]
             elif out.requires_grad:
                 grads = engine.grad(out, diff, create_graph=keep, allow_unused=True)
@@ -219,7 +219,7 @@ def jacrev(f, argnums=0, has_aux=False):
             is_tuple = isinstance(out, tuple)
             outs = out if is_tuple else (out,)
             if _batched.LEVELS.active:  # Note [grad under vmap]
-                res = _batched.jacobian(outs, diff, keep)
+                res = _vmap_grad.jacobian(outs, diff, keep)
             else:
                 res = jacobian_of(outs, diff, keep, False, True, "jacrev")
         res = [[_release(b, keep, diff) for b in row] for row in res]
