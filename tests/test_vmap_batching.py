@@ -237,3 +237,43 @@ def test_conv2d_rule_and_per_sample_gradients_of_a_convolution(groups):
         np.testing.assert_allclose(per[k].numpy(), loop.numpy(), rtol=1e-12)
     ref1 = tg.stack([Fn.conv2d(img[i, 0], w, None, groups=groups) for i in range(3)])
     np.testing.assert_allclose(one.numpy(), ref1.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [{}, {"reduction": "sum"}, {"reduction": "none"}, {"label_smoothing": 0.1}, {"weight": True}],
+)
+def test_cross_entropy_rule_matches_a_loop(kw):
+    Fn = tg.nn.functional
+    rng = np.random.default_rng(6)
+    x = tg.tensor(rng.standard_normal((4, 3, 5)))
+    t = tg.tensor(rng.integers(0, 5, (4, 3)))
+    t[1, 0] = -100  # ignored
+    if kw.get("weight"):
+        kw = {"weight": tg.tensor(rng.uniform(0.5, 1.5, 5)), "label_smoothing": 0.2}
+    with _no_fallback():
+        got = F.vmap(lambda a, b: Fn.cross_entropy(a, b, **kw))(x, t)
+        one = F.vmap(lambda a, b: Fn.cross_entropy(a, b, **kw), in_dims=(0, None))(x[:, 0], t[0, 1])
+    ref = tg.stack([Fn.cross_entropy(x[i], t[i], **kw) for i in range(4)])
+    np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-12)
+    ref1 = tg.stack([Fn.cross_entropy(x[i, 0], t[0, 1], **kw) for i in range(4)])
+    np.testing.assert_allclose(one.numpy(), ref1.numpy(), rtol=1e-12)
+
+
+def test_layer_norm_rule_and_per_sample_gradients():
+    ln = tg.nn.LayerNorm(5).double()
+    with tg.no_grad():
+        ln.weight.add_(tg.randn(5, dtype=tg.float64))
+    p = {k: v.detach() for k, v in ln.named_parameters()}
+    x = tg.randn(4, 3, 5, dtype=tg.float64)
+
+    def loss(pp, a):
+        return (F.functional_call(ln, pp, (a,)) ** 3).sum()
+
+    with _no_fallback():
+        per = F.vmap(F.grad(loss), in_dims=(None, 0))(p, x)
+        out = F.vmap(ln)(x)
+    np.testing.assert_allclose(out.detach().numpy(), ln(x).detach().numpy(), rtol=1e-12)
+    for k in p:
+        loop = tg.stack([F.grad(loss)(p, x[i])[k] for i in range(4)])
+        np.testing.assert_allclose(per[k].numpy(), loop.numpy(), rtol=1e-10, atol=1e-12)

@@ -423,6 +423,9 @@ def _install():
     from . import _batch_rules_linalg  # noqa: PLC0415 - it imports this module's helpers
 
     _batch_rules_linalg.install(RULES, _last_dims)
+    from . import _batch_rules_nn  # noqa: PLC0415
+
+    _batch_rules_nn.install(RULES)
 
 
 _install()

@@ -492,3 +492,8 @@ for _info in _OPS.values():
         globals()[_info.name] = _exported(_info)
 _softmax_ops = _exported_namespace(_softmax_ops)
 joining = _exported_namespace(joining)
+# Fused kernels with a batching rule (_batch_rules_nn.py); the hook costs a call frame.
+from ..ops._registry import vmap_hooked as _vmap_hooked  # noqa: E402
+
+for _name in ("cross_entropy", "layer_norm"):
+    globals()[_name] = _vmap_hooked(_name, globals()[_name])

@@ -107,3 +107,21 @@ def exported_namespace(module):
         if not k.startswith("__")
     }
     return types.SimpleNamespace(**attrs)
+
+
+def vmap_hooked(name, fn):
+    """``fn`` (a function outside the registry, such as ``F.cross_entropy``) with vmap
+    dispatch when it reads a batched argument's data (Note [vmap levels]): its batching
+    rule ``RULES[name]``, else a per-element loop of ``fn``."""
+    info = OpInfo(name, fn, True, False)
+
+    def hooked(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except AttributeError as exc:
+            if type(exc).__name__ != "BatchedAccess":
+                raise
+            return VMAP_DISPATCH[0](info, args, kwargs)
+
+    functools.update_wrapper(hooked, fn)
+    return hooked
