@@ -171,8 +171,20 @@ def test_randomness_policies_with_dropout():
     x = tg.ones(6, 50)
     with pytest.raises(RuntimeError, match="randomness error mode"):
         F.vmap(lambda a: tg.nn.functional.dropout(a, 0.5))(x)
-    same = F.vmap(lambda a: tg.nn.functional.dropout(a, 0.5), randomness="same")(x).numpy()
-    assert (same == same[0]).all() and (same == 0).any()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+
+        def f(a):  # dropout draws once (logical shape); bernoulli runs per element
+            return tg.nn.functional.dropout(a, 0.5) + (a * 0.5).bernoulli() * 10
+
+        same = F.vmap(f, randomness="same")(x).numpy()
+    assert (same == same[0]).all() and (same % 10 == 0).any() and (same % 10 == 2).any()
+    assert (same >= 10).any() and (same < 10).any()
+    assert not any(
+        "once per batch element (a Python loop): exact" in str(m.message)
+        and "reads the data" in str(m.message)
+        for m in w
+    )  # no whole-function rerun
     diff = F.vmap(lambda a: tg.nn.functional.dropout(a, 0.5), randomness="different")(x).numpy()
     assert not (diff == diff[0]).all()
 

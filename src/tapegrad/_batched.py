@@ -53,6 +53,7 @@ class _Levels(threading.local):
     def __init__(self):
         self.active: list = []  # ids of the open vmap levels, outermost first
         self.sizes: dict = {}  # their batch sizes
+        self.same: set = set()  # the levels with randomness="same"
 
 
 LEVELS = _Levels()
@@ -323,7 +324,14 @@ def loop(name: str, fn, level: int, args, kwargs):
             "or use the out-of-place op)"
         )
     outs = []
+    state = None
+    if level in LEVELS.same:  # randomness="same": every element draws the same numbers
+        from . import random as tg_random  # noqa: PLC0415 - random sits above tensor
+
+        state = tg_random.get_rng_state()
     for b in range(n):
+        if state is not None:
+            tg_random.set_rng_state(state)
         a_b = [_take(a, level, b) for a in args]
         kw_b = {k: _take(v, level, b) for k, v in kwargs.items()}
         outs.append(dispatch(name, fn, a_b, kw_b))

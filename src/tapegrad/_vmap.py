@@ -5,10 +5,11 @@ runs its batching rule (_batch_rules.py) on the whole batch. An op without a rul
 runs once per element (a warning names it); code that reads a batched tensor's data
 where no rule can step in (``.item()`` in data-dependent control flow, a function
 outside the registry) makes vmap run the whole of ``func`` once per element, the
-exact fallback (a warning says where). Random ops: ``randomness="error"`` raises,
-and under "different" or "same" a function that draws random numbers runs per
-element (with the generator reset per element for "same"), so each element gets the
-numbers the policy promises. ``chunk_size`` runs the batch in chunks of that size.
+exact fallback (a warning says where). Random ops: ``randomness="error"`` raises;
+under "same" a draw made outside a per-element loop has the logical shape (one draw
+serves every element) and the per-op loop resets the generator per element, so the
+batched run stands; under "different" a function that draws random numbers runs per
+element, so each element gets its own numbers. ``chunk_size`` runs the batch in chunks of that size.
 """
 
 from __future__ import annotations
@@ -81,12 +82,12 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         start = tg_random.get_rng_state()
         try:
             if chunk_size is None or chunk_size >= n:
-                out = _batched_call(func, args, kwargs, dims, out_dims, n)
+                out = _batched_call(func, args, kwargs, dims, out_dims, n, randomness)
             else:
                 parts = [
                     _batched_call(
                         func, _narrow_args(args, dims, s, min(chunk_size, n - s)),
-                        kwargs, dims, out_dims, min(chunk_size, n - s),
+                        kwargs, dims, out_dims, min(chunk_size, n - s), randomness,
                     )
                     for s in range(0, n, chunk_size)
                 ]  # fmt: skip
@@ -100,7 +101,12 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 "batch element (a Python loop): exact, but slow",
             )
             return _loop(func, args, kwargs, dims, out_dims, n, randomness, start)
-        if not np.array_equal(tg_random.get_rng_state()._data, start._data):
+        if randomness != "same" and not np.array_equal(
+            tg_random.get_rng_state()._data, start._data
+        ):
+            # "same" needs no rerun: a draw outside a per-element loop has the logical
+            # shape (one draw for every element), and the per-op loop resets the generator
+            # per element under "same". "different" needs a draw per element: the loop.
             tg_random.set_rng_state(start)
             if randomness == "error":
                 raise RuntimeError(
@@ -126,10 +132,12 @@ def _where(exc) -> str:
     return f"in {code.co_name}, {code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
 
 
-def _batched_call(func, args, kwargs, dims, out_dims, n):
+def _batched_call(func, args, kwargs, dims, out_dims, n, randomness):
     level = new_level()
     LEVELS.active.append(level)
     LEVELS.sizes[level] = n
+    if randomness == "same":
+        LEVELS.same.add(level)
     try:
         batched = [_wrap_arg(a, d, level) for a, d in zip(args, dims)]
         out = func(*batched, **kwargs)
@@ -137,6 +145,7 @@ def _batched_call(func, args, kwargs, dims, out_dims, n):
     finally:
         LEVELS.active.pop()
         del LEVELS.sizes[level]
+        LEVELS.same.discard(level)
 
 
 def _wrap_arg(arg, dim, level):
