@@ -289,3 +289,30 @@ def test_layer_norm_rule_and_per_sample_gradients():
     for k in p:
         loop = tg.stack([F.grad(loss)(p, x[i])[k] for i in range(4)])
         np.testing.assert_allclose(per[k].numpy(), loop.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_einsum_and_advanced_indexing_rules():
+    rng = np.random.default_rng(7)
+    x = tg.tensor(rng.standard_normal((4, 3, 5, 6)))
+    w = tg.tensor(rng.standard_normal((6, 2)))
+    idx, idx2 = tg.tensor([2, 0, 2]), tg.tensor([[1, 4], [0, 0]])
+    mask = tg.tensor([True, False, True])
+    fns = [
+        lambda a: tg.einsum("ijk,kl->jil", a, w),
+        lambda a: tg.einsum("...k,kl->...l", [a, w]),
+        lambda a: a[idx],
+        lambda a: a[:, idx2],
+        lambda a: a[0, idx2],
+        lambda a: a[mask],
+        lambda a: a[..., idx, None],
+        lambda a: a[[0, 2]],
+    ]
+    for f in fns:
+        with _no_fallback():
+            got = F.vmap(f)(x)
+        want = tg.stack([f(x[i]) for i in range(4)])
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    # Non-adjacent advanced indices move to the front in NumPy: per element, still exact.
+    got = F.vmap(lambda a: a[idx, :, 0])(x)
+    np.testing.assert_allclose(got.numpy(), np.stack([x[i][idx, :, 0].numpy() for i in range(4)]))

@@ -18,6 +18,8 @@ Rules only call ops (through ``_batched.op``), so the graph they record is ordin
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._batched import RULES, BatchedTensor, op, wrap, wrap_out
 from .ops._registry import OPS
 from .ops._table import ROWS
@@ -354,10 +356,23 @@ def _getitem(name, fn, level, args, kwargs):
     if not _at(x, level):
         return NotImplemented
     key = key if isinstance(key, tuple) else (key,)
-    for k in key:
-        if not (k is None or k is Ellipsis or isinstance(k, (int, slice))) or isinstance(k, bool):
-            return NotImplemented  # advanced indexing: per element
+    if not _basic_or_adjacent(key, level):
+        return NotImplemented  # batched or separated advanced indices: per element
     return wrap(op("getitem", x._bval, (slice(None), *key)), level)
+
+
+def _basic_or_adjacent(key, level) -> bool:
+    """Basic indexing, or unbatched advanced indices next to each other (NumPy then keeps
+    their result dims in place, so a leading ``slice(None)`` stays the batch dim)."""
+    arrays = [isinstance(k, (Tensor, list, np.ndarray)) for k in key]
+    if any(isinstance(k, bool) or _at(k, level) for k in key):
+        return False
+    if not any(arrays):
+        return all(k is None or k is Ellipsis or isinstance(k, (int, slice)) for k in key)
+    adv = [i for i, k in enumerate(key) if arrays[i] or isinstance(k, int)]
+    if any(isinstance(k, Tensor) and k.dtype == np.bool_ for k in key):
+        return len(adv) == 1
+    return adv == list(range(adv[0], adv[-1] + 1))
 
 
 def _setitem(name, fn, level, args, kwargs):

@@ -127,6 +127,25 @@ def _conv2d(name, fn, level, args, kwargs):
     return op("squeeze", out, 0) if single else out
 
 
+def _einsum(name, fn, level, args, kwargs):
+    """A fresh subscript letter for the batch dim, in front of every batched operand's
+    subscripts and of the output (explicit ``->`` equations only)."""
+    eq, ops = args[0], args[1:]
+    if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
+        ops = tuple(ops[0])
+    if kwargs or not isinstance(eq, str) or "->" not in eq:
+        return NotImplemented
+    lhs, out = eq.replace(" ", "").split("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ops):
+        return NotImplemented
+    free = [c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba" if c not in eq]
+    b = free[0]
+    terms = [b + t if _at(o, level) else t for t, o in zip(terms, ops)]
+    vals = [o._bval if _at(o, level) else o for o in ops]
+    return wrap(_call(name, fn, [f"{','.join(terms)}->{b}{out}", *vals], {}), level)
+
+
 def install(RULES, last_dims) -> None:
     """Register this file's rules (called by _batch_rules._install)."""
     for name in ("matmul", "mm", "bmm", "mv", "dot", "__rmatmul__"):
@@ -142,3 +161,4 @@ def install(RULES, last_dims) -> None:
     RULES["matrix_norm"] = _default_dims_only(last_dims(2), 2, "dim")
     RULES["trace"] = _trace
     RULES["norm"] = _norm
+    RULES["einsum"] = _einsum
