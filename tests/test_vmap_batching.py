@@ -316,3 +316,28 @@ def test_einsum_and_advanced_indexing_rules():
     # Non-adjacent advanced indices move to the front in NumPy: per element, still exact.
     got = F.vmap(lambda a: a[idx, :, 0])(x)
     np.testing.assert_allclose(got.numpy(), np.stack([x[i][idx, :, 0].numpy() for i in range(4)]))
+
+
+def test_jvp_under_vmap_is_batched_forward_mode():
+    rng = np.random.default_rng(8)
+    X, V = (tg.tensor(rng.standard_normal((4, 3))) for _ in range(2))
+    W = tg.tensor(rng.standard_normal((3, 5)))
+
+    def f(x):
+        return (x @ W).sin() * x.sum()
+
+    def g(x):
+        return (x.sin() * x.exp()).sum()
+
+    with _no_fallback():
+        out, tan = F.vmap(lambda x, v: F.jvp(f, (x,), (v,)))(X, V)
+        _, shared = F.vmap(lambda x: F.jvp(f, (x,), (V[0],)))(X)
+        _, hvp = F.vmap(lambda x, v: F.jvp(F.grad(g), (x,), (v,)))(X, V)  # per-sample H v
+    for i in range(4):
+        o, t = F.jvp(f, (X[i],), (V[i],))
+        np.testing.assert_allclose(out[i].numpy(), o.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(tan[i].numpy(), t.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(shared[i].numpy(), F.jvp(f, (X[i],), (V[0],))[1].numpy())
+        np.testing.assert_allclose(hvp[i].numpy(), (F.hessian(g)(X[i]) @ V[i]).numpy(), rtol=1e-10)
+    jv = F.jvp(F.vmap(f), (X,), (V,))[1]  # forward mode over vmap
+    np.testing.assert_allclose(jv.numpy(), tan.numpy(), rtol=1e-12)

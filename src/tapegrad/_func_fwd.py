@@ -91,6 +91,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     f = _func()
     if fwAD._STATE.level is not None:  # nested: no second level; differentiate a vjp
         out, tans, aux, own = _jvp_by_vjp(func, primals, tangents, has_aux)
+    elif f._batched.LEVELS.active:  # under vmap: duals of the physical values
+        out, tans, aux, own = _jvp_under_vmap(func, primals, tangents, has_aux)
     else:
         with fwAD.dual_level(), enable_grad():
             duals = tuple(fwAD.make_dual(p, t) for p, t in zip(primals, tangents))
@@ -107,6 +109,26 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     tans = tuple(f._release(t, keep, own) for t in tans)
     res = (outs, tans) if is_tuple else (outs[0], tans[0])
     return (*res, aux) if has_aux else res
+
+
+def _jvp_under_vmap(func, primals, tangents, has_aux):
+    """jvp inside vmap: every primal and tangent expanded to all open levels (Note [grad
+    under vmap]), made dual physically, rewrapped; the batching rules carry the tangents."""
+    f = _func()
+    vg = f._vmap_grad
+    with fwAD.dual_level(), enable_grad():
+        duals = []
+        for p, t in zip(primals, tangents):
+            pp, rewrap = vg.expand_physical(p)
+            tp, _ = vg.expand_physical(t)
+            duals.append(rewrap(fwAD.make_dual(pp, tp)))
+        out, aux = f._split_aux(func(*duals), has_aux, "jvp")
+        is_tuple, outs = _outs(out, "jvp")
+        tans = []
+        for o in outs:
+            t = fwAD.tangent_of(vg.physical(o))
+            tans.append(_zeros(o.shape, o.dtype) if t is None else vg.rewrap_like(t, o))
+    return (out if is_tuple else outs[0]), tuple(tans), aux, tuple(duals)
 
 
 def _jvp_by_vjp(func, primals, tangents, has_aux):

@@ -36,6 +36,31 @@ def lift_leaf(t, attached: bool):
 
     attached: ``t`` requires grad for an enclosing transform; keep it in that graph.
     """
+    p = _expanded(t)
+    if attached and p.requires_grad:
+        p = op("reshape", p, tuple(p.shape))
+    else:
+        p = p.detach().requires_grad_(True)
+    out = p
+    for level in LEVELS.active:
+        out = wrap(out, level)
+    return out
+
+
+def expand_physical(t):
+    """The physical value of ``t`` with a batch dim for every open level (stride-0 where
+    ``t`` is not batched), and ``t`` rewrapped around it: ``(physical, rewrap)``."""
+    p = _expanded(t)
+
+    def rewrap(x):
+        for level in LEVELS.active:
+            x = wrap(x, level)
+        return x
+
+    return p, rewrap
+
+
+def _expanded(t):
     present = []
     p = t
     while type(p) is BatchedTensor:
@@ -45,14 +70,7 @@ def lift_leaf(t, attached: bool):
         if level not in present:
             shape = tuple(p.shape)
             p = op("expand", op("unsqueeze", p, i), shape[:i] + (LEVELS.sizes[level],) + shape[i:])
-    if attached and p.requires_grad:
-        p = op("reshape", p, tuple(p.shape))
-    else:
-        p = p.detach().requires_grad_(True)
-    out = p
-    for level in LEVELS.active:
-        out = wrap(out, level)
-    return out
+    return p
 
 
 def rewrap_like(g, like):
