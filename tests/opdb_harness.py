@@ -133,6 +133,8 @@ def _max_pool2d_backward(x, kernel_size=(), stride=(), padding=(0,), dilation=(1
         out = tg.nn.functional.max_pool2d(leaf, kernel_size, stride, padding, dilation, ceil_mode)
         (grad,) = tg.autograd.grad(out, [leaf], tg.ones_like(out))
     return grad
+
+
 def _aten_name(op):
     """``X`` when the OpInfo's op is an aten operator overload (``torch.ops.aten.X.Tensor``)."""
     module = type(op.op).__module__ or ""

@@ -93,8 +93,10 @@ def test_in_dims_out_dims_and_nests():
         {"a": x, "b": (x.T,)}
     )
     np.testing.assert_allclose(d["s"].numpy(), (2 * x).numpy())
-    a, b = F.vmap(lambda t: (t.sum(), t * 0 + 1.0), out_dims=(0, None))(x[:, :1].expand(3, 4).T)
-    assert a.shape == (4,) and b.shape == (3,)
+    a, b = F.vmap(lambda t: (t.sum(), y * 2), out_dims=(0, None))(x)
+    assert a.shape == (3,) and b.shape == (4,)
+    with pytest.raises(ValueError, match="out_dims=None"):  # torch raises too
+        F.vmap(lambda t: (t.sum(), t * 0 + 1.0), out_dims=(0, None))(x)
 
 
 def test_errors_like_torch():
@@ -125,15 +127,17 @@ def test_randomness():
     assert not np.allclose(diff.numpy(), diff.numpy()[0])
 
 
-def test_warns_once():
-    from tapegrad import _vmap
+def test_an_op_without_a_rule_warns_once_naming_it():
+    from tapegrad import _batched
 
-    _vmap._WARNED[0] = False
+    _batched._WARNED.discard("kron")
+    x = tg.randn(4, 2, 3, dtype=tg.float64)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        F.vmap(lambda a: a)(tg.ones(2))
-        F.vmap(lambda a: a)(tg.ones(2))
-    assert sum("vmap" in str(x.message) for x in w) == 1
+        r = F.vmap(lambda a: tg.kron(a, a))(x)
+        F.vmap(lambda a: tg.kron(a, a))(x)
+    assert sum("kron has no batching rule" in str(m.message) for m in w) == 1
+    np.testing.assert_allclose(r.numpy(), [np.kron(a, a) for a in x.numpy()])
 
 
 def test_compositions():

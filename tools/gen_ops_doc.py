@@ -107,7 +107,8 @@ def render() -> str:
 
     by_fn = {id(info.fn): name for name, info in OPS.items()}
     for name in sorted(special.__all__):
-        op = by_fn.get(id(getattr(special, name)), "?")
+        fn = getattr(special, name)
+        op = by_fn.get(id(getattr(fn, "__wrapped__", fn)), "?")  # exported() wraps ops
         lines.append(f"| `{name}` | `{op}` |")
     lines += _namespace_sections(by_fn)
     return "\n".join(lines) + "\n"
@@ -136,7 +137,7 @@ def _namespace_sections(by_fn):
         lines += [f"| {ns} | op | notes |", "|---|---|---|"]
         for name in sorted(mod.__all__):
             fn = getattr(mod, name)
-            op = by_fn.get(id(fn))
+            op = by_fn.get(id(getattr(fn, "__wrapped__", fn)))  # exported() wraps ops
             lines.append(
                 f"| `{name}` | {f'`{op}`' if op else ''} | {'' if op else _first_paragraph(fn)} |"
             )

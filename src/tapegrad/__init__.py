@@ -220,6 +220,7 @@ from .signal.windows import (  # noqa: E402
     hann_window,
     kaiser_window,
 )
+
 # -- issue 10 part V: layouts, resizing, native norms (ops register themselves) --
 from .strided_creation import (  # noqa: E402
     channels_last,

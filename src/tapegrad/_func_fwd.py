@@ -91,6 +91,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     f = _func()
     if fwAD._STATE.level is not None:  # nested: no second level; differentiate a vjp
         out, tans, aux, own = _jvp_by_vjp(func, primals, tangents, has_aux)
+    elif f._batched.LEVELS.active:  # under vmap: duals of the physical values
+        out, tans, aux, own = _jvp_under_vmap(func, primals, tangents, has_aux)
     else:
         with fwAD.dual_level(), enable_grad():
             duals = tuple(fwAD.make_dual(p, t) for p, t in zip(primals, tangents))
@@ -107,6 +109,26 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     tans = tuple(f._release(t, keep, own) for t in tans)
     res = (outs, tans) if is_tuple else (outs[0], tans[0])
     return (*res, aux) if has_aux else res
+
+
+def _jvp_under_vmap(func, primals, tangents, has_aux):
+    """jvp inside vmap: every primal and tangent expanded to all open levels (Note [grad
+    under vmap]), made dual physically, rewrapped; the batching rules carry the tangents."""
+    f = _func()
+    vg = f._vmap_grad
+    with fwAD.dual_level(), enable_grad():
+        duals = []
+        for p, t in zip(primals, tangents):
+            pp, rewrap = vg.expand_physical(p)
+            tp, _ = vg.expand_physical(t)
+            duals.append(rewrap(fwAD.make_dual(pp, tp)))
+        out, aux = f._split_aux(func(*duals), has_aux, "jvp")
+        is_tuple, outs = _outs(out, "jvp")
+        tans = []
+        for o in outs:
+            t = fwAD.tangent_of(vg.physical(o))
+            tans.append(_zeros(o.shape, o.dtype) if t is None else vg.rewrap_like(t, o))
+    return (out if is_tuple else outs[0]), tuple(tans), aux, tuple(duals)
 
 
 def _jvp_by_vjp(func, primals, tangents, has_aux):
@@ -161,7 +183,13 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     f = _func()
 
     def wrapper(*args, **kwargs):
+        if f._batched.LEVELS.active:
+            # Under vmap the Jacobian comes from one batched reverse pass over the output
+            # basis (Note [grad under vmap]): the same values; forward mode there is future work.
+            return f.jacrev(func, argnums, has_aux)(*args, **kwargs)
         single, nums = f._argnums(argnums, len(args), "jacfwd")
+        if any(isinstance(args[i], (tuple, list, dict)) for i in nums):
+            return _jacfwd_of_nests(func, args, kwargs, single, nums, has_aux)
         for i in nums:
             if not isinstance(args[i], Tensor) or args[i].dtype.kind != "f":
                 raise TypeError(f"jacfwd: argument {i} must be a floating point Tensor")
@@ -217,6 +245,43 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         return (jac, aux) if has_aux else jac
 
     return wrapper
+
+
+def _jacfwd_of_nests(func, args, kwargs, single, nums, has_aux):
+    """jacfwd with tuple/list/dict arguments: over their flattened tensors, rebuilt."""
+    f = _func()
+    leaves: list = []
+    for i in nums:
+        _flatten(args[i], leaves)
+
+    def flat_func(*flat):
+        call = list(args)
+        it = iter(flat)
+        for i in nums:
+            call[i] = f._rebuild(args[i], it)
+        return func(*call, **kwargs)
+
+    res = jacfwd(flat_func, tuple(range(len(leaves))), has_aux)(*leaves)
+    jac, aux = res if has_aux else (res, None)
+    multi = isinstance(jac[0], tuple)  # a tuple output: per output, a tuple over leaves
+    out = []
+    for row in jac if multi else (jac,):
+        it = iter(row)
+        per_arg = tuple(f._rebuild(args[i], it) for i in nums)
+        out.append(per_arg[0] if single else per_arg)
+    jac = tuple(out) if multi else out[0]
+    return (jac, aux) if has_aux else jac
+
+
+def _flatten(t, out: list) -> None:
+    if isinstance(t, (tuple, list)):
+        for x in t:
+            _flatten(x, out)
+    elif isinstance(t, dict):
+        for x in t.values():
+            _flatten(x, out)
+    else:
+        out.append(t)
 
 
 def _probe(push, basis, cols) -> bool:

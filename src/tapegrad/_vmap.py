@@ -1,25 +1,29 @@
 """tg.func.vmap: map a function over a batch dimension of its inputs.
 
-tapegrad has no per-op batching rules yet, so vmap runs ``func`` once per batch
-element (a Python loop) on differentiable slices and stacks the results with a
-differentiable ``stack``. That is exact for every function (random ops included,
-under the ``randomness`` policy), composes with every transform in any order
-(``vmap(grad(f))``, ``grad(vmap(f))``, nested vmap) and records the graph an
-enclosing transform needs; its speed is that of the loop. A one-time warning
-says so. ``chunk_size`` is validated and accepted for compatibility.
+vmap runs ``func`` once on BatchedTensors (Note [vmap levels] in _batched.py): each op
+runs its batching rule (_batch_rules.py) on the whole batch. An op without a rule
+runs once per element (a warning names it); code that reads a batched tensor's data
+where no rule can step in (``.item()`` in data-dependent control flow, a function
+outside the registry) makes vmap run the whole of ``func`` once per element, the
+exact fallback (a warning says where). Random ops: ``randomness="error"`` raises;
+under "same" a draw made outside a per-element loop has the logical shape (one draw
+serves every element) and the per-op loop resets the generator per element, so the
+batched run stands; under "different" a function that draws random numbers runs per
+element, so each element gets its own numbers. ``chunk_size`` runs the batch in chunks of that size.
 """
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
+from . import _batch_rules  # noqa: F401 - fills _batched.RULES
+from ._batched import LEVELS, BatchedAccess, BatchedTensor, install_methods, new_level, op
+from ._batched import warn_once as _warn
+from ._batched import wrap as _wrap
 from .tensor import Tensor
 
 __all__ = ["vmap"]
 
-_WARNED = [False]
 _RANDOMNESS = ("error", "different", "same")
 
 
@@ -72,39 +76,198 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         n = sizes[0]
         if n == 0:
             raise ValueError("vmap: the mapped dimension has size 0; there is nothing to map")
-        _warn_once()
+        install_methods()
         from . import random as tg_random  # noqa: PLC0415 - random imports heavier modules
 
         start = tg_random.get_rng_state()
-        results = []
-        for b in range(n):
-            if randomness == "same":
-                tg_random.set_rng_state(start)
-            sliced = [_slice(a, d, b) for a, d in zip(args, dims)]
-            results.append(func(*sliced, **kwargs))
-            if randomness == "error" and b == 0:
-                if not np.array_equal(tg_random.get_rng_state()._data, start._data):
-                    tg_random.set_rng_state(start)
-                    raise RuntimeError(
-                        "vmap: called random operation while in randomness error mode. "
-                        "Please either use the 'same' or 'different' randomness flags on "
-                        "vmap or perform the randomness operation out of vmap"
+        try:
+            if chunk_size is None or chunk_size >= n:
+                out = _batched_call(func, args, kwargs, dims, out_dims, n, randomness)
+            else:
+                parts = [
+                    _batched_call(
+                        func, _narrow_args(args, dims, s, min(chunk_size, n - s)),
+                        kwargs, dims, out_dims, min(chunk_size, n - s), randomness,
                     )
-        return _combine(results, out_dims, "out_dims")
+                    for s in range(0, n, chunk_size)
+                ]  # fmt: skip
+                out = _cat_outs(parts, out_dims)
+        except BatchedAccess as exc:
+            tg_random.set_rng_state(start)
+            _warn(
+                f"func:{getattr(func, '__qualname__', '')}:{id(getattr(func, '__code__', func))}",
+                f"tg.func.vmap: {getattr(func, '__name__', 'func')} reads the data of a batched "
+                f"tensor where no batching rule applies ({_where(exc)}); it runs once per "
+                "batch element (a Python loop): exact, but slow",
+            )
+            return _loop(func, args, kwargs, dims, out_dims, n, randomness, start)
+        if randomness != "same" and not np.array_equal(
+            tg_random.get_rng_state()._data, start._data
+        ):
+            # "same" needs no rerun: a draw outside a per-element loop has the logical
+            # shape (one draw for every element), and the per-op loop resets the generator
+            # per element under "same". "different" needs a draw per element: the loop.
+            tg_random.set_rng_state(start)
+            if randomness == "error":
+                raise RuntimeError(
+                    "vmap: called random operation while in randomness error mode. "
+                    "Please either use the 'same' or 'different' randomness flags on "
+                    "vmap or perform the randomness operation out of vmap"
+                )
+            return _loop(func, args, kwargs, dims, out_dims, n, randomness, start)
+        return out
 
     wrapped.__wrapped__ = func
     return wrapped
 
 
-def _warn_once():
-    if not _WARNED[0]:
-        _WARNED[0] = True
-        warnings.warn(
-            "tg.func.vmap: tapegrad has no batching rules yet, so func runs once per batch "
-            "element (a Python loop); results are exact, speed is that of the loop",
-            UserWarning,
-            stacklevel=3,
-        )
+def _where(exc) -> str:
+    tb = exc.__traceback__
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code)
+        tb = tb.tb_next
+    inner = [c for c in frames if c.co_name not in ("_trap", "method")]
+    code = inner[-1] if inner else frames[-1]
+    return f"in {code.co_name}, {code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
+
+
+def _batched_call(func, args, kwargs, dims, out_dims, n, randomness):
+    level = new_level()
+    LEVELS.active.append(level)
+    LEVELS.sizes[level] = n
+    if randomness == "same":
+        LEVELS.same.add(level)
+    try:
+        batched = [_wrap_arg(a, d, level) for a, d in zip(args, dims)]
+        out = func(*batched, **kwargs)
+        return _unwrap(out, out_dims, level, n)
+    finally:
+        LEVELS.active.pop()
+        del LEVELS.sizes[level]
+        LEVELS.same.discard(level)
+
+
+def _wrap_arg(arg, dim, level):
+    if dim is None:
+        return arg
+    if isinstance(arg, Tensor):
+        d = dim % arg.ndim
+        return _wrap(arg if d == 0 else op("movedim", arg, d, 0), level)
+    if isinstance(arg, (tuple, list)):
+        ds = dim if isinstance(dim, (tuple, list)) else [dim] * len(arg)
+        return type(arg)(_wrap_arg(a, d, level) for a, d in zip(arg, ds))
+    if isinstance(arg, dict):
+        return {
+            k: _wrap_arg(a, dim[k] if isinstance(dim, dict) else dim, level) for k, a in arg.items()
+        }
+    return arg
+
+
+def _narrow_args(args, dims, s, length):
+    return [_narrow(a, d, s, length) for a, d in zip(args, dims)]
+
+
+def _narrow(arg, dim, s, length):
+    if dim is None:
+        return arg
+    if isinstance(arg, Tensor):
+        return op("narrow", arg, dim, s, length)
+    if isinstance(arg, (tuple, list)):
+        ds = dim if isinstance(dim, (tuple, list)) else [dim] * len(arg)
+        return type(arg)(_narrow(a, d, s, length) for a, d in zip(arg, ds))
+    if isinstance(arg, dict):
+        return {
+            k: _narrow(a, dim[k] if isinstance(dim, dict) else dim, s, length)
+            for k, a in arg.items()
+        }
+    return arg
+
+
+def _unwrap(out, out_dims, level, n):
+    """func's result with this level's batch dim moved to ``out_dims``."""
+    if isinstance(out, Tensor):
+        batched = type(out) is BatchedTensor and out._blevel == level
+        if out_dims is None:
+            if batched:
+                raise ValueError(
+                    "vmap: out_dims=None for an output that depends on the mapped "
+                    "inputs; give it an int out_dim"
+                )
+            return out
+        if not isinstance(out_dims, int) or isinstance(out_dims, bool):
+            raise ValueError("vmap: out_dims for a Tensor output must be an int or None")
+        nd = out.ndim + 1
+        if not -nd <= out_dims < nd:
+            raise ValueError(
+                f"vmap: out_dim {out_dims} is out of range for an output of {out.ndim} dims"
+            )
+        if batched:
+            value = out._bval
+        else:  # not batched at this level: every element gets the same result
+            value = op("expand", op("unsqueeze", out, 0), (n, *out.shape))
+        d = out_dims % nd
+        return value if d == 0 else op("movedim", value, 0, d)
+    if isinstance(out, (tuple, list)):
+        ds = out_dims if isinstance(out_dims, (tuple, list)) else [out_dims] * len(out)
+        if len(ds) != len(out):
+            raise ValueError(
+                f"vmap: out_dims has {len(ds)} elements but func returned {len(out)} outputs"
+            )
+        parts = [_unwrap(o, d, level, n) for o, d in zip(out, ds)]
+        return tuple(parts) if isinstance(out, tuple) else parts
+    if isinstance(out, dict):
+        return {
+            k: _unwrap(o, out_dims[k] if isinstance(out_dims, dict) else out_dims, level, n)
+            for k, o in out.items()
+        }
+    if out is None:
+        return None
+    raise ValueError(
+        f"vmap: func must only return Tensors, got type {type(out).__name__}. Did you "
+        "mean to set out_dims= to None for output?"
+    )
+
+
+def _cat_outs(parts, out_dims):
+    first = parts[0]
+    if isinstance(first, Tensor):
+        if out_dims is None:
+            return first
+        return op("cat", list(parts), out_dims)
+    if isinstance(first, (tuple, list)):
+        ds = out_dims if isinstance(out_dims, (tuple, list)) else [out_dims] * len(first)
+        cat = [_cat_outs([p[k] for p in parts], d) for k, d in enumerate(ds)]
+        return tuple(cat) if isinstance(first, tuple) else cat
+    if isinstance(first, dict):
+        return {
+            k: _cat_outs(
+                [p[k] for p in parts], out_dims[k] if isinstance(out_dims, dict) else out_dims
+            )
+            for k in first
+        }
+    return first
+
+
+def _loop(func, args, kwargs, dims, out_dims, n, randomness, start):
+    """The exact fallback: func once per batch element, results stacked."""
+    from . import random as tg_random  # noqa: PLC0415
+
+    results = []
+    for b in range(n):
+        if randomness == "same":
+            tg_random.set_rng_state(start)
+        sliced = [_slice(a, d, b) for a, d in zip(args, dims)]
+        results.append(func(*sliced, **kwargs))
+        if randomness == "error" and b == 0:
+            if not np.array_equal(tg_random.get_rng_state()._data, start._data):
+                tg_random.set_rng_state(start)
+                raise RuntimeError(
+                    "vmap: called random operation while in randomness error mode. "
+                    "Please either use the 'same' or 'different' randomness flags on "
+                    "vmap or perform the randomness operation out of vmap"
+                )
+    return _combine(results, out_dims, "out_dims")
 
 
 def _arg_dims(in_dims, args):
@@ -158,7 +321,7 @@ def _slice(arg, dim, b):
         return arg
     if isinstance(arg, Tensor):
         d = dim % arg.ndim
-        return arg[(slice(None),) * d + (b,)]
+        return op("select", arg, d, b)
     if isinstance(arg, (tuple, list)):
         ds = dim if isinstance(dim, (tuple, list)) else [dim] * len(arg)
         return type(arg)(_slice(a, d, b) for a, d in zip(arg, ds))
@@ -180,14 +343,12 @@ def _combine(results, out_dims, what):
             return first
         if not isinstance(out_dims, int):
             raise ValueError(f"vmap: {what} for a Tensor output must be an int or None")
-        from .ops.joining import stack  # noqa: PLC0415
-
         nd = first.ndim + 1
         if not -nd <= out_dims < nd:
             raise ValueError(
                 f"vmap: out_dim {out_dims} is out of range for an output of {first.ndim} dims"
             )
-        return stack(results, dim=out_dims)
+        return op("stack", results, out_dims)
     if isinstance(first, (tuple, list)):
         ds = out_dims if isinstance(out_dims, (tuple, list)) else [out_dims] * len(first)
         if len(ds) != len(first):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _batched, _vmap_grad
 from .autograd import engine, graph
 from .autograd.functional import jacobian_of
 from .grad_mode import STATE, enable_grad
@@ -71,11 +72,14 @@ def _lift_tree(t, diff: list, name: str, i: int):
         raise TypeError(f"{name}: argument {i} must be a Tensor, got {type(t).__name__}")
     if not t.dtype.kind == "f":
         raise TypeError(f"{name}: argument {i} must be floating point, got dtype {t.dtype}")
-    t = (
-        t.reshape(t.shape)
-        if (t.requires_grad and STATE.enabled)
-        else t.detach().requires_grad_(True)
-    )
+    if _batched.LEVELS.active:  # inside vmap: Note [grad under vmap]
+        t = _vmap_grad.lift_leaf(t, t.requires_grad and STATE.enabled)
+    else:
+        t = (
+            t.reshape(t.shape)
+            if (t.requires_grad and STATE.enabled)
+            else t.detach().requires_grad_(True)
+        )
     diff.append(t)
     return t
 
@@ -99,8 +103,8 @@ def _release(x, keep: bool, own):
 
 
 def _reaches_other_leaf(t, own) -> bool:
-    own_ids = {id(o) for o in own}
-    for node in graph.iter_graph([t]):
+    own_ids = {id(_vmap_grad.physical(o)) for o in own}
+    for node in graph.iter_graph([_vmap_grad.physical(t)]):
         if type(node) is graph.AccumulateGrad and id(node.variable) not in own_ids:
             return True
     return False
@@ -140,7 +144,19 @@ def value_and_grad(f, argnums=0, has_aux=False):
                     "grad: f must return a Tensor with a single element, got "
                     f"{getattr(out, 'shape', type(out).__name__)}"
                 )
-            if out.requires_grad:
+            if out.requires_grad and _batched.LEVELS.active:  # Note [grad under vmap]
+                phys = _vmap_grad.physical(out)
+                grads = engine.grad(
+                    phys,
+                    [_vmap_grad.physical(d) for d in diff],
+                    Tensor._wrap(np.ones(phys.shape, phys.dtype)),
+                    create_graph=keep,
+                    allow_unused=True,
+                )
+                grads = [
+                    g if g is None else _vmap_grad.rewrap_like(g, d) for g, d in zip(grads, diff)
+                ]
+            elif out.requires_grad:
                 grads = engine.grad(out, diff, create_graph=keep, allow_unused=True)
             else:
                 grads = (None,) * len(diff)
@@ -202,9 +218,15 @@ def jacrev(f, argnums=0, has_aux=False):
             out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacrev")
             is_tuple = isinstance(out, tuple)
             outs = out if is_tuple else (out,)
-            res = jacobian_of(outs, diff, keep, False, True, "jacrev")
+            if _batched.LEVELS.active:  # Note [grad under vmap]
+                res = _vmap_grad.jacobian(outs, diff, keep)
+            else:
+                res = jacobian_of(outs, diff, keep, False, True, "jacrev")
         res = [[_release(b, keep, diff) for b in row] for row in res]
-        res = tuple(r[0] if single else tuple(r) for r in res)
+        # Per output, the blocks of each argument in that argument's nest (a dict of
+        # parameters gives a dict of Jacobians, as torch.func).
+        res = [tuple(_rebuild(args[i], iter_) for i in nums) for iter_ in map(iter, res)]
+        res = tuple(r[0] if single else r for r in res)
         jac = res if is_tuple else res[0]
         return (jac, aux) if has_aux else jac
 

@@ -81,3 +81,14 @@ __all__ = [
     "solve_triangular",
     "vector_norm",
 ]
+
+# The registered ops here go through the same wrapper as tg.<name>: torch-like TypeErrors
+# and vmap dispatch (Note [vmap levels]).
+from .ops._registry import OPS as _OPS  # noqa: E402
+from .ops._registry import exported as _exported  # noqa: E402
+
+for _info in _OPS.values():
+    for _key, _value in list(globals().items()):
+        if _value is _info.fn and not _key.startswith("_"):
+            globals()[_key] = _exported(_info)
+del _info, _key, _value

@@ -13,7 +13,7 @@ orthogonal polynomials (values only; PyTorch records no gradient for them either
 from __future__ import annotations
 
 from .ops import _table, misc_math
-from .ops._registry import OPS
+from .ops._registry import OPS, exported
 from .ops.polynomials import POLYNOMIALS
 
 __all__ = []
@@ -26,7 +26,7 @@ def _bind(name, fn):
 
 for _row in _table.ROWS.values():
     if _row.special:
-        _bind(_row.special, OPS[_row.name].fn)
+        _bind(_row.special, exported(OPS[_row.name]))
 
 for _name, _op in (
     ("expit", "sigmoid"),
@@ -39,7 +39,7 @@ for _name, _op in (
     ("softmax", "softmax"),
     ("log_softmax", "log_softmax"),
 ):
-    _bind(_name, OPS[_op].fn)
+    _bind(_name, exported(OPS[_op]))
 
 _bind("logit", misc_math.logit)
 _bind("polygamma", misc_math.polygamma)

@@ -11,8 +11,11 @@ import numpy as np
 from ..creation import default_generator
 from ..ops import activation_rows as rows
 from ..ops import softmax as _softmax_ops
+from ..ops._registry import exported_namespace
 from ..ops.elementwise import where
 from ..tensor import Tensor
+
+rows = exported_namespace(rows)  # vmap dispatch and torch-like TypeErrors
 
 __all__ = [
     "elu",

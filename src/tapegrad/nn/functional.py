@@ -96,8 +96,15 @@ def linear(input, weight, bias=None):
             f"linear: input of shape {list(input.shape)} and weight of shape "
             f"{list(weight.shape)} don't match (need input.shape[-1] == weight.shape[1])"
         )
-    _same_dtype("linear", input, weight, bias)
-    return _linear(input, weight, bias)
+    try:
+        _same_dtype("linear", input, weight, bias)
+        return _linear(input, weight, bias)
+    except AttributeError as exc:  # a vmap-batched argument (Note [vmap levels])
+        if type(exc).__name__ != "BatchedAccess":
+            raise
+        from .._batched import dispatch  # noqa: PLC0415 - only under vmap
+
+        return dispatch("linear", linear, (input, weight, bias), {})
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -105,6 +112,18 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
     ``padding`` is an int, a pair, ``'valid'`` or ``'same'`` (stride 1 only).
     """
+    args = (input, weight, bias, stride, padding, dilation, groups)
+    try:
+        return _conv2d(*args)
+    except AttributeError as exc:  # a vmap-batched argument (Note [vmap levels])
+        if type(exc).__name__ != "BatchedAccess":
+            raise
+        from .._batched import dispatch  # noqa: PLC0415 - only under vmap
+
+        return dispatch("conv2d", _conv2d, args, {})
+
+
+def _conv2d(input, weight, bias, stride, padding, dilation, groups):
     x, added = _batched(_tensor(input, "conv2d"), "conv2d")
     stride = _pair(stride, "conv2d", "stride")
     dilation = _pair(dilation, "conv2d", "dilation")
@@ -484,3 +503,20 @@ from ._pool_fractional import *  # noqa: E402, F403
 from ._pool_fractional import __all__ as _fractional_names  # noqa: E402
 
 __all__ += _fractional_names
+
+# The registered ops re-exported here (relu, tanh, ...) go through the same wrapper as
+# tg.<name>: torch-like TypeErrors, and vmap dispatch (Note [vmap levels]).
+from ..ops._registry import OPS as _OPS  # noqa: E402
+from ..ops._registry import exported as _exported  # noqa: E402
+from ..ops._registry import exported_namespace as _exported_namespace  # noqa: E402
+
+for _info in _OPS.values():
+    if globals().get(_info.name) is _info.fn:
+        globals()[_info.name] = _exported(_info)
+_softmax_ops = _exported_namespace(_softmax_ops)
+joining = _exported_namespace(joining)
+# Fused kernels with a batching rule (_batch_rules_nn.py); the hook costs a call frame.
+from ..ops._registry import vmap_hooked as _vmap_hooked  # noqa: E402
+
+for _name in ("cross_entropy", "layer_norm"):
+    globals()[_name] = _vmap_hooked(_name, globals()[_name])

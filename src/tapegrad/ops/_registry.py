@@ -35,6 +35,10 @@ class OpInfo:
 
 OPS: dict[str, OpInfo] = {}
 
+# Set by tapegrad._batched: ``[0](info, args, kwargs)`` runs an op on vmap-batched
+# arguments (Note [vmap levels]); reached only through the except clause below.
+VMAP_DISPATCH: list = [None]
+
 
 def register(name, *, method=True, operators=(), differentiable=True, inplace=False, function=None):
     """Decorator: record an op, bind it to Tensor and (by default) export it as ``tg.<name>``."""
@@ -67,6 +71,8 @@ def exported(info: OpInfo):
         try:
             return fn(*args, **kwargs)
         except AttributeError as exc:
+            if type(exc).__name__ == "BatchedAccess":  # Note [vmap levels]
+                return VMAP_DISPATCH[0](info, args, kwargs)
             bad = next((a for a in args if not isinstance(a, Tensor) and "_data" in str(exc)), None)
             if bad is None or "'_data'" not in str(exc):
                 raise
@@ -86,3 +92,36 @@ def add_alias(alias, name):
     info.aliases += (alias,)
     if getattr(Tensor, name, None) is info.fn:
         setattr(Tensor, alias, info.fn)
+
+
+def exported_namespace(module):
+    """``module``'s attributes with its registered ops replaced by their :func:`exported`
+    form: for namespaces (``tg.special``, ``nn.functional``'s helpers) whose callers
+    should get torch-like TypeErrors and vmap dispatch (Note [vmap levels])."""
+    import types  # noqa: PLC0415
+
+    by_fn = {id(info.fn): info for info in OPS.values()}
+    attrs = {
+        k: exported(by_fn[id(v)]) if id(v) in by_fn else v
+        for k, v in vars(module).items()
+        if not k.startswith("__")
+    }
+    return types.SimpleNamespace(**attrs)
+
+
+def vmap_hooked(name, fn):
+    """``fn`` (a function outside the registry, such as ``F.cross_entropy``) with vmap
+    dispatch when it reads a batched argument's data (Note [vmap levels]): its batching
+    rule ``RULES[name]``, else a per-element loop of ``fn``."""
+    info = OpInfo(name, fn, True, False)
+
+    def hooked(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except AttributeError as exc:
+            if type(exc).__name__ != "BatchedAccess":
+                raise
+            return VMAP_DISPATCH[0](info, args, kwargs)
+
+    functools.update_wrapper(hooked, fn)
+    return hooked

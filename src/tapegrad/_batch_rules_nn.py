@@ -1,0 +1,68 @@
+"""Batching rules for fused nn.functional kernels: layer_norm, cross_entropy (see
+_batch_rules.py; the functions reach vmap through ``ops._registry.vmap_hooked``)."""
+
+from __future__ import annotations
+
+import inspect
+
+from ._batch_rules import _at
+from ._batched import op, wrap
+
+__all__ = ["install"]
+
+
+def _bind(fn, args, kwargs) -> dict:
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _layer_norm(name, fn, level, args, kwargs):
+    """The normalisation over the trailing dims runs on the physical value; a batched
+    weight or bias (per-sample gradients) is applied by the elementwise rules."""
+    a = _bind(fn, args, kwargs)
+    x, shape, w, b, eps = a["input"], a["normalized_shape"], a["weight"], a["bias"], a["eps"]
+    if not _at(w, level) and not _at(b, level):
+        return wrap(fn(x._bval, shape, w, b, eps), level)
+    base = fn(x._bval if _at(x, level) else x, shape, None, None, eps)
+    out = wrap(base, level) if _at(x, level) else base
+    if w is not None:
+        out = op("mul", out, w)
+    return out if b is None else op("add", out, b)
+
+
+def _cross_entropy(name, fn, level, args, kwargs):
+    """Class-index targets: per-element losses in one call with ``reduction='none'`` on
+    the batch folded into the rows, then each element's own sum or (weighted) mean."""
+    a = _bind(fn, args, kwargs)
+    x, t, weight = a["input"], a["target"], a["weight"]
+    if a["size_average"] is not None or a["reduce"] is not None or _at(weight, level):
+        return NotImplemented
+    if x.ndim not in (1, 2) or t.dtype.kind not in "iu" or t.ndim != x.ndim - 1:
+        return NotImplemented
+    n = next(v._bval.shape[0] for v in (x, t) if _at(v, level))
+    xv = x._bval if _at(x, level) else op("expand", op("unsqueeze", x, 0), (n, *x.shape))
+    tv = t._bval if _at(t, level) else op("expand", op("unsqueeze", t, 0), (n, *t.shape))
+    classes = tuple(xv.shape)[-1]
+    rows = op("reshape", xv, (-1, classes))
+    targets = op("reshape", tv, (-1,))
+    keep = {k: a[k] for k in ("ignore_index", "label_smoothing")}
+    per = fn(rows, targets, weight, reduction="none", **keep)
+    per = op("reshape", per, (n, -1))
+    reduction = a["reduction"]
+    if reduction == "none":
+        return wrap(op("reshape", per, (n, *t.shape)), level)
+    total = op("sum", per, 1)
+    if reduction == "sum":
+        return wrap(total, level)
+    valid = op("ne", targets, a["ignore_index"])
+    w_rows = op("_cast", valid, xv.dtype)
+    if weight is not None:
+        w_rows = op("mul", w_rows, op("getitem", weight, op("mul", targets, valid)))
+    denom = op("sum", op("reshape", w_rows, (n, -1)), 1)
+    return wrap(op("div", total, denom), level)
+
+
+def install(rules) -> None:
+    rules["layer_norm"] = _layer_norm
+    rules["cross_entropy"] = _cross_entropy

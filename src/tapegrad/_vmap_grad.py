@@ -1,0 +1,122 @@
+"""grad and jacrev inside vmap: leaves batched at every open level (Note [grad under vmap]).
+
+func.py's transforms call these when a vmap level is open (``LEVELS.active``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._batched import LEVELS, BatchedTensor, _trap, op, wrap
+from .tensor import Tensor
+
+__all__ = ["physical", "lift_leaf", "rewrap_like", "jacobian"]
+
+
+# -- grad under vmap ------------------------------------------------------------------------
+
+# Note [grad under vmap]
+# ``vmap(grad(f))``: grad lifts its arguments to leaves batched at EVERY open vmap level,
+# expanding (a stride-0 view, no copy) along the levels an argument is not batched at, and
+# differentiates the physical graph. Batch elements never mix in a batching rule, so the
+# gradient of the sum of the physical outputs with respect to the physical leaf holds each
+# element's own gradient: per-sample gradients, also for parameters that are not mapped
+# (in_dims=None), whose physical leaf is the expanded one, never summed over the batch.
+
+
+def physical(t):
+    """The plain tensor under every BatchedTensor wrapper of ``t``."""
+    while type(t) is BatchedTensor:
+        t = t._bval
+    return t
+
+
+def lift_leaf(t, attached: bool):
+    """``t`` as a leaf batched at every open level (Note [grad under vmap]).
+
+    attached: ``t`` requires grad for an enclosing transform; keep it in that graph.
+    """
+    p = _expanded(t)
+    if attached and p.requires_grad:
+        p = op("reshape", p, tuple(p.shape))
+    else:
+        p = p.detach().requires_grad_(True)
+    out = p
+    for level in LEVELS.active:
+        out = wrap(out, level)
+    return out
+
+
+def expand_physical(t):
+    """The physical value of ``t`` with a batch dim for every open level (stride-0 where
+    ``t`` is not batched), and ``t`` rewrapped around it: ``(physical, rewrap)``."""
+    p = _expanded(t)
+
+    def rewrap(x):
+        for level in LEVELS.active:
+            x = wrap(x, level)
+        return x
+
+    return p, rewrap
+
+
+def _expanded(t):
+    present = []
+    p = t
+    while type(p) is BatchedTensor:
+        present.append(p._blevel)
+        p = p._bval
+    for i, level in enumerate(LEVELS.active):  # physical dim i is level active[i]
+        if level not in present:
+            shape = tuple(p.shape)
+            p = op("expand", op("unsqueeze", p, i), shape[:i] + (LEVELS.sizes[level],) + shape[i:])
+    return p
+
+
+def rewrap_like(g, like):
+    """Physical ``g`` wrapped with the levels of ``like`` (innermost wrapper outermost)."""
+    levels = []
+    while type(like) is BatchedTensor:
+        levels.append(like._blevel)
+        like = like._bval
+    for level in reversed(levels):
+        g = wrap(g, level)
+    return g
+
+
+def jacobian(outputs, inputs, create_graph: bool):
+    """``jacrev`` under vmap: per batch element, the blocks ``[[d out_i / d in_j]]``.
+
+    One batched backward over the logical output basis, broadcast along the batch dims
+    (elements never mix, so each element's rows land in its own slice of the gradient).
+    ``inputs`` are lifted leaves (batched at every open level, Note [grad under vmap]).
+    """
+    from .autograd.batched import vjp_rows  # noqa: PLC0415 - autograd sits above tensor
+
+    nb = len(LEVELS.active)
+    res = []
+    for out in outputs:
+        phys = physical(out)
+        lo = tuple(out.shape)
+        m = int(np.prod(lo, dtype=np.int64))
+        if out.requires_grad and m and phys.ndim != nb + len(lo):
+            _trap(out)  # an output not batched at every level: the exact fallback
+        if not out.requires_grad or m == 0:
+            rows = [None] * len(inputs)
+        else:
+            eye = np.eye(m, dtype=phys.dtype).reshape((m,) + (1,) * nb + lo)
+            eye = np.ascontiguousarray(np.broadcast_to(eye, (m,) + tuple(phys.shape)))
+            rows = vjp_rows(
+                (phys,), tuple(physical(x) for x in inputs), [Tensor._wrap(eye)],
+                create_graph=create_graph,
+            )  # fmt: skip
+        blocks = []
+        for x, r in zip(inputs, rows):
+            if r is None:
+                blocks.append(Tensor._wrap(np.zeros(lo + tuple(x.shape), x.dtype)))
+                continue
+            batch = tuple(r.shape[1 : 1 + nb])
+            r = op("movedim", r, 0, nb)
+            blocks.append(rewrap_like(op("reshape", r, batch + lo + tuple(x.shape)), x))
+        res.append(blocks)
+    return res
