@@ -11,9 +11,6 @@ from .ops.decomp import (  # noqa: E402
     eigvalsh,
     inv_ex,
     lstsq,
-    lu,
-    lu_factor,
-    lu_solve,
     matrix_rank,
     pinv,
     qr,
@@ -24,6 +21,7 @@ from .ops.decomp import (  # noqa: E402
     vander,
 )
 from .ops.linalg import matmul
+from .ops.lu import lu, lu_factor, lu_factor_ex, lu_solve  # noqa: E402
 from .ops.norm import linalg_norm as norm
 from .ops.norm import matrix_norm, vector_norm
 
@@ -55,6 +53,7 @@ __all__ = [
     "lstsq",
     "lu",
     "lu_factor",
+    "lu_factor_ex",
     "lu_solve",
     "matrix_rank",
     "pinv",

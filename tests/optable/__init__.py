@@ -110,6 +110,9 @@ def _collect():
     from . import issue10b  # noqa: PLC0415 - issue 10 (reductions, sorting, shape, indexing)
 
     cases.extend(issue10b.CASES)
+    from . import linalg_l  # noqa: PLC0415 - issue 10 (linear algebra)
+
+    cases.extend(linalg_l.CASES)
     return cases
 
 

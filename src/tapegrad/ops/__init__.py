@@ -8,6 +8,9 @@ from . import binary_table, misc_math, polynomials, unary_table  # noqa: F401 - 
 # -- issue 10 (second half): new families, one file each --
 from . import index_ops, products, reduce_more, shape_more, sorting, tri  # noqa: F401
 from . import decomp  # noqa: F401
+
+# -- issue 10 part L: linear algebra, one file per family --
+from . import lu  # noqa: F401
 from ._registry import OPS
 
 __all__ = ["OPS"]

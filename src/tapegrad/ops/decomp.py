@@ -1,6 +1,6 @@
 """Matrix decompositions with gradients: svd, svdvals, eigh, eigvalsh, qr; and what they
-give: pinv, lstsq, matrix_rank, the spectral norms; plus cholesky_ex, inv_ex, lu_factor,
-lu, lu_solve, tensorinv, tensorsolve, vander.
+give: pinv, lstsq, matrix_rank, the spectral norms; plus cholesky_ex, inv_ex, tensorinv,
+tensorsolve, vander (LU is in lu.py).
 
 Rules (PyTorch's, real case; g·· the incoming gradients, E_ij = S_j² − S_i², 1 on the
 diagonal, skew(X) = X − Xᵀ):
@@ -42,9 +42,6 @@ __all__ = [
     "matrix_rank",
     "cholesky_ex",
     "inv_ex",
-    "lu_factor",
-    "lu",
-    "lu_solve",
     "tensorinv",
     "tensorsolve",
     "vander",
@@ -56,8 +53,6 @@ QRResult = namedtuple("qr", ["Q", "R"])
 LstsqResult = namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
 CholeskyExResult = namedtuple("cholesky_ex", ["L", "info"])
 InvExResult = namedtuple("inv_ex", ["inverse", "info"])
-LUFactorResult = namedtuple("lu_factor", ["LU", "pivots"])
-LUResult = namedtuple("lu", ["P", "L", "U"])
 
 
 def _matrix(A, op):
@@ -373,65 +368,6 @@ def inv_ex(A, *, check_errors=False):
                 info[i] = 1
         X = Tensor._wrap(np.zeros(data.shape, data.dtype))
     return InvExResult(X, Tensor._wrap(info))
-
-
-def lu_factor(A, *, pivot=True):
-    """``tg.linalg.lu_factor``: the packed LU factors and 1-based pivots (no gradient)."""
-    import scipy.linalg.lapack  # noqa: PLC0415
-
-    _, data = _matrix(A, "linalg.lu_factor")
-    if not pivot:
-        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    getrf = scipy.linalg.lapack.get_lapack_funcs("getrf", (data,))
-    k = min(data.shape[-2:])
-    lus = np.empty_like(data)
-    piv = np.empty(data.shape[:-2] + (k,), np.int32)
-    for i in np.ndindex(data.shape[:-2]):  # LAPACK's getrf, as PyTorch (any m x n)
-        lus[i], p, _ = getrf(data[i])
-        piv[i] = p[:k] + 1
-    return LUFactorResult(Tensor._wrap(lus), Tensor._wrap(piv))
-
-
-def lu(A, *, pivot=True):
-    """``tg.linalg.lu``: P, L, U with A = P L U (no gradient)."""
-    import scipy.linalg  # noqa: PLC0415
-
-    _, data = _matrix(A, "linalg.lu")
-    m, n = data.shape[-2:]
-    k = min(m, n)
-    P = np.empty(data.shape[:-2] + (m, m), data.dtype)
-    L = np.empty(data.shape[:-2] + (m, k), data.dtype)
-    U = np.empty(data.shape[:-2] + (k, n), data.dtype)
-    for i in np.ndindex(data.shape[:-2]):
-        P[i], L[i], U[i] = scipy.linalg.lu(data[i], check_finite=False)
-    return LUResult(Tensor._wrap(P), Tensor._wrap(L), Tensor._wrap(U))
-
-
-def _pivots_to_perm(piv, n):
-    perm = np.arange(n)
-    for i, p in enumerate(piv - 1):
-        perm[[i, p]] = perm[[p, i]]
-    return perm
-
-
-def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
-    """``tg.linalg.lu_solve``: solve A X = B from :func:`lu_factor`'s output; differentiable
-    in LU and B (two triangular solves and a row permutation)."""
-    LU = as_tensor(LU, "linalg.lu_solve")
-    B = as_tensor(B, "linalg.lu_solve")
-    n = LU._data.shape[-1]
-    piv = pivots._data if isinstance(pivots, Tensor) else np.asarray(pivots)
-    if not left or adjoint:
-        raise NotImplementedError("linalg.lu_solve: only left=True, adjoint=False is supported")
-    perms = np.empty(piv.shape, np.int64)
-    for i in np.ndindex(piv.shape[:-1]):
-        perms[i] = _pivots_to_perm(piv[i], n)
-    eye = np.eye(n, dtype=LU._data.dtype)
-    L = tril(LU, -1) + const(eye)
-    U = LU - tril(LU, -1)
-    Pt = const(np.ascontiguousarray(eye[perms]))  # Pᵀ: rows in pivot order
-    y = solve_triangular(L, matmul(Pt, B), upper=False, unitriangular=True)
-    return solve_triangular(U, y, upper=True)
 
 
 def tensorinv(A, ind=2):

@@ -1,0 +1,73 @@
+"""Table rows: LU, Cholesky- and triangular-based solves, matrix functions, Householder, lowrank
+(issue 10, linear algebra)."""
+
+import numpy as np
+
+from . import OpCase
+
+
+def _boosted(*shapes, boost=2.5):
+    """Inputs whose first is a (batch of) matrix with ``boost`` added on its main diagonal:
+    well conditioned, and LU's pivots do not change under gradcheck's small steps."""
+
+    def make(rng):
+        out = []
+        for k, shape in enumerate(shapes):
+            x = rng.uniform(-1, 1, size=shape)
+            if k == 0:
+                x = x + boost * np.eye(shape[-2], shape[-1])
+            out.append(x)
+        return out
+
+    return make
+
+
+def _lu_solve(left, adjoint):
+    def fn(m, a, b):
+        LU, piv = m.linalg.lu_factor(a)
+        return m.linalg.lu_solve(LU, piv, b, left=left, adjoint=adjoint)
+
+    return fn
+
+
+CASES = [
+    OpCase("linalg_lu_factor_ex", lambda m, a: m.linalg.lu_factor(a), [(4, 4)]),
+    OpCase("linalg_lu_factor_ex", lambda m, a: m.linalg.lu_factor_ex(a), [(5, 3)], name="tall"),
+    OpCase("linalg_lu_factor_ex", lambda m, a: m.linalg.lu_factor(a), [(3, 5)], name="wide"),
+    OpCase("linalg_lu_factor_ex", lambda m, a: m.linalg.lu(a), [(2, 4, 4)], name="lu-batch"),
+    OpCase("linalg_lu_factor_ex", lambda m, a: m.linalg.lu(a), [(5, 3)], name="lu-tall"),
+    OpCase("linalg_lu_factor_ex", lambda m, a: m.linalg.lu(a), [(2, 3, 5)], name="lu-wide"),
+    OpCase("lu", lambda m, a: m.lu(a), [(4, 4)]),
+    OpCase("lu", lambda m, a: a.lu(get_infos=True), [(2, 3, 4)], name="infos"),
+    OpCase("lu_unpack", lambda m, a: m.lu_unpack(*m.linalg.lu_factor(a)), [(4, 3)]),
+    OpCase("lu_unpack", lambda m, a: m.lu_unpack(*m.lu(a), True, False)[1:], [(3, 4)], name="data"),
+    OpCase("lu_solve", _lu_solve(True, False), [(3, 3), (3, 2)], inputs=_boosted((3, 3), (3, 2))),
+    OpCase(
+        "lu_solve",
+        _lu_solve(True, True),
+        [(2, 3, 3), (3, 2)],
+        name="adjoint-batch",
+        inputs=_boosted((2, 3, 3), (3, 2)),
+    ),
+    OpCase(
+        "lu_solve",
+        _lu_solve(False, False),
+        [(3, 3), (4, 3)],
+        name="right",
+        inputs=_boosted((3, 3), (4, 3)),
+    ),
+    OpCase(
+        "lu_solve",
+        _lu_solve(False, True),
+        [(3, 3), (2, 4, 3)],
+        name="right-adjoint-broadcast",
+        inputs=_boosted((3, 3), (2, 4, 3)),
+    ),
+    OpCase(
+        "lu_solve",
+        lambda m, a, b: m.lu_solve(b, *m.lu(a)),
+        [(3, 3), (3, 2)],
+        name="torch-lu-solve",
+        inputs=_boosted((3, 3), (3, 2)),
+    ),
+]
