@@ -22,6 +22,9 @@ from .ops.decomp import (  # noqa: E402
 )
 from .ops.linalg import matmul
 from .ops.lu import lu, lu_factor, lu_factor_ex, lu_solve  # noqa: E402
+from .ops.matfun import cond  # noqa: E402
+from .ops.matfun import matrix_exp  # noqa: E402
+from .ops.solve_more import solve_ex  # noqa: E402
 from .ops.norm import linalg_norm as norm
 from .ops.norm import matrix_norm, vector_norm
 
@@ -55,6 +58,9 @@ __all__ = [
     "lu_factor",
     "lu_factor_ex",
     "lu_solve",
+    "cond",
+    "matrix_exp",
+    "solve_ex",
     "matrix_rank",
     "pinv",
     "qr",

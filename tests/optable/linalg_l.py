@@ -71,3 +71,79 @@ CASES = [
         inputs=_boosted((3, 3), (3, 2)),
     ),
 ]
+
+# -- solves from a factor, matrix functions. The factors are made triangular first, as
+# PyTorch's gradcheck_wrapper_triangular_input does: the gradients of cholesky_inverse/_solve
+# treat the factor as a full matrix, as PyTorch's (tests/test_linalg_l.py compares those). --
+CASES += [
+    OpCase(
+        "cholesky_inverse",
+        lambda m, a: m.cholesky_inverse(a.tril()),
+        [(3, 3)],
+        inputs=_boosted((3, 3)),
+    ),
+    OpCase(
+        "cholesky_inverse",
+        lambda m, a: a.triu().cholesky_inverse(upper=True),
+        [(2, 3, 3)],
+        name="upper-batch",
+        inputs=_boosted((2, 3, 3)),
+    ),
+    OpCase(
+        "cholesky_solve",
+        lambda m, L, b: m.cholesky_solve(b, L.tril()),
+        [(3, 3), (3, 2)],
+        inputs=_boosted((3, 3), (3, 2)),
+    ),
+    OpCase(
+        "cholesky_solve",
+        lambda m, L, b: b.cholesky_solve(L.triu(), upper=True),
+        [(3, 3), (2, 3, 2)],
+        name="upper-broadcast",
+        inputs=_boosted((3, 3), (2, 3, 2)),
+    ),
+    OpCase(
+        "triangular_solve",
+        lambda m, a, b: m.triangular_solve(b, a),
+        [(3, 3), (3, 2)],
+        inputs=_boosted((3, 3), (3, 2)),
+    ),
+    OpCase(
+        "triangular_solve",
+        lambda m, a, b: b.triangular_solve(a, upper=False, transpose=True, unitriangular=True),
+        [(2, 3, 3), (3, 2)],
+        name="lower-transpose-unit",
+        inputs=_boosted((2, 3, 3), (3, 2)),
+    ),
+    OpCase("matrix_exp", lambda m, a: m.matrix_exp(a), [(3, 3)]),
+    OpCase("matrix_exp", lambda m, a: m.linalg.matrix_exp(a * 3), [(2, 3, 3)], name="batch-big"),
+    OpCase("logdet", lambda m, a: m.logdet(a), [(3, 3)], inputs=_boosted((3, 3))),
+    OpCase(
+        "logdet", lambda m, a: a.logdet(), [(2, 3, 3)], name="batch", inputs=_boosted((2, 3, 3))
+    ),
+    OpCase("linalg_svd", lambda m, a: m.linalg.cond(a), [(2, 3, 3)], name="cond"),
+    OpCase("linalg_svd", lambda m, a: m.linalg.cond(a, -2), [(4, 3)], name="cond-2-tall"),
+    OpCase(
+        "inverse",
+        lambda m, a: m.linalg.cond(a, "nuc"),
+        [(2, 3, 3)],
+        name="cond-nuc",
+        inputs=_boosted((2, 3, 3)),
+    ),
+    OpCase(
+        "inverse",
+        lambda m, a: m.linalg.cond(a, float("inf")),
+        [(3, 3)],
+        name="cond-inf",
+        inputs=_boosted((3, 3)),
+        torch=False,  # torch 2.13's backward of cond(A, 1 / inf / 'fro') raises (an in-place
+        # modification of inv_ex's output); tests/test_linalg_l.py compares the values
+    ),
+    OpCase(
+        "solve",
+        lambda m, a, b: m.linalg.solve_ex(a, b),
+        [(2, 3, 3), (2, 3)],
+        name="solve_ex",
+        inputs=_boosted((2, 3, 3), (2, 3)),
+    ),
+]
