@@ -22,9 +22,10 @@ from .ops.decomp import (  # noqa: E402
 )
 from .ops.linalg import matmul
 from .ops.lu import lu, lu_factor, lu_factor_ex, lu_solve  # noqa: E402
-from .ops.matfun import cond  # noqa: E402
-from .ops.matfun import matrix_exp  # noqa: E402
-from .ops.solve_more import solve_ex  # noqa: E402
+from .ops.matfun import (
+    cond,  # noqa: E402
+    matrix_exp,  # noqa: E402
+)
 from .ops.norm import linalg_norm as norm
 from .ops.norm import matrix_norm, vector_norm
 
@@ -40,6 +41,7 @@ from .ops.solve import (
     solve,
     solve_triangular,
 )
+from .ops.solve_more import solve_ex  # noqa: E402
 from .ops.tri import diagonal as _diagonal  # noqa: E402
 
 

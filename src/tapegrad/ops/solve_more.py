@@ -125,9 +125,7 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
             gL = reduce_grad(-(matmul(L, common) if upper else matmul(common, L)), L)
         return (reduce_grad(gB, B) if nb else None), gL
 
-    return make_result(
-        Y, (B, L), backward, "CholeskySolveBackward", saved=(L,), save_output=True
-    )
+    return make_result(Y, (B, L), backward, "CholeskySolveBackward", saved=(L,), save_output=True)
 
 
 @register("triangular_solve")
