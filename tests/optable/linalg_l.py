@@ -147,3 +147,25 @@ CASES += [
         inputs=_boosted((2, 3, 3), (2, 3)),
     ),
 ]
+
+# -- lstsq: the outputs of each driver; residuals are differentiable (tall A, not gelsy) --
+CASES += [
+    OpCase(
+        "linalg_svd",
+        lambda m, a, b: m.linalg.lstsq(a, b, driver="gels")[:2],
+        [(4, 3), (4, 2)],
+        name="lstsq-gels-residuals",
+    ),
+    OpCase(
+        "linalg_svd",
+        lambda m, a, b: m.linalg.lstsq(a, b, driver="gelsd"),
+        [(2, 4, 3), (2, 4, 2)],
+        name="lstsq-gelsd-batch",
+    ),
+    OpCase(
+        "linalg_svd",
+        lambda m, a, b: m.linalg.lstsq(a, b, driver="gelss").solution,
+        [(2, 3), (2, 2)],
+        name="lstsq-gelss-wide",
+    ),
+]

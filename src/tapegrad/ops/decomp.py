@@ -306,24 +306,44 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
     return Tensor._wrap(np.sum(s > np.maximum(atol, rtol * smax), axis=-1).astype(np.int64))
 
 
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
 def lstsq(A, B, rcond=None, *, driver=None):
     """``tg.linalg.lstsq``: the least-squares solution of A X = B (``pinv(A) @ B``, so it is
-    differentiable in both), as PyTorch's default driver 'gelsy' on CPU: ``residuals`` and
-    ``singular_values`` are empty, ``rank`` is returned."""
+    differentiable in both), with the outputs of PyTorch's CPU ``driver`` (default 'gelsy'):
+    ``residuals`` (squared residual norms per column, differentiable) for a tall A with every
+    matrix of full rank and a driver other than 'gelsy', else empty; ``rank`` except for
+    'gels' (empty there); ``singular_values`` for 'gelsd' and 'gelss' only."""
     A, data = _matrix(A, "linalg.lstsq")
     B = as_tensor(B, "linalg.lstsq")
+    driver = "gelsy" if driver is None else driver
+    if driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError(
+            "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
+        )
     vector = B._data.ndim == A._data.ndim - 1
     if (B._data.shape[-2] if not vector else B._data.shape[-1]) != data.shape[-2]:
         raise RuntimeError(
             f"torch.linalg.lstsq: input.size(-2) should match other.size(-2), got shapes "
             f"{list(data.shape)} and {list(B._data.shape)}"
         )
-    X = matmul(pinv(A, rtol=rcond), B.unsqueeze(-1) if vector else B)
-    if vector:
-        X = X.squeeze(-1)
+    Bm = B.unsqueeze(-1) if vector else B
+    X = matmul(pinv(A, rtol=rcond), Bm)
+    m, n = data.shape[-2:]
     rank = matrix_rank(A, rtol=rcond)
     empty = Tensor._wrap(np.zeros((0,), data.dtype))
-    return LstsqResult(X, empty, rank, empty)
+    residuals = empty
+    if m > n and driver != "gelsy" and (driver == "gels" or np.all(rank._data == n)):
+        r = matmul(A, X) - Bm
+        residuals = (r * r).sum(-2)
+        residuals = residuals.squeeze(-1) if vector else residuals
+    if driver == "gels":
+        rank = Tensor._wrap(np.zeros((0,), np.int64))
+    sv = empty
+    if driver in ("gelsd", "gelss"):
+        sv = Tensor._wrap(np.linalg.svd(data, compute_uv=False))
+    return LstsqResult(X.squeeze(-1) if vector else X, residuals, rank, Tensor._wrap(sv._data))
 
 
 # -- error-code variants, LU, tensor inverses ----------------------------------------------------
@@ -398,21 +418,22 @@ def tensorsolve(A, B, dims=None):
 
 
 def vander(x, *, N=None):
-    """``tg.linalg.vander``: columns x⁰, x¹, …, x^(N−1) (increasing powers) along a new last dim."""
+    """``tg.linalg.vander``: columns x⁰, x¹, …, x^(N−1) (increasing powers) along a new last
+    dim; a 0-d x is one point (shape (1, N)), as in PyTorch."""
     x = as_tensor(x, "linalg.vander")
     if x._data.ndim == 0:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
+        x = x.unsqueeze(0)
     N = x._data.shape[-1] if N is None else int(N)
-    if N <= 1 and N != 1:
+    if N <= 1:
         raise RuntimeError(f"linalg.vander: N must be greater than 1, got {N}")
     if x._data.dtype.kind == "b":
         x = x._cast(_dtypes.int64)
-    cols = [x.unsqueeze(-1) ** 0] if N else []
+    cols = [x.unsqueeze(-1) ** 0]
     for _ in range(1, N):
         cols.append(cols[-1] * x.unsqueeze(-1))
     from .joining import cat  # noqa: PLC0415
 
-    return cat(cols, -1) if cols else x.unsqueeze(-1)[..., :0]
+    return cat(cols, -1)
 
 
 def _qr_method(self, some=True):
