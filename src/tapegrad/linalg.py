@@ -20,6 +20,7 @@ from .ops.decomp import (  # noqa: E402
     tensorsolve,
     vander,
 )
+from .ops.householder import householder_product
 from .ops.linalg import matmul
 from .ops.lu import lu, lu_factor, lu_factor_ex, lu_solve  # noqa: E402
 from .ops.matfun import (
@@ -60,6 +61,7 @@ __all__ = [
     "lu_factor",
     "lu_factor_ex",
     "lu_solve",
+    "householder_product",
     "cond",
     "matrix_exp",
     "solve_ex",

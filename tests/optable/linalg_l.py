@@ -169,3 +169,16 @@ CASES += [
         name="lstsq-gelss-wide",
     ),
 ]
+
+# -- Householder products (any A and tau: the reflectors need no conditioning) --
+CASES += [
+    OpCase("orgqr", lambda m, a, t: m.linalg.householder_product(a, t), [(4, 3), (3,)]),
+    OpCase("orgqr", lambda m, a, t: a.orgqr(t), [(2, 4, 3), (2, 2)], name="batch-short-tau"),
+    OpCase("ormqr", lambda m, a, t, c: m.ormqr(a, t, c), [(4, 3), (3,), (4, 2)]),
+    OpCase(
+        "ormqr",
+        lambda m, a, t, c: a.ormqr(t, c, left=False, transpose=True),
+        [(2, 4, 4), (2, 3), (2, 3, 4)],
+        name="right-transpose-batch",
+    ),
+]
