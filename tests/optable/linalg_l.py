@@ -178,7 +178,7 @@ CASES += [
     OpCase(
         "ormqr",
         lambda m, a, t, c: a.ormqr(t, c, left=False, transpose=True),
-        [(2, 4, 4), (2, 3), (2, 3, 4)],
+        [(2, 4, 4), (2, 4), (2, 3, 4)],
         name="right-transpose-batch",
     ),
 ]

@@ -111,6 +111,13 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
             f"ormqr: other {list(C.shape)} must have {m} {'rows' if left else 'columns'} "
             f"to match input {list(A.shape)} (left={left})"
         )
+    side = C._data.shape[-2 if left else -1]
+    if tau._data.shape[-1] != min(side, A._data.shape[-1]):
+        where = "other.shape[-2]" if left else "other.shape[-1]"
+        raise RuntimeError(
+            f"torch.ormqr: tau.shape[-1] must be equal to min({where}, input.shape[-1]), got "
+            f"tau {list(tau.shape)}, input {list(A.shape)}, other {list(C.shape)}"
+        )
     Q = _householder_q(A, tau, "ormqr")
     if transpose:
         Q = Q.transpose(-2, -1)
