@@ -21,6 +21,7 @@ from .ops.decomp import (  # noqa: E402
     vander,
 )
 from .ops.householder import householder_product
+from .ops.ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.linalg import matmul
 from .ops.lu import lu, lu_factor, lu_factor_ex, lu_solve  # noqa: E402
 from .ops.matfun import (
@@ -61,6 +62,9 @@ __all__ = [
     "lu_factor",
     "lu_factor_ex",
     "lu_solve",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
     "householder_product",
     "cond",
     "matrix_exp",
