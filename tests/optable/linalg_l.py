@@ -182,3 +182,22 @@ CASES += [
         name="right-transpose-batch",
     ),
 ]
+
+
+# -- randomized low rank: A = a bᵀ of rank 2 and q = 2, so the result is exact and U Vᵀ, S do
+# not depend on the random draw (nor on the singular vectors' signs), as op_db's samples --
+def _lowrank(name, **kw):
+    def fn(m, a, b):
+        m.manual_seed(0)
+        U, S, V = getattr(m, name)(a @ b.mT, q=2, **kw)
+        return U @ V.mT, S
+
+    return fn
+
+
+CASES += [
+    OpCase("svd_lowrank", _lowrank("svd_lowrank"), [(4, 2), (3, 2)]),
+    OpCase("svd_lowrank", _lowrank("svd_lowrank", niter=1), [(2, 3, 2), (2, 5, 2)], name="wide"),
+    OpCase("pca_lowrank", _lowrank("pca_lowrank", center=False), [(4, 2), (3, 2)]),
+    OpCase("pca_lowrank", _lowrank("pca_lowrank"), [(5, 2), (4, 2)], name="center"),
+]

@@ -10,7 +10,7 @@ from . import index_ops, products, reduce_more, shape_more, sorting, tri  # noqa
 from . import decomp  # noqa: F401
 
 # -- issue 10 part L: linear algebra, one file per family --
-from . import householder, ldl, lu, matfun, solve_more  # noqa: F401
+from . import householder, ldl, lowrank, lu, matfun, solve_more  # noqa: F401
 from ._registry import OPS
 
 __all__ = ["OPS"]
