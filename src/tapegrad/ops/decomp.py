@@ -117,21 +117,24 @@ def _svd_backward(U, S, Vh, gU, gS, gVh, m, n):
 def svd(A, full_matrices=True, *, driver=None):
     """``tg.linalg.svd``: ``A = U diag(S) Vh`` for (..., m, n) A, S descending.
 
-    Gradients need ``full_matrices=False`` (as in PyTorch, the extra columns of U or rows of
-    Vh are not determined by A); with ``full_matrices=True`` the result has no gradient
-    unless the matrix is square.
+    With ``full_matrices=True`` and a non-square A, the extra columns of U (rows of Vh) are
+    not determined by A: as in PyTorch, they carry no gradient (the gradient is the reduced
+    SVD's).
     """
     A = as_tensor(A, "linalg.svd")
     m, n = A._data.shape[-2:] if A._data.ndim >= 2 else (0, 0)
     if full_matrices and m != n:
         _, data = _matrix(A, "linalg.svd")
         u, s, vh = _call(np.linalg.svd, "linalg.svd", "the SVD did not converge", data, True)
-        if A._rg and STATE.enabled:
-            raise RuntimeError(
-                "linalg.svd: the gradient of full_matrices=True is not defined for a "
-                "non-square matrix; use full_matrices=False"
-            )
-        return SVDResult(Tensor._wrap(u), Tensor._wrap(s), Tensor._wrap(vh))
+        if not (A._rg and STATE.enabled):
+            return SVDResult(Tensor._wrap(u), Tensor._wrap(s), Tensor._wrap(vh))
+        from .joining import cat  # noqa: PLC0415
+
+        U, S, Vh = _svd_op(A)
+        k = min(m, n)
+        if m > n:  # the complement of U's range, from the full SVD
+            return SVDResult(cat([U, const(u[..., k:])], -1), S, Vh)
+        return SVDResult(U, S, cat([Vh, const(vh[..., k:, :])], -2))
     return SVDResult(*_svd_op(A))
 
 
@@ -295,15 +298,33 @@ def _pinv_backward(g, P, A):
     )
 
 
+def _tolerance_array(t, dtype):
+    return None if t is None else np.asarray(t._data if isinstance(t, Tensor) else t, dtype)
+
+
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
-    """``tg.linalg.matrix_rank``: the number of singular values above the tolerance."""
+    """``tg.linalg.matrix_rank``: the number of singular values (|eigenvalues| of the lower
+    triangle with ``hermitian``) above ``max(atol, rtol·σ_max)``; ``atol``/``rtol`` may be
+    tensors over the batch, and rtol defaults to eps·max(m, n) (0 where atol > 0), as PyTorch.
+    """
     A, data = _matrix(A, "linalg.matrix_rank")
     if tol is not None:
         atol, rtol = tol, 0.0
-    s = np.linalg.svd(data, compute_uv=False) if data.size else np.zeros(data.shape[:-2] + (0,))
-    rtol, atol = _default_rtol(data, s, rtol, atol)
-    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,))
-    return Tensor._wrap(np.sum(s > np.maximum(atol, rtol * smax), axis=-1).astype(np.int64))
+    if not data.size:
+        s = np.zeros(data.shape[:-2] + (0,), data.dtype)
+    elif hermitian:
+        s = np.abs(np.linalg.eigvalsh(data, UPLO="L"))
+    else:
+        s = np.linalg.svd(data, compute_uv=False)
+    atol = _tolerance_array(atol, data.dtype)
+    rtol = _tolerance_array(rtol, data.dtype)
+    if rtol is None:
+        default = np.finfo(data.dtype).eps * max(data.shape[-2:])
+        rtol = default if atol is None else np.where(atol > 0, 0.0, default)
+    atol = 0.0 if atol is None else atol
+    smax = s.max(axis=-1) if s.shape[-1] else np.zeros(s.shape[:-1], s.dtype)
+    cut = np.maximum(atol, rtol * smax)[..., None]
+    return Tensor._wrap(np.sum(s > cut, axis=-1).astype(np.int64))
 
 
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")

@@ -65,8 +65,8 @@ def logdet(input):
 
 def cond(A, p=None):
     """``tg.linalg.cond``: the condition number ‖A‖·‖A⁻¹‖ in the matrix norm ``p`` (None, 2,
-    -2: ratio of the extreme singular values, any shape; 'fro', 'nuc', ±1, ±inf: square
-    matrices, inf where A is singular), as PyTorch; differentiable where A is invertible."""
+    -2: ratio of the extreme singular values, any shape; 'nuc': Σσ·Σ1/σ; 'fro', ±1, ±inf:
+    square matrices, inf where A is singular), as PyTorch; differentiable where A is invertible."""
     from .decomp import svdvals  # noqa: PLC0415
     from .norm import matrix_norm  # noqa: PLC0415
 
@@ -83,7 +83,13 @@ def cond(A, p=None):
             return const(np.zeros(A._data.shape[:-2], A._data.dtype))
         S = svdvals(A)
         return S[..., -1] / S[..., 0] if p == -2 else S[..., 0] / S[..., -1]
-    if p not in ("fro", "nuc", 1, -1, float("inf"), float("-inf")):
+    if p == "nuc":  # as PyTorch: from the singular values (finite where A is near-singular)
+        _square(A, "linalg.cond")
+        if A._data.shape[-1] == 0:
+            return const(np.zeros(A._data.shape[:-2], A._data.dtype))
+        S = svdvals(A)
+        return S.sum(-1) * (1.0 / S).sum(-1)
+    if p not in ("fro", 1, -1, float("inf"), float("-inf")):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     _square(A, "linalg.cond")
     if A._data.shape[-1] == 0:

@@ -48,9 +48,31 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
         raise LinAlgError(
             "linalg.solve_ex: The solver failed because the input matrix is singular."
         )
-    X = solve(Tensor._wrap(data + np.eye(data.shape[-1], dtype=data.dtype)), B, left=left)
-    bad = (info > 0).reshape(info.shape + (1,) * (X._data.ndim - info.ndim))
-    return SolveExResult(Tensor._wrap(np.where(bad, np.nan, X._data)), Tensor._wrap(info))
+    return SolveExResult(Tensor._wrap(_getrs_singular(data, B, left)), Tensor._wrap(info))
+
+
+def _getrs_singular(data, B, left):
+    """LAPACK's getrs on the LU of singular matrices: the infinities and NaNs that PyTorch's
+    solve_ex returns there (no gradient)."""
+    import scipy.linalg.lapack  # noqa: PLC0415
+
+    b = float_data(as_tensor(B, "linalg.solve_ex"))
+    if not left:
+        data, b = np.swapaxes(data, -1, -2), np.swapaxes(b, -1, -2)
+    vector = b.ndim == 1 or (b.ndim == data.ndim - 1 and b.shape == data.shape[:-1])
+    rhs = b[..., None] if vector else b
+    batch = np.broadcast_shapes(data.shape[:-2], rhs.shape[:-2])
+    a_b = np.broadcast_to(data, batch + data.shape[-2:])
+    r_b = np.broadcast_to(rhs, batch + rhs.shape[-2:])
+    dtype = np.result_type(a_b.dtype, r_b.dtype)
+    out = np.empty(batch + rhs.shape[-2:], dtype)
+    getrf, getrs = scipy.linalg.lapack.get_lapack_funcs(("getrf", "getrs"), (a_b.astype(dtype),))
+    with np.errstate(all="ignore"):
+        for i in np.ndindex(batch):
+            lu_, piv, _ = getrf(a_b[i].astype(dtype))
+            out[i] = getrs(lu_, piv, r_b[i].astype(dtype))[0]
+    out = out[..., 0] if vector else out
+    return np.swapaxes(out, -1, -2) if not left and not vector else out
 
 
 def _factor(L, op):
