@@ -521,6 +521,9 @@ ROWS += _table_rows(E, U, B)
 from .edge_issue10b import rows as _issue10b_rows  # noqa: E402
 
 ROWS += _issue10b_rows(E, X, B, U, DIV)
+from .edge_linalg_l import rows as _linalg_l_rows  # noqa: E402
+
+ROWS += _linalg_l_rows(E, X, SQ)
 
 # -- issue 16: fused gradient rules (PyTorch's aten.tanh_backward / aten.sigmoid_backward) --
 ROWS += [

@@ -61,6 +61,8 @@ def _householder_q(A, tau, op):
     dtype = np.result_type(A._data.dtype, tau._data.dtype)
     V = tril(A, -1) + const(np.eye(m, n, dtype=A._data.dtype))
     Q = const(np.broadcast_to(np.eye(m, dtype=dtype), A._data.shape[:-2] + (m, m)))
+    if k == 0:  # Q = I, which depends on nothing: recorded (with zero gradients) as torch's
+        Q = Q + V.sum(-1, keepdim=True) * 0.0 + tau.sum(-1, keepdim=True).unsqueeze(-1) * 0.0
     for i in range(k):
         v = V[..., :, i : i + 1]
         Q = Q - matmul(matmul(Q, v) * tau[..., i : i + 1].unsqueeze(-1), v.transpose(-2, -1))

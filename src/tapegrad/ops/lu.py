@@ -92,7 +92,7 @@ def _check_pivot(pivot, op):
 
 @register("linalg_lu_factor_ex", method=False, function=False)
 def _lu_factor_op(A, pivot=True, op="linalg.lu_factor_ex"):
-    """The recorded op: (LU, pivots, info) with PyTorch's lu_factor_ex_backward."""
+    """``tg.linalg.lu_factor_ex``'s recorded op: (LU, pivots, info), PyTorch's gradient."""
     A, data = _matrix(A, op)
     _check_pivot(pivot, op)
     lu_, piv, info = _getrf(data)

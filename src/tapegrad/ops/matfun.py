@@ -42,9 +42,9 @@ def matrix_exp(input):
     out = scipy.linalg.expm(data).astype(data.dtype, copy=False) if data.size else data.copy()
 
     def backward(g):
-        At = _mT(A)
+        At = _mT(A).expand(*g.shape)  # g may carry a batch prefix (Note [Batched gradients])
         top = cat([At, g], -1)
-        bottom = cat([const(np.zeros_like(data)).expand(*g.shape), At.expand(*g.shape)], -1)
+        bottom = cat([const(np.zeros(g.shape, data.dtype)), At], -1)
         n = data.shape[-1]
         return (matrix_exp(cat([top, bottom], -2))[..., :n, n:],)
 
