@@ -95,12 +95,12 @@ def cholesky_inverse(input, upper=False, *, out=None):
         LinAlgError: when the factor has a zero on its diagonal.
     """
     L, data = _factor(input, "cholesky_inverse")
-    tri = _tri(data, upper)
-    A = np.swapaxes(tri, -1, -2) @ tri if upper else tri @ np.swapaxes(tri, -1, -2)
-    try:
-        X = np.linalg.inv(A) if A.size else A.copy()
+    try:  # A⁻¹ = L⁻ᵀ L⁻¹ (U⁻¹ U⁻ᵀ): from the factor's inverse, not from A (better conditioned)
+        inv_f = np.linalg.inv(_tri(data, upper)) if data.size else data.copy()
     except np.linalg.LinAlgError:
         raise LinAlgError("cholesky_inverse: the factor has a zero on its diagonal") from None
+    inv_t = np.swapaxes(inv_f, -1, -2)
+    X = inv_f @ inv_t if upper else inv_t @ inv_f
 
     def backward(g):
         Xt = cholesky_inverse(L, upper) if STATE.enabled else const(X)
@@ -126,9 +126,9 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
             f"factor {list(L.shape)}"
         )
     tri = _tri(data, upper)
-    A = np.swapaxes(tri, -1, -2) @ tri if upper else tri @ np.swapaxes(tri, -1, -2)
-    try:
-        Y = np.linalg.solve(A, bd)
+    first, second = (np.swapaxes(tri, -1, -2), tri) if upper else (tri, np.swapaxes(tri, -1, -2))
+    try:  # two triangular solves: A = first · second
+        Y = np.linalg.solve(second, np.linalg.solve(first, bd))
     except np.linalg.LinAlgError:
         raise LinAlgError("cholesky_solve: the factor has a zero on its diagonal") from None
     except ValueError:
