@@ -23,11 +23,8 @@ from .ops.decomp import (  # noqa: E402
 from .ops.householder import householder_product
 from .ops.ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.linalg import matmul
-from .ops.lu import lu, lu_factor, lu_factor_ex, lu_solve  # noqa: E402
-from .ops.matfun import (
-    cond,  # noqa: E402
-    matrix_exp,  # noqa: E402
-)
+from .ops.lu import lu, lu_factor, lu_factor_ex, lu_solve
+from .ops.matfun import cond, matrix_exp
 from .ops.norm import linalg_norm as norm
 from .ops.norm import matrix_norm, vector_norm
 
@@ -43,7 +40,7 @@ from .ops.solve import (
     solve,
     solve_triangular,
 )
-from .ops.solve_more import solve_ex  # noqa: E402
+from .ops.solve_more import solve_ex
 from .ops.tri import diagonal as _diagonal  # noqa: E402
 
 
