@@ -527,6 +527,9 @@ ROWS += _issue10m_rows(E, X, B, U)
 from .edge_issue10v import rows as _issue10v_rows  # noqa: E402
 
 ROWS += _issue10v_rows(E, X, B, U)
+from .edge_linalg_l import rows as _linalg_l_rows  # noqa: E402
+
+ROWS += _linalg_l_rows(E, X, SQ)
 
 # -- issue 16: fused gradient rules (PyTorch's aten.tanh_backward / aten.sigmoid_backward) --
 ROWS += [

@@ -76,21 +76,6 @@ KNOWN_FAILURES: dict[str, str] = {
     "fft.irfftn": (
         "fft.irfftn: only the 1-D irfft is implemented; the n-D form is refused as complex"
     ),
-    "linalg.eigh": (
-        "eigenvectors match torch's only up to each column's sign (NumPy's and torch's "
-        "LAPACK pick different signs; eigenvalues and the gradient match)"
-    ),
-    "linalg.lstsq": (
-        "lstsq returns rank as a 0-d tensor; torch (driver gelsy) returns an empty (0,) rank"
-    ),
-    "linalg.lstsq.grad_oriented": (
-        "lstsq.grad_oriented: the OpInfo's op keeps 2 outputs (solution, residuals); the "
-        "harness calls lstsq, which gives 4"
-    ),
-    "linalg.lu": "linalg.lu has no gradient yet",
-    "linalg.lu_factor": "linalg.lu_factor has no gradient yet",
-    "linalg.lu_solve": "linalg.lu_solve: only left=True, adjoint=False",
-    "linalg.vander": "linalg.vander refuses a 0-d x; torch takes it as one point",
     "sparse.mm.reduce": (
         "sparse CSR tensors: tapegrad has no SparseCsr layout to convert torch's inputs to"
     ),

@@ -11,9 +11,6 @@ from .ops.decomp import (  # noqa: E402
     eigvalsh,
     inv_ex,
     lstsq,
-    lu,
-    lu_factor,
-    lu_solve,
     matrix_rank,
     pinv,
     qr,
@@ -23,7 +20,11 @@ from .ops.decomp import (  # noqa: E402
     tensorsolve,
     vander,
 )
+from .ops.householder import householder_product
+from .ops.ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.linalg import matmul
+from .ops.lu import lu, lu_factor, lu_factor_ex, lu_solve
+from .ops.matfun import cond, matrix_exp
 from .ops.norm import linalg_norm as norm
 from .ops.norm import matrix_norm, vector_norm
 
@@ -39,6 +40,7 @@ from .ops.solve import (
     solve,
     solve_triangular,
 )
+from .ops.solve_more import solve_ex
 from .ops.tri import diagonal as _diagonal  # noqa: E402
 
 
@@ -55,7 +57,15 @@ __all__ = [
     "lstsq",
     "lu",
     "lu_factor",
+    "lu_factor_ex",
     "lu_solve",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
+    "householder_product",
+    "cond",
+    "matrix_exp",
+    "solve_ex",
     "matrix_rank",
     "pinv",
     "qr",

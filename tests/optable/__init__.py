@@ -113,6 +113,9 @@ def _collect():
     from . import issue10m  # noqa: PLC0415 - issue 10 part M (masked, numeric utilities)
 
     cases.extend(issue10m.CASES)
+    from . import linalg_l  # noqa: PLC0415 - issue 10 (linear algebra)
+
+    cases.extend(linalg_l.CASES)
     return cases
 
 

@@ -1,4 +1,4 @@
-"""Broadcasting helpers: broadcast_shapes, and the ops broadcast_tensors, Tensor.sum_to_size, Tensor.H.
+"""Broadcasting: broadcast_shapes, and the ops broadcast_tensors, sum_to_size, Tensor.H.
 
 broadcast_tensors expands every input to the common shape (gradient: summed back);
 sum_to_size sums a tensor down to a shape it broadcasts from (gradient: expanded back);

@@ -1,6 +1,6 @@
 """Matrix decompositions with gradients: svd, svdvals, eigh, eigvalsh, qr; and what they
-give: pinv, lstsq, matrix_rank, the spectral norms; plus cholesky_ex, inv_ex, lu_factor,
-lu, lu_solve, tensorinv, tensorsolve, vander.
+give: pinv, lstsq, matrix_rank, the spectral norms; plus cholesky_ex, inv_ex, tensorinv,
+tensorsolve, vander (LU is in lu.py).
 
 Rules (PyTorch's, real case; g·· the incoming gradients, E_ij = S_j² − S_i², 1 on the
 diagonal, skew(X) = X − Xᵀ):
@@ -42,9 +42,6 @@ __all__ = [
     "matrix_rank",
     "cholesky_ex",
     "inv_ex",
-    "lu_factor",
-    "lu",
-    "lu_solve",
     "tensorinv",
     "tensorsolve",
     "vander",
@@ -56,8 +53,6 @@ QRResult = namedtuple("qr", ["Q", "R"])
 LstsqResult = namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
 CholeskyExResult = namedtuple("cholesky_ex", ["L", "info"])
 InvExResult = namedtuple("inv_ex", ["inverse", "info"])
-LUFactorResult = namedtuple("lu_factor", ["LU", "pivots"])
-LUResult = namedtuple("lu", ["P", "L", "U"])
 
 
 def _matrix(A, op):
@@ -122,21 +117,24 @@ def _svd_backward(U, S, Vh, gU, gS, gVh, m, n):
 def svd(A, full_matrices=True, *, driver=None):
     """``tg.linalg.svd``: ``A = U diag(S) Vh`` for (..., m, n) A, S descending.
 
-    Gradients need ``full_matrices=False`` (as in PyTorch, the extra columns of U or rows of
-    Vh are not determined by A); with ``full_matrices=True`` the result has no gradient
-    unless the matrix is square.
+    With ``full_matrices=True`` and a non-square A, the extra columns of U (rows of Vh) are
+    not determined by A: as in PyTorch, they carry no gradient (the gradient is the reduced
+    SVD's).
     """
     A = as_tensor(A, "linalg.svd")
     m, n = A._data.shape[-2:] if A._data.ndim >= 2 else (0, 0)
     if full_matrices and m != n:
         _, data = _matrix(A, "linalg.svd")
         u, s, vh = _call(np.linalg.svd, "linalg.svd", "the SVD did not converge", data, True)
-        if A._rg and STATE.enabled:
-            raise RuntimeError(
-                "linalg.svd: the gradient of full_matrices=True is not defined for a "
-                "non-square matrix; use full_matrices=False"
-            )
-        return SVDResult(Tensor._wrap(u), Tensor._wrap(s), Tensor._wrap(vh))
+        if not (A._rg and STATE.enabled):
+            return SVDResult(Tensor._wrap(u), Tensor._wrap(s), Tensor._wrap(vh))
+        from .joining import cat  # noqa: PLC0415
+
+        U, S, Vh = _svd_op(A)
+        k = min(m, n)
+        if m > n:  # the complement of U's range, from the full SVD
+            return SVDResult(cat([U, const(u[..., k:])], -1), S, Vh)
+        return SVDResult(U, S, cat([Vh, const(vh[..., k:, :])], -2))
     return SVDResult(*_svd_op(A))
 
 
@@ -300,35 +298,73 @@ def _pinv_backward(g, P, A):
     )
 
 
+def _tolerance_array(t, dtype):
+    return None if t is None else np.asarray(t._data if isinstance(t, Tensor) else t, dtype)
+
+
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
-    """``tg.linalg.matrix_rank``: the number of singular values above the tolerance."""
+    """``tg.linalg.matrix_rank``: the number of singular values (|eigenvalues| of the lower
+    triangle with ``hermitian``) above ``max(atol, rtol·σ_max)``; ``atol``/``rtol`` may be
+    tensors over the batch, and rtol defaults to eps·max(m, n) (0 where atol > 0), as PyTorch.
+    """
     A, data = _matrix(A, "linalg.matrix_rank")
     if tol is not None:
         atol, rtol = tol, 0.0
-    s = np.linalg.svd(data, compute_uv=False) if data.size else np.zeros(data.shape[:-2] + (0,))
-    rtol, atol = _default_rtol(data, s, rtol, atol)
-    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,))
-    return Tensor._wrap(np.sum(s > np.maximum(atol, rtol * smax), axis=-1).astype(np.int64))
+    if not data.size:
+        s = np.zeros(data.shape[:-2] + (0,), data.dtype)
+    elif hermitian:
+        s = np.abs(np.linalg.eigvalsh(data, UPLO="L"))
+    else:
+        s = np.linalg.svd(data, compute_uv=False)
+    atol = _tolerance_array(atol, data.dtype)
+    rtol = _tolerance_array(rtol, data.dtype)
+    if rtol is None:
+        default = np.finfo(data.dtype).eps * max(data.shape[-2:])
+        rtol = default if atol is None else np.where(atol > 0, 0.0, default)
+    atol = 0.0 if atol is None else atol
+    smax = s.max(axis=-1) if s.shape[-1] else np.zeros(s.shape[:-1], s.dtype)
+    cut = np.maximum(atol, rtol * smax)[..., None]
+    return Tensor._wrap(np.sum(s > cut, axis=-1).astype(np.int64))
+
+
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
     """``tg.linalg.lstsq``: the least-squares solution of A X = B (``pinv(A) @ B``, so it is
-    differentiable in both), as PyTorch's default driver 'gelsy' on CPU: ``residuals`` and
-    ``singular_values`` are empty, ``rank`` is returned."""
+    differentiable in both), with the outputs of PyTorch's CPU ``driver`` (default 'gelsy'):
+    ``residuals`` (squared residual norms per column, differentiable) for a tall A with every
+    matrix of full rank and a driver other than 'gelsy', else empty; ``rank`` except for
+    'gels' (empty there); ``singular_values`` for 'gelsd' and 'gelss' only."""
     A, data = _matrix(A, "linalg.lstsq")
     B = as_tensor(B, "linalg.lstsq")
+    driver = "gelsy" if driver is None else driver
+    if driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError(
+            "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
+        )
     vector = B._data.ndim == A._data.ndim - 1
     if (B._data.shape[-2] if not vector else B._data.shape[-1]) != data.shape[-2]:
         raise RuntimeError(
             f"torch.linalg.lstsq: input.size(-2) should match other.size(-2), got shapes "
             f"{list(data.shape)} and {list(B._data.shape)}"
         )
-    X = matmul(pinv(A, rtol=rcond), B.unsqueeze(-1) if vector else B)
-    if vector:
-        X = X.squeeze(-1)
+    Bm = B.unsqueeze(-1) if vector else B
+    X = matmul(pinv(A, rtol=rcond), Bm)
+    m, n = data.shape[-2:]
     rank = matrix_rank(A, rtol=rcond)
     empty = Tensor._wrap(np.zeros((0,), data.dtype))
-    return LstsqResult(X, empty, rank, empty)
+    residuals = empty
+    if m > n and driver != "gelsy" and (driver == "gels" or np.all(rank._data == n)):
+        r = matmul(A, X) - Bm
+        residuals = (r * r).sum(-2)
+        residuals = residuals.squeeze(-1) if vector else residuals
+    if driver == "gels":
+        rank = Tensor._wrap(np.zeros((0,), np.int64))
+    sv = empty
+    if driver in ("gelsd", "gelss"):
+        sv = Tensor._wrap(np.linalg.svd(data, compute_uv=False))
+    return LstsqResult(X.squeeze(-1) if vector else X, residuals, rank, Tensor._wrap(sv._data))
 
 
 # -- error-code variants, LU, tensor inverses ----------------------------------------------------
@@ -375,65 +411,6 @@ def inv_ex(A, *, check_errors=False):
     return InvExResult(X, Tensor._wrap(info))
 
 
-def lu_factor(A, *, pivot=True):
-    """``tg.linalg.lu_factor``: the packed LU factors and 1-based pivots (no gradient)."""
-    import scipy.linalg.lapack  # noqa: PLC0415
-
-    _, data = _matrix(A, "linalg.lu_factor")
-    if not pivot:
-        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    getrf = scipy.linalg.lapack.get_lapack_funcs("getrf", (data,))
-    k = min(data.shape[-2:])
-    lus = np.empty_like(data)
-    piv = np.empty(data.shape[:-2] + (k,), np.int32)
-    for i in np.ndindex(data.shape[:-2]):  # LAPACK's getrf, as PyTorch (any m x n)
-        lus[i], p, _ = getrf(data[i])
-        piv[i] = p[:k] + 1
-    return LUFactorResult(Tensor._wrap(lus), Tensor._wrap(piv))
-
-
-def lu(A, *, pivot=True):
-    """``tg.linalg.lu``: P, L, U with A = P L U (no gradient)."""
-    import scipy.linalg  # noqa: PLC0415
-
-    _, data = _matrix(A, "linalg.lu")
-    m, n = data.shape[-2:]
-    k = min(m, n)
-    P = np.empty(data.shape[:-2] + (m, m), data.dtype)
-    L = np.empty(data.shape[:-2] + (m, k), data.dtype)
-    U = np.empty(data.shape[:-2] + (k, n), data.dtype)
-    for i in np.ndindex(data.shape[:-2]):
-        P[i], L[i], U[i] = scipy.linalg.lu(data[i], check_finite=False)
-    return LUResult(Tensor._wrap(P), Tensor._wrap(L), Tensor._wrap(U))
-
-
-def _pivots_to_perm(piv, n):
-    perm = np.arange(n)
-    for i, p in enumerate(piv - 1):
-        perm[[i, p]] = perm[[p, i]]
-    return perm
-
-
-def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
-    """``tg.linalg.lu_solve``: solve A X = B from :func:`lu_factor`'s output; differentiable
-    in LU and B (two triangular solves and a row permutation)."""
-    LU = as_tensor(LU, "linalg.lu_solve")
-    B = as_tensor(B, "linalg.lu_solve")
-    n = LU._data.shape[-1]
-    piv = pivots._data if isinstance(pivots, Tensor) else np.asarray(pivots)
-    if not left or adjoint:
-        raise NotImplementedError("linalg.lu_solve: only left=True, adjoint=False is supported")
-    perms = np.empty(piv.shape, np.int64)
-    for i in np.ndindex(piv.shape[:-1]):
-        perms[i] = _pivots_to_perm(piv[i], n)
-    eye = np.eye(n, dtype=LU._data.dtype)
-    L = tril(LU, -1) + const(eye)
-    U = LU - tril(LU, -1)
-    Pt = const(np.ascontiguousarray(eye[perms]))  # Pᵀ: rows in pivot order
-    y = solve_triangular(L, matmul(Pt, B), upper=False, unitriangular=True)
-    return solve_triangular(U, y, upper=True)
-
-
 def tensorinv(A, ind=2):
     """``tg.linalg.tensorinv``: the inverse of A seen as a matrix (first ``ind`` dims by the
     rest), reshaped to ``A.shape[ind:] + A.shape[:ind]``."""
@@ -462,21 +439,22 @@ def tensorsolve(A, B, dims=None):
 
 
 def vander(x, *, N=None):
-    """``tg.linalg.vander``: columns x⁰, x¹, …, x^(N−1) (increasing powers) along a new last dim."""
+    """``tg.linalg.vander``: columns x⁰, x¹, …, x^(N−1) (increasing powers) along a new last
+    dim; a 0-d x is one point (shape (1, N)), as in PyTorch."""
     x = as_tensor(x, "linalg.vander")
     if x._data.ndim == 0:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
+        x = x.unsqueeze(0)
     N = x._data.shape[-1] if N is None else int(N)
-    if N <= 1 and N != 1:
+    if N <= 1:
         raise RuntimeError(f"linalg.vander: N must be greater than 1, got {N}")
     if x._data.dtype.kind == "b":
         x = x._cast(_dtypes.int64)
-    cols = [x.unsqueeze(-1) ** 0] if N else []
+    cols = [x.unsqueeze(-1) ** 0]
     for _ in range(1, N):
         cols.append(cols[-1] * x.unsqueeze(-1))
     from .joining import cat  # noqa: PLC0415
 
-    return cat(cols, -1) if cols else x.unsqueeze(-1)[..., :0]
+    return cat(cols, -1)
 
 
 def _qr_method(self, some=True):

@@ -8,6 +8,8 @@ import numpy as np
 from ...creation import default_generator
 from ...grad_mode import no_grad
 from ...ops import joining
+from ...ops.householder import householder_product
+from ...ops.matfun import matrix_exp
 from ...ops.norm import vector_norm
 from ...ops.solve import solve
 from ...tensor import Tensor
@@ -141,36 +143,6 @@ def _tril(x, diagonal=0):
     """Lower triangle of a matrix, as a product with a constant 0/1 mask (differentiable)."""
     mask = np.tril(np.ones(x.shape[-2:], dtype=x._data.dtype), diagonal)
     return x * Tensor._wrap(mask)
-
-
-def matrix_exp(a):
-    """exp(A) of a square matrix by scaling and squaring a degree-18 Taylor series, in
-    differentiable ops (so gradients and higher derivatives compose)."""
-    norm = float(np.abs(a._data).sum(axis=-2).max()) if a._data.size else 0.0
-    s = max(0, int(np.ceil(np.log2(norm))) + 1) if norm > 0.5 else 0
-    x = a * (0.5**s) if s else a
-    n = a.shape[-1]
-    eye = Tensor._wrap(np.eye(n, dtype=a._data.dtype))
-    term, total = eye, eye
-    for i in range(1, 19):
-        term = (term @ x) * (1.0 / i)
-        total = total + term
-    for _ in range(s):
-        total = total @ total
-    return total
-
-
-def householder_product(a, tau):
-    """The first k columns of H_1 ... H_k, H_i = I − tau_i v_i v_iᵀ with v_i the i-th column
-    of ``a`` below the diagonal and 1 on it (``torch.linalg.householder_product``)."""
-    n, k = a.shape[-2], a.shape[-1]
-    dtype = a._data.dtype
-    v_all = _tril(a, -1) + Tensor._wrap(np.eye(n, k, dtype=dtype))
-    q = Tensor._wrap(np.eye(n, dtype=dtype))
-    for i in range(k):
-        v = v_all[:, i : i + 1]
-        q = q - ((q @ v) * tau[i]) @ v.mT
-    return q[:, :k]
 
 
 def _make_orthogonal(a):
