@@ -12,6 +12,7 @@ from . import decomp  # noqa: F401
 # -- issue 10 (part M): numeric utilities --
 from . import broadcasting, calculus, counting, covariance, fill, norm_ops  # noqa: F401
 from . import aten, copy_variants, strided, view_scatter  # noqa: F401 - issue 10 V
+
 # -- issue 10 part L: linear algebra, one file per family --
 from . import householder, ldl, lowrank, lu, matfun, solve_more  # noqa: F401
 from ._registry import OPS
