@@ -205,3 +205,24 @@ def test_nan_picks_the_last_nan_of_a_window_as_torch(torch_mod):
         a, ia = getattr(F, fn)(tg.tensor(x), *args, return_indices=True, **ko)
         np.testing.assert_array_equal(ia.numpy(), ib.numpy(), err_msg=fn)
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=fn)
+
+
+@pytest.mark.parametrize(
+    "kernel, stride, padding",
+    [(2, 2, 0), (2, 1, 0), (3, 2, 1)],  # the tiled path, overlapping windows, padding
+)
+def test_max_pool2d_picks_the_last_nan_of_a_window_as_torch(torch_mod, kernel, stride, padding):
+    torch = torch_mod
+    # Regression: tapegrad picked the first NaN (index and gradient differed from torch's).
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 6, 6))
+    x[rng.random(x.shape) < 0.3] = np.nan
+    tt = torch.tensor(x, requires_grad=True)
+    o_t, i_t = torch.nn.functional.max_pool2d(tt, kernel, stride, padding, return_indices=True)
+    o_t.sum().backward()
+    tg_x = tg.tensor(x, requires_grad=True)
+    o, i = tg.nn.functional.max_pool2d(tg_x, kernel, stride, padding, return_indices=True)
+    o.sum().backward()
+    np.testing.assert_array_equal(i.numpy(), i_t.numpy())
+    np.testing.assert_array_equal(o.detach().numpy(), o_t.detach().numpy())
+    np.testing.assert_array_equal(tg_x.grad.numpy(), tt.grad.numpy())

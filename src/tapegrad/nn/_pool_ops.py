@@ -24,7 +24,6 @@ zero-filled buffer), and its adjoint selects the masked taps back.
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import _trace
 from ..autograd.graph import keeps_arrays, make_result
@@ -44,9 +43,7 @@ def max_pool2d(x, kernel, out_hw, geom, return_indices=False):
     """Max over each window: ``(out, idx)``, ``idx`` the (N, C, Ho, Wo) tap index kw·i + j
     of each window's maximum when ``return_indices``, else None."""
     if _tiles(kernel, geom):
-        result = _max_pool_tiled(x, kernel, out_hw, return_indices)
-        if result is not None:
-            return result
+        return _max_pool_tiled(x, kernel, out_hw, return_indices)
     xh = padded_nhwc(x._data, geom.pads, -np.inf)
     taps = _taps(kernel, out_hw, geom)
     dtype = np.uint8 if len(taps) < 256 else np.intp
@@ -57,12 +54,12 @@ def max_pool2d(x, kernel, out_hw, geom, return_indices=False):
         v = xh[:, rs, cs]
         np.copyto(idx, k, where=v > best)  # strict: ties keep the first maximum
         np.maximum(best, v, out=best)
-    # NaN wins (np.maximum already put it in ``best``); idx must name the first NaN tap.
-    if _trace.recording():  # no Python branch on values (tapegrad._trace)
-        for k, (rs, cs) in reversed(taps):
+    # NaN wins (np.maximum already put it in ``best``); idx names the LAST NaN tap, as
+    # torch's kernel (``val > max || isnan(val)``) does. While recording, no Python branch
+    # on values (tapegrad._trace).
+    if _trace.recording() or np.isnan(best).any():
+        for k, (rs, cs) in taps:
             np.copyto(idx, k, where=np.isnan(xh[:, rs, cs]))
-    elif np.isnan(best).any():
-        idx, best = _argmax_windows(xh, kernel, out_hw, geom)
     idx = idx.transpose(0, 3, 1, 2)
     x_shape = x._data.shape
 
@@ -72,15 +69,6 @@ def max_pool2d(x, kernel, out_hw, geom, return_indices=False):
     out = make_result(best.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DWithIndicesBackward")
     keeps_arrays(out)
     return out, idx if return_indices else None
-
-
-def _argmax_windows(xh, kernel, out_hw, geom):
-    (kh, kw), (sh, sw), (dh, dw) = kernel, geom.stride, geom.dilation
-    win = sliding_window_view(xh, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(1, 2))
-    win = win[:, ::sh, ::sw, :, ::dh, ::dw][:, : out_hw[0], : out_hw[1]]
-    flat = win.reshape(win.shape[:4] + (-1,))
-    idx = flat.argmax(axis=-1)
-    return idx, np.take_along_axis(flat, idx[..., None], axis=-1)[..., 0]
 
 
 def _gather(x, idx, kernel, geom):
@@ -135,23 +123,18 @@ def _tap_views(a6):
 
 
 def _max_pool_tiled(x, kernel, out_hw, return_indices):
-    """Max pooling of tiling windows, or None when a window holds NaN (the general path
-    decides which NaN wins)."""
+    """Max pooling of tiling windows."""
     v = _tiled(x._data, kernel, out_hw)
     taps = _tap_views(v)
     best = taps[0].copy()
     for t in taps[1:]:
         np.maximum(best, t, out=best)
     mask = v == best[:, :, None, :, None]
-    if _trace.recording():  # no Python branch on values: a NaN tap also marks its window
-        np.logical_or(mask, np.isnan(v), out=mask)
-    elif np.isnan(best).any():
-        return None
-    first = _tap_views(mask)
-    seen = first[0].copy()
-    for t in first[1:]:
-        np.greater(t, seen, out=t)  # t and not seen: ties keep the first maximum
-        np.logical_or(seen, t, out=seen)
+    _keep_first(_tap_views(mask))  # ties keep the first maximum
+    if _trace.recording() or np.isnan(best).any():  # no Python branch on values when recording
+        nan = np.isnan(v)
+        has_nan = _keep_first(_tap_views(nan)[::-1])  # a NaN wins: the last one, as torch
+        np.copyto(mask, nan, where=has_nan[:, :, None, :, None])
     x_shape = x._data.shape
 
     def backward(g):
@@ -160,6 +143,16 @@ def _max_pool_tiled(x, kernel, out_hw, return_indices):
     out = make_result(best.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DWithIndicesBackward")
     keeps_arrays(out)
     return out, _mask_indices(mask) if return_indices else None
+
+
+def _keep_first(taps):
+    """Each window's first True tap only (in ``taps`` order, in place); returns whether the
+    window had one."""
+    seen = taps[0].copy()
+    for t in taps[1:]:
+        np.greater(t, seen, out=t)  # t and not seen
+        np.logical_or(seen, t, out=seen)
+    return seen
 
 
 def _mask_indices(mask):
