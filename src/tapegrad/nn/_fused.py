@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _trace
 from ..autograd.graph import batched_shape, make_result
 from ..ops.indexing import scatter_back, take_index
 
@@ -41,6 +42,17 @@ def linear(x, w, b=None):
 
     saved = tuple(t for t, need in ((w, need_x), (x, need_w)) if need)
     return make_result(out, (x, w, b), backward, "AddmmBackward", saved=saved)
+
+
+def check_embedding_indices(idx, n):
+    """IndexError unless every index lies in [0, n), tested without reading values into
+    Python, so that ``tg.jit.cache`` replays the check (Note in tapegrad._trace)."""
+    if idx.size:
+        _trace.raise_if((idx < 0) | (idx >= n), _embedding_range_error, n)
+
+
+def _embedding_range_error(n):
+    return IndexError(f"embedding: index out of range in self (num_embeddings={n})")
 
 
 def embedding(idx, weight, padding_idx=None):
