@@ -11,6 +11,7 @@ import numpy as np
 from .. import _trace
 from ..autograd.graph import batched_shape, make_result
 from ..ops.indexing import scatter_back, take_index
+from ..ops.linalg import matmul_array
 
 
 def linear(x, w, b=None):
@@ -19,7 +20,7 @@ def linear(x, w, b=None):
     dx = g @ w,  dw = gᵀ @ x (over all leading dims),  db = Σ g.
     """
     xd, wd = x._data, w._data
-    out = np.matmul(xd, wd.T)
+    out = matmul_array(xd, wd.T)
     if b is not None:
         out += b._data
     need_x, need_w = x._rg, w._rg
