@@ -6,8 +6,6 @@ gives higher derivatives.
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import _trace
 from ..autograd.graph import batched_shape, make_result
 from ..ops.indexing import scatter_back, take_index
