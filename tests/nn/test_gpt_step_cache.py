@@ -74,3 +74,18 @@ def test_replayed_step_still_raises_on_out_of_range_tokens(bad):
         cached(tg.from_numpy(x), tg.from_numpy(x * 0 + bad))
     for p, b in zip(m.parameters(), before, strict=True):  # the failed calls changed nothing
         np.testing.assert_array_equal(p.detach().numpy(), b)
+
+
+@pytest.mark.parametrize(
+    "shape, n_in, n_out", [((2, 0, 3), 3, 4), ((2, 3), 3, 0), ((2, 5, 0), 0, 4)]
+)
+def test_linear_on_empty_shapes_matches_torch(torch_mod, shape, n_in, n_out):
+    """The array backward of F.linear steps aside for empty operands; the fallback folds
+    the leading dims with an explicit row count (reshape(-1, 0) is ambiguous)."""
+    grads = []
+    for m in (tg, torch_mod):
+        lin = m.nn.Linear(n_in, n_out)
+        x = m.zeros(shape, requires_grad=True)
+        lin(x).sum().backward()
+        grads.append((tuple(x.grad.shape), tuple(lin.weight.grad.shape)))
+    assert grads[0] == grads[1]

@@ -31,7 +31,8 @@ def linear(x, w, b=None):
     n_in, n_out = wd.shape[1], wd.shape[0]
 
     out_shape = out.shape
-    arrays_ok = xd.dtype == wd.dtype and xd.dtype.kind == "f" and xd.dtype.itemsize >= 4
+    arrays_ok = xd.size and out.size and xd.dtype == wd.dtype and xd.dtype.kind == "f"
+    arrays_ok = arrays_ok and xd.dtype.itemsize >= 4
 
     def backward(g):
         if arrays_ok and not STATE.enabled and g._data.shape == out_shape:
@@ -42,7 +43,8 @@ def linear(x, w, b=None):
         if need_w or need_b:  # dims from the right: Note [Batched gradients]
             g2 = g.reshape(batched_shape((-1, n_out))) if len(x_shape) != 2 else g
             if need_w:
-                x2 = x.reshape(-1, n_in) if len(x_shape) != 2 else x
+                rows = int(np.prod(x_shape[:-1]))  # not -1: ambiguous when n_in == 0
+                x2 = x.reshape(rows, n_in) if len(x_shape) != 2 else x
                 gw = g2.mT @ x2
             if need_b:
                 gb = g2.sum(dim=-2)

@@ -75,7 +75,7 @@ def matmul_array(a, b):
     """``np.matmul(a, b)``; a stack of C-contiguous matrices times one matrix runs as one
     2-D GEMM over the stacked rows: NumPy would call BLAS once per matrix of the stack,
     about a third slower for the (batch, tokens, features) @ weight of a transformer."""
-    if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
+    if a.ndim > 2 and b.ndim == 2 and a.size and a.flags.c_contiguous:
         return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[1:])
     return np.matmul(a, b)
 
