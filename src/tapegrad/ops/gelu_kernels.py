@@ -116,9 +116,9 @@ def gelu_backward(grad, input, _cdf=None):
     x = input._data
     t = _normal_pdf_times_x(x)
     t += normal_cdf(x) if _cdf is None else _cdf
-    out = np.multiply(grad._data, t, out=t if t.shape == grad._data.shape else None)
-    if out.dtype != grad._data.dtype and grad._data.dtype.kind == "f":
-        out = out.astype(np.result_type(grad._data, x), copy=False)
+    gd = grad._data
+    in_place = t.shape == gd.shape and t.dtype == np.result_type(gd, t)
+    out = np.multiply(gd, t, out=t if in_place else None)
     if not (STATE.enabled and (grad._rg or input._rg)):
         return Tensor._wrap(out)
 
