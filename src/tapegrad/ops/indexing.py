@@ -268,9 +268,10 @@ def _scatter_add_array(values, shape, key, advanced):
 
 def _segment_sum_rows(rows_idx, values, n_rows):
     """(n_rows, C) zeros with row ``values[i]`` added at row ``rows_idx[i]``: the embedding
-    backward. Sort the indices, sum each run of equal ones with ``np.add.reduceat``: 3-10x
-    faster than ``np.add.at`` or a bincount over flat positions for rows of 16+ floats, and
-    written with traceable NumPy calls only (tapegrad.jit records it)."""
+    backward. Sort the indices, sum each run of equal ones with ``np.add.reduceat``:
+    1.1-6x faster than a bincount over flat positions and 1.4-5.5x faster than
+    ``np.add.at`` (1,024 indices, rows of 16-64 floats), and written with traceable NumPy
+    calls only (tapegrad.jit records it)."""
     order = np.argsort(rows_idx, kind="stable")
     s = rows_idx[order]
     starts = np.flatnonzero(np.concatenate((s[:1] == s[:1], s[1:] != s[:-1])))
