@@ -7,7 +7,7 @@ starts from the same weights and sees the same batches; the cached and eager tap
 runs are checked to end with the same parameters. Times are medians over interleaved
 rounds, BLAS on the library defaults (``--threads 1`` pins BLAS and torch to one thread).
 
-Run: ``python benchmarks/gpt_step.py [--steps N] [--rounds R] [--threads T]``.
+Run: ``python benchmarks/gpt_step.py [--steps N] [--rounds R] [--threads T] [--clock cpu]``.
 """
 
 from __future__ import annotations
@@ -59,14 +59,14 @@ def torch_step(model, opt):
     return step
 
 
-def time_steps(step, batches, warmup=3):
+def time_steps(step, batches, warmup=3, clock=time.perf_counter):
     xs, ys = batches
     for i in range(warmup):
         step(xs[i], ys[i])
-    start = time.perf_counter()
+    start = clock()
     for x, y in zip(xs[warmup:], ys[warmup:]):
         step(x, y)
-    return (time.perf_counter() - start) / (len(xs) - warmup)
+    return (clock() - start) / (len(xs) - warmup)
 
 
 def main() -> None:
@@ -74,6 +74,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="0: library defaults")
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="cpu: this process's CPU time (with --threads 1, robust to a loaded machine)",
+    )
     args = parser.parse_args()
     if args.threads:
         from threadpoolctl import threadpool_limits
@@ -103,10 +109,11 @@ def main() -> None:
             torch_step(tmodel, demo_gpt.optimizer_for(torch, tmodel, 1e-3)),
             t_batches,
         )
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     results = {name: [] for name in contenders}
     for _ in range(args.rounds):
         for name, (step, batches) in contenders.items():
-            results[name].append(time_steps(step, batches))
+            results[name].append(time_steps(step, batches, clock=clock))
     for p, q in zip(eager_model.parameters(), cached_model.parameters()):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-5)
     med = {name: float(np.median(v)) * 1e3 for name, v in results.items()}
@@ -114,7 +121,7 @@ def main() -> None:
     threads = "library defaults" if not args.threads else f"{args.threads}"
     print(
         f"GPT step (2 layers, 2 heads, 64 wide, block {BLOCK}, batch {BATCH}), "
-        f"BLAS threads: {threads}"
+        f"BLAS threads: {threads}, {args.clock} clock, median of {args.rounds} rounds"
     )
     for name, ms in med.items():
         ratio = f"  {ms / med['torch eager']:.2f}x torch" if "torch eager" in med else ""

@@ -86,6 +86,7 @@ def _set(key_fn):
 U = [[(0,)], [(2, 0, 3)]]  # empty variants of a unary elementwise op
 B = [[(0, 3), (3,)], [(2, 0, 1), (1, 4)], [(), (0,)]]  # ... of a broadcasting binary op
 POS = (0.3, 2.0)
+GB = [[(0, 3), (0, 3)], [(2, 0), (2, 0)], [(), (0,)]]  # empty variants torch's gelu_backward takes
 DIV = [(-2.0, 2.0), (0.5, 2.0)]
 SQ = [[(0, 0)], [(2, 0, 0)], [(0, 3, 3)]]  # empty square matrices (and an empty batch)
 
@@ -535,6 +536,8 @@ ROWS += _linalg_l_rows(E, X, SQ)
 ROWS += [
     E("_tanh_backward", lambda m, g, y: _aten(m, "tanh_backward")(g, y), [(), ()], B),
     E("_sigmoid_backward", lambda m, g, y: _aten(m, "sigmoid_backward")(g, y), [(), ()], B),
+    # issue 11; torch 2.13's float32 gelu_backward fails (oneDNN) on broadcast empty shapes
+    E("_gelu_backward", lambda m, g, x: _aten(m, "gelu_backward")(g, x), [(), ()], GB),
 ]
 
 # -- issue 10 (nn.functional of op_db): channel_shuffle and aten's grid samplers --

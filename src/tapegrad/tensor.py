@@ -546,15 +546,18 @@ def _check_grad(t: Tensor, value) -> None:
             f"assigned grad expected to be a Tensor or None but got grad of type "
             f"{type(value).__name__}"
         )
-    if value._data.shape != t._data.shape:
+    sparse = getattr(value, "is_sparse", False)  # a sparse COO gradient (optim.SparseAdam)
+    vshape = tuple(value.shape) if sparse else value._data.shape
+    vdtype = value._values()._data.dtype if sparse else value._data.dtype
+    if vshape != t._data.shape:
         raise RuntimeError(
-            f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor "
+            f"attempting to assign a gradient of size '{list(vshape)}' to a tensor "
             f"of size '{list(t._data.shape)}'. Please ensure that the gradient and the tensor "
             "are the same size"
         )
-    if value._data.dtype != t._data.dtype:
+    if vdtype != t._data.dtype:
         raise RuntimeError(
-            f"attempting to assign a gradient with dtype '{value._data.dtype}' to a tensor "
+            f"attempting to assign a gradient with dtype '{vdtype}' to a tensor "
             f"with dtype '{t._data.dtype}'. The gradient must match the tensor's dtype"
         )
     if value.device != t.device:

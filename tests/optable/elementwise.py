@@ -198,4 +198,8 @@ CASES += [
     OpCase("_tanh_backward", _fused("tanh_backward"), [(4, 2, 3), (2, 3)], name="batched"),
     OpCase("_sigmoid_backward", _fused("sigmoid_backward"), [(2, 3), (2, 3)], domain=(0.1, 0.9)),
     OpCase("_sigmoid_backward", _fused("sigmoid_backward"), [(3,), ()], name="bcast"),
+    # issue 11: exact GELU's rule, one op (ops/gelu_kernels.py)
+    OpCase("_gelu_backward", _fused("gelu_backward"), [(2, 3), (2, 3)], domain=(-3, 3)),
+    OpCase("_gelu_backward", _fused("gelu_backward"), [(4, 2, 3), (2, 3)], name="batched"),
+    OpCase("_gelu_backward", _fused("gelu_backward"), [(3,), ()], name="bcast"),
 ]

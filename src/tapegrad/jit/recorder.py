@@ -190,7 +190,10 @@ class Recorder:
         (``np.array(t._data)``) would be baked into the program with today's values."""
         if x.size < 2 or x.dtype.kind not in "fiuc" or bool((x == x.flat[0]).all()):
             return  # uniform arrays (zeros, ones) are almost always genuine constants
-        for traced in self.objects:
+        for i, traced in enumerate(self.objects):
+            origin = self.slots[i]
+            if origin[0] == "const" and len(origin) == 2:
+                continue  # equal to a constant: baked either way, by value, in the fingerprint
             if (
                 traced.shape == x.shape
                 and traced.dtype == x.dtype

@@ -100,7 +100,7 @@ def scaled_dot_product_attention(
         )
     bias = _mask_bias(attn_mask, dtype)
     if is_causal:
-        bias = Tensor._wrap(np.triu(np.full((L, S), -np.inf, dtype), 1))
+        bias = Tensor._wrap(_causal_bias(L, S, dtype))
     scale = 1.0 / math.sqrt(E) if scale is None else float(scale)
 
     grouped = 0
@@ -145,6 +145,24 @@ def scaled_dot_product_attention(
     if grouped:
         out = out.reshape(out.shape[:-4] + (hq, L, value.shape[-1]))
     return out
+
+
+_CAUSAL = {}
+
+
+def _causal_bias(L, S, dtype):
+    """The (L, S) top-left causal bias (0 on and below the diagonal, −inf above), one
+    read-only array per (L, S, dtype): every layer and step adds the same constant, which
+    tapegrad.jit then records once rather than as a new array per call."""
+    key = (L, S, dtype.str)
+    bias = _CAUSAL.get(key)
+    if bias is None:
+        if len(_CAUSAL) >= 64:
+            _CAUSAL.clear()
+        bias = np.triu(np.full((L, S), -np.inf, dtype), 1)
+        bias.flags.writeable = False
+        _CAUSAL[key] = bias
+    return bias
 
 
 def _batch_shape(query, key, value, grouped):

@@ -30,7 +30,7 @@ def _probabilities(s):
     dead = m == -np.inf
     s -= np.where(dead, 0.0, m).astype(s.dtype, copy=False)
     p = np.exp(s, out=s)
-    den = np.sum(p, axis=-1, keepdims=True)
+    den = _row_sums(p)
     p /= np.where(dead, 1.0, den).astype(s.dtype, copy=False)
     return p, dead
 
@@ -108,6 +108,26 @@ def attention(q, k, v, bias=None, scale=1.0, dropout_mask=None):
     )
 
 
+_ONES: dict = {}
+
+
+def _row_sums(a):
+    """``a.sum(axis=-1, keepdims=True)`` as a GEMV against a column of ones: several times
+    faster than NumPy's reduction over a short contiguous axis (the key axis here)."""
+    n = a.shape[-1]
+    if a.dtype.kind != "f" or a.dtype.itemsize < 4 or n == 0 or a.size == 0:
+        return np.sum(a, axis=-1, keepdims=True)
+    key = (n, a.dtype)
+    ones = _ONES.get(key)
+    if ones is None:
+        ones = np.ones((n, 1), a.dtype)
+        ones.flags.writeable = False
+        _ONES[key] = ones
+    if a.flags.c_contiguous:  # one GEMV over all rows
+        return np.matmul(a.reshape(-1, n), ones).reshape(a.shape[:-1] + (1,))
+    return np.matmul(a, ones)
+
+
 def _t(a):
     """The last two axes swapped, as a C-contiguous copy: NumPy's batched matmul is about
     ten times slower on a transposed view than on contiguous memory."""
@@ -125,7 +145,7 @@ def _backward_arrays(gd, p, drop, q, k, v, bias, scale):
         if drop is not None:
             dp *= drop
         ds = dp
-        ds -= np.sum(dp * p, axis=-1, keepdims=True)
+        ds -= _row_sums(dp * p)
         ds *= p
         if bias is not None and bias._rg:
             gb = reduce_grad(Tensor._wrap(ds.copy()), bias)

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _trace
 from ..autograd.graph import batched_shape, make_result
+from ..grad_mode import STATE
 from ..ops.indexing import scatter_back, take_index
+from ..ops.linalg import matmul_array
+from ..tensor import Tensor
 
 
 def linear(x, w, b=None):
@@ -18,7 +22,7 @@ def linear(x, w, b=None):
     dx = g @ w,  dw = gᵀ @ x (over all leading dims),  db = Σ g.
     """
     xd, wd = x._data, w._data
-    out = np.matmul(xd, wd.T)
+    out = matmul_array(xd, wd.T)
     if b is not None:
         out += b._data
     need_x, need_w = x._rg, w._rg
@@ -26,14 +30,21 @@ def linear(x, w, b=None):
     x_shape = xd.shape
     n_in, n_out = wd.shape[1], wd.shape[0]
 
+    out_shape = out.shape
+    arrays_ok = xd.size and out.size and xd.dtype == wd.dtype and xd.dtype.kind == "f"
+    arrays_ok = arrays_ok and xd.dtype.itemsize >= 4
+
     def backward(g):
+        if arrays_ok and not STATE.enabled and g._data.shape == out_shape:
+            return _linear_backward_arrays(g._data, x, w, need_x, need_w, need_b)
         gx = gw = gb = None
         if need_x:
             gx = g @ w
         if need_w or need_b:  # dims from the right: Note [Batched gradients]
             g2 = g.reshape(batched_shape((-1, n_out))) if len(x_shape) != 2 else g
             if need_w:
-                x2 = x.reshape(-1, n_in) if len(x_shape) != 2 else x
+                rows = int(np.prod(x_shape[:-1]))  # not -1: ambiguous when n_in == 0
+                x2 = x.reshape(rows, n_in) if len(x_shape) != 2 else x
                 gw = g2.mT @ x2
             if need_b:
                 gb = g2.sum(dim=-2)
@@ -41,6 +52,50 @@ def linear(x, w, b=None):
 
     saved = tuple(t for t, need in ((w, need_x), (x, need_w)) if need)
     return make_result(out, (x, w, b), backward, "AddmmBackward", saved=saved)
+
+
+def check_embedding_indices(idx, n):
+    """IndexError unless every index lies in [0, n), tested without reading values into
+    Python, so that ``tg.jit.cache`` replays the check (Note in tapegrad._trace)."""
+    if idx.size:
+        _trace.raise_if((idx < 0) | (idx >= n), _embedding_range_error, n)
+
+
+def _embedding_range_error(n):
+    return IndexError(f"embedding: index out of range in self (num_embeddings={n})")
+
+
+def _linear_backward_arrays(gd, x, w, need_x, need_w, need_b):
+    """The first-order rule on arrays (nothing is recorded without create_graph): the
+    leading dims folded into one GEMM each, the bias gradient as a GEMV against ones."""
+    wd = w._data
+    n_out = wd.shape[0]
+    g2 = gd.reshape(-1, n_out)
+    gx = gw = gb = None
+    if need_x:
+        gx = Tensor._wrap(np.matmul(g2, wd).reshape(gd.shape[:-1] + wd.shape[1:]))
+    if need_w:
+        gw = Tensor._wrap(np.matmul(g2.T, x._data.reshape(-1, wd.shape[1])))
+    if need_b:
+        rows = g2.shape[0]
+        gb = g2.sum(axis=0) if rows == 0 else np.matmul(_ones_row(rows, gd.dtype), g2)
+        gb = Tensor._wrap(gb.reshape(n_out))
+    return gx, gw, gb
+
+
+_ONES_ROWS: dict = {}
+
+
+def _ones_row(n, dtype):
+    key = (n, dtype)
+    v = _ONES_ROWS.get(key)
+    if v is None:
+        if len(_ONES_ROWS) > 64:
+            _ONES_ROWS.clear()
+        v = np.ones((1, n), dtype)
+        v.flags.writeable = False
+        _ONES_ROWS[key] = v
+    return v
 
 
 def embedding(idx, weight, padding_idx=None):

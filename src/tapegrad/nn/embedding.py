@@ -15,6 +15,8 @@ class Embedding(Module):
     """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim``.
 
     Initialised N(0, 1); the row ``padding_idx`` (if given) is zero and gets no gradient.
+    ``sparse=True`` is accepted for torch code that pairs it with ``optim.SparseAdam``,
+    but the weight's gradient is dense (SparseAdam updates its nonzero rows).
     """
 
     def __init__(
@@ -32,8 +34,10 @@ class Embedding(Module):
         dtype=None,
     ):
         super().__init__()
-        if max_norm is not None or scale_grad_by_freq or sparse:
-            raise NotImplementedError("Embedding: max_norm, scale_grad_by_freq and sparse")
+        if max_norm is not None or scale_grad_by_freq:
+            raise NotImplementedError("Embedding: max_norm and scale_grad_by_freq")
+        # sparse=True is accepted (for optim.SparseAdam); the gradient stays dense
+        self.sparse = sparse
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise ValueError("Padding_idx must be within num_embeddings")
@@ -59,4 +63,6 @@ class Embedding(Module):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
+        if self.sparse:
+            s += ", sparse=True"
         return s

@@ -16,6 +16,7 @@ from ..ops.elementwise import relu, sigmoid, tanh
 from ..tensor import Tensor
 from . import _conv_ops, _norm_ops, _pool_ops
 from ._conv_ops import Geometry, out_size
+from ._fused import check_embedding_indices
 from ._fused import embedding as _embedding
 from ._fused import linear as _linear
 from ._losses import (
@@ -396,8 +397,7 @@ def embedding(input, weight, padding_idx=None):
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
     n = weight.shape[0]
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
-        raise IndexError(f"embedding: index out of range in self (num_embeddings={n})")
+    check_embedding_indices(idx, n)
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
     return _embedding(idx, weight, padding_idx)

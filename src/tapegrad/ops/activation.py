@@ -14,6 +14,7 @@ from ..autograd.graph import make_result
 from ._registry import register
 from ._util import float_data
 from .elementwise import sigmoid_array, where
+from .gelu_kernels import gelu_backward, normal_cdf
 
 __all__ = ["erf", "gelu", "silu", "softplus"]
 
@@ -63,21 +64,24 @@ def gelu(input, approximate="none"):
     """
     x = float_data(input)
     if approximate == "none":
-        out = x * 0.5 * (1.0 + _erf_array(x * _INV_SQRT_2))
-        backward = _gelu_backward
-    elif approximate == "tanh":
+        # One fused kernel each way (ops/gelu_kernels.py); Φ(x) is kept for the backward.
+        cdf = normal_cdf(x)
+        out = x * cdf
+        return make_result(
+            out,
+            (input,),
+            lambda g: (gelu_backward(g, input, cdf),),
+            "GeluBackward",
+            saved=(input,),
+        )
+    if approximate == "tanh":
         out = x * 0.5 * (1.0 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
-        backward = _gelu_tanh_backward
     else:
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     out = out.astype(x.dtype, copy=False)
-    return make_result(out, (input,), lambda g: backward(g, input), "GeluBackward", saved=(input,))
-
-
-def _gelu_backward(g, x):
-    cdf = ((x * _INV_SQRT_2).erf() + 1.0) * 0.5
-    pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
-    return (g * (cdf + x * pdf),)
+    return make_result(
+        out, (input,), lambda g: _gelu_tanh_backward(g, input), "GeluBackward", saved=(input,)
+    )
 
 
 def _gelu_tanh_backward(g, x):

@@ -9,6 +9,7 @@ from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 from .sgd_variants import ASGD, Rprop
+from .sparse_adam import SparseAdam
 
 __all__ = [
     "Optimizer",
@@ -24,5 +25,6 @@ __all__ = [
     "ASGD",
     "Rprop",
     "LBFGS",
+    "SparseAdam",
     "lr_scheduler",
 ]

@@ -1,0 +1,133 @@
+"""Exact GELU's array kernels and its fused gradient rule ``_gelu_backward``.
+
+GELU(x) = x·Φ(x), Φ(x) = (1 + erf(x/√2))/2. SciPy's erf is scalar Cephes code, about
+forty times slower than ``np.exp`` per float32 element: it made up a quarter of a small
+GPT's training step. For float32, :func:`normal_cdf` evaluates erf with the rational
+minimax approximation that Eigen and XLA use for float32 (odd degree-13 numerator over
+even degree-8 denominator on [−4, 4], ±1 beyond): within 4.2e-7 of the exact erf (7 ulp
+near ±1, 4 ulp relative near 0), the size of float32 rounding in 1 + erf, in NumPy calls
+only (no Python loop, recordable by tapegrad.jit). Other dtypes use SciPy's erf.
+
+``_gelu_backward(grad, input)`` = grad·(Φ(x) + x·φ(x)), φ the standard normal density,
+is one differentiable op (as PyTorch's ``aten.gelu_backward``), with its own derivative
+in tapegrad ops, so ``create_graph=True`` still yields every order:
+
+    d/dgrad = Φ(x) + x·φ(x)  (the op itself, applied to the incoming gradient)
+    d/dx    = grad·φ(x)·(2 − x²)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..autograd.graph import make_result
+from ..grad_mode import STATE
+from ..tensor import Tensor
+from ._registry import register
+from ._util import reduce_grad
+
+__all__ = ["normal_cdf", "gelu_backward"]
+
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+_F32 = np.float32
+# Eigen's generic_fast_erf_float: erf(z) ≈ z·P(z²)/Q(z²) on [−4, 4]
+_ALPHA = [
+    _F32(c)
+    for c in (
+        -2.72614225801306e-10,  # z^13
+        2.77068142495902e-08,
+        -2.10102402082508e-06,
+        -5.69250639462346e-05,
+        -7.34990630326855e-04,
+        -2.95459980854025e-03,
+        -1.60960333262415e-02,  # z^1
+    )
+]
+_BETA = [
+    _F32(c)
+    for c in (
+        -1.45660718464996e-05,  # z^8
+        -2.13374055278905e-04,
+        -1.68282697438203e-03,
+        -7.37332916720468e-03,
+        -1.42647390514189e-02,  # z^0
+    )
+]
+
+
+def _erf_f32(z):
+    """erf of a float32 array (a new array; ``z`` is left alone)."""
+    z = np.clip(z, _F32(-4.0), _F32(4.0))
+    z2 = z * z
+    p = z2 * _ALPHA[0]
+    p += _ALPHA[1]
+    for a in _ALPHA[2:]:
+        p *= z2
+        p += a
+    p *= z
+    q = z2 * _BETA[0]
+    q += _BETA[1]
+    for b in _BETA[2:]:
+        q *= z2
+        q += b
+    p /= q
+    return np.clip(p, _F32(-1.0), _F32(1.0), out=p)
+
+
+def normal_cdf(x):
+    """Φ(x) = (1 + erf(x/√2))/2 on an array, in x's dtype."""
+    if x.ndim == 0:  # NumPy gives scalars for 0-d operands; the in-place steps need arrays
+        return normal_cdf(x.reshape(1)).reshape(())
+    if x.dtype == np.float32:
+        c = _erf_f32(x * _F32(_INV_SQRT_2))
+        c *= _F32(0.5)
+        c += _F32(0.5)
+        return c
+    from .activation import _erf_array  # noqa: PLC0415 - SciPy's erf, loaded lazily there
+
+    c = _erf_array(x * _INV_SQRT_2)
+    c += 1.0
+    c *= 0.5
+    return c.astype(x.dtype, copy=False)
+
+
+def _normal_pdf_times_x(x):
+    """x·φ(x) on an array, in x's dtype."""
+    if x.ndim == 0:
+        return _normal_pdf_times_x(x.reshape(1)).reshape(())
+    t = x * x
+    t *= x.dtype.type(-0.5)
+    np.exp(t, out=t)
+    t *= x.dtype.type(_INV_SQRT_2PI)
+    t *= x
+    return t
+
+
+@register("_gelu_backward", method=False)
+def gelu_backward(grad, input, _cdf=None):
+    """``grad · (Φ(x) + x·φ(x))``: the gradient of exact GELU at ``input``.
+
+    ``_cdf``: Φ(input) as an array when the caller (GELU's forward) has it already.
+    """
+    x = input._data
+    t = _normal_pdf_times_x(x)
+    t += normal_cdf(x) if _cdf is None else _cdf
+    gd = grad._data
+    in_place = t.shape == gd.shape and t.dtype == np.result_type(gd, t)
+    out = np.multiply(gd, t, out=t if in_place else None)
+    if not (STATE.enabled and (grad._rg or input._rg)):
+        return Tensor._wrap(out)
+
+    def backward(gg):
+        gx = None
+        if input._rg:
+            x2 = input * input
+            pdf = (x2 * -0.5).exp() * _INV_SQRT_2PI
+            gx = reduce_grad(gg * grad * pdf * (2.0 - x2), input)
+        return (reduce_grad(gelu_backward(gg, input), grad) if grad._rg else None), gx
+
+    return make_result(out, (grad, input), backward, "GeluBackwardBackward", saved=(grad, input))
