@@ -255,6 +255,8 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
     ready = [n for n in order if deps[n] == 0]
     prev_enabled = STATE.enabled
     STATE.enabled = create_graph
+    outer_owned = graph.OWNED.current
+    graph.OWNED.current = owned  # rules add the fresh gradients they make (Note [Fresh gradients])
     check_nan = graph.ANOMALY["enabled"]
     prefix = graph.BATCH.prefix
     try:
@@ -292,7 +294,8 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
                         buf = list(new)
             if is_leaf:
                 g = buf[0]
-                if sole_owner and not create_graph and g is first:
+                # A leaf hook may have kept the gradient it was shown: then copy it.
+                if sole_owner and not create_graph and g is first and node.variable._hooks is None:
                     _store_owned(node.variable, g)
                 else:
                     accumulate_into(node.variable, g, create_graph)
@@ -361,6 +364,7 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
             del buf, in_grads
     finally:
         STATE.enabled = prev_enabled
+        graph.OWNED.current = outer_owned
     return captured
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "batched_shape",
     "saved_buffers",
     "saved_arrays",
+    "fresh_grad",
 ]
 
 # Set by tapegrad.autograd.anomaly while detect_anomaly() (or checkgraph's checkable())
@@ -316,6 +317,30 @@ def accumulate_into(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
     if hooks:
         for fn in list(hooks):
             fn(leaf)
+
+
+# Note [Fresh gradients]
+# A backward rule that computes a gradient into a new array that nothing else references
+# (a GEMM's result, a reduction's) may hand it over with ``fresh_grad``: the running
+# backward then owns it as it owns the sums it makes itself (Note [Gradient ownership]),
+# so a leaf's empty ``.grad`` takes it without a copy and later gradients arriving by
+# other paths are added into it in place (PyTorch's AccumulateGrad steals such a
+# gradient too). Outside a backward (a rule called directly) it is a plain Tensor.
+class _Owned(threading.local):
+    current = None  # the running backward's ``owned`` dict (engine.run_backward)
+
+
+OWNED = _Owned()
+
+
+def fresh_grad(array) -> Tensor:
+    """``array`` (new, referenced by nothing else) as a gradient the engine may keep
+    without copying (Note [Fresh gradients])."""
+    t = Tensor._wrap(array)
+    owned = OWNED.current
+    if owned is not None:
+        owned[id(t)] = t
+    return t
 
 
 def _hook_result(new, g: Tensor, fn, where: str) -> Tensor:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.graph import batched_shape, make_result
+from ..autograd.graph import BATCH, batched_shape, fresh_grad, make_result
+from ..grad_mode import STATE
 from ..ops.indexing import scatter_back, take_index
 
 
@@ -28,6 +29,8 @@ def linear(x, w, b=None):
 
     def backward(g):
         gx = gw = gb = None
+        if not STATE.enabled and not BATCH.prefix:
+            return _linear_grads(g._data, xd, wd, need_x, need_w, need_b)
         if need_x:
             gx = g @ w
         if need_w or need_b:  # dims from the right: Note [Batched gradients]
@@ -41,6 +44,23 @@ def linear(x, w, b=None):
 
     saved = tuple(t for t, need in ((w, need_x), (x, need_w)) if need)
     return make_result(out, (x, w, b), backward, "AddmmBackward", saved=saved)
+
+
+def _linear_grads(g, xd, wd, need_x, need_w, need_b):
+    """linear's first-order gradients on arrays: what the rule above computes in tapegrad
+    ops, without a Tensor op per product when nothing records (no create_graph, no batch
+    prefix). Each is a new array, handed to the engine as such (Note [Fresh gradients]);
+    the bias gradient is a column sum, not a GEMM with ones."""
+    gx = fresh_grad(g @ wd) if need_x else None
+    gw = gb = None
+    if need_w or need_b:
+        g2 = g.reshape(-1, g.shape[-1]) if g.ndim != 2 else g
+        if need_w:
+            x2 = xd.reshape(-1, xd.shape[-1]) if xd.ndim != 2 else xd
+            gw = fresh_grad(g2.T @ x2)
+        if need_b:
+            gb = fresh_grad(g2.sum(axis=0))
+    return gx, gw, gb
 
 
 def embedding(idx, weight, padding_idx=None):
