@@ -329,18 +329,23 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
             if check_nan:
                 graph.ANOMALY["check"](node, in_grads, buf)
             if not retain_graph:
-                node.release()
+                if type(node) is Node:  # Node.release inlined (Note [Backward twice])
+                    if node._saved_versions is not None or node._saved_output is not None:
+                        node._backward = node._saved_output = node._saved_versions = None
+                        node._released = True
+                else:
+                    node.release()
             edges = node.next_functions
             if len(in_grads) != len(edges):
                 raise RuntimeError(
                     f"{node.name()} returned {len(in_grads)} gradients but its op has "
                     f"{len(edges)} inputs; return one gradient (or None) per input"
                 )
-            i = 0
-            for edge in edges:
+            i = -1
+            for edge, gi in zip(edges, in_grads):
+                i += 1
                 if edge is not None:
                     child, nr = edge
-                    gi = in_grads[i]
                     if gi is not None:
                         # Inline shape/dtype check and first-arrival store: the hot path.
                         try:
@@ -360,7 +365,6 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
                     deps[child] = count
                     if count == 0:
                         ready.append(child)
-                i += 1
             del buf, in_grads
     finally:
         STATE.enabled = prev_enabled

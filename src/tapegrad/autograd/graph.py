@@ -475,7 +475,9 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
         out._base = view_of if view_of._base is None else view_of._base
     if not STATE.enabled:
         return out
-    if len(inputs) == 1:  # edges_to inlined for one input: the hot path of unary ops
+    # Edges inlined for one and two inputs (edges_to for more): the hot path of every op.
+    n = len(inputs)
+    if n == 1:
         t = inputs[0]
         if t is None or not t._rg:
             return out
@@ -487,22 +489,60 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
             if view is not None and view[0].value != view[1]:
                 fn = _refresh_view(t, fn, view)
             edges = ((fn, t._output_nr),)
+    elif n == 2:
+        a, b = inputs
+        ea = eb = None
+        if a is not None and a._rg:
+            fn = a.grad_fn
+            if fn is None:
+                ea = (accumulator_of(a), 0)
+            else:
+                view = fn._view_version
+                if view is not None and view[0].value != view[1]:
+                    fn = _refresh_view(a, fn, view)
+                ea = (fn, a._output_nr)
+        if b is not None and b._rg:
+            fn = b.grad_fn
+            if fn is None:
+                eb = (accumulator_of(b), 0)
+            else:
+                view = fn._view_version
+                if view is not None and view[0].value != view[1]:
+                    fn = _refresh_view(b, fn, view)
+                eb = (fn, b._output_nr)
+        elif ea is None:
+            return out
+        edges = (ea, eb)
     else:
         edges = edges_to(inputs)
         if edges is None:
             return out
     data = out._data
-    node = Node(backward, edges, name, ((data.shape, data.dtype),))
+    # Node.__init__ inlined (keep in step with it): one fewer call per recorded op.
+    node = _new_node(Node)
+    node._backward = backward
+    node.next_functions = edges
+    node._name = name
+    node._out_meta = ((data.shape, data.dtype),)
+    node._saved_output = None
+    node._pre_hooks = None
+    node._hooks = None
+    node._tensor_hooks = None
+    node._retain_refs = None
+    node._released = False
+    node._view_version = None
+    node.metadata = None
+    versions = None
     if saved:
-        node._saved_versions = tuple(_version_record(t) for t in saved)
+        versions = tuple([_version_record(t) for t in saved])
     if save_output:
         node._saved_output = data
         counter = out._vc_  # set when the result is a view; else made here
         if counter is None:
             counter = out._vc_ = VersionCounter()
-        record = ((counter, counter.value, data.shape),)
-        versions = node._saved_versions
-        node._saved_versions = record if versions is None else versions + record
+        record = (counter, counter.value, data.shape)
+        versions = (record,) if versions is None else versions + (record,)
+    node._saved_versions = versions
     if ANOMALY["enabled"]:
         ANOMALY["record"](node)
     out.grad_fn = node
@@ -510,6 +550,9 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
     if FORWARD[0] is not None:
         FORWARD[0]((out,), inputs, node)
     return out
+
+
+_new_node = object.__new__
 
 
 def keeps_arrays(out: Tensor) -> Tensor:
@@ -524,7 +567,9 @@ def keeps_arrays(out: Tensor) -> Tensor:
 
 def _version_record(t: Tensor):
     """What a Node keeps to detect later in-place changes of a tensor it saved."""
-    counter = t._vc
+    counter = t._vc_
+    if counter is None:  # Tensor._vc inlined: made on first use
+        counter = t._vc_ = VersionCounter()
     return (counter, counter.value, t._data.shape)
 
 
