@@ -152,8 +152,11 @@ def contenders(workload, n_batches, seed=1):
     return out
 
 
-def run_table(workload, rounds, n_batches, warmup=4):
-    """Median over ``rounds`` of the mean ms per step, per contender, interleaved."""
+def run_table(workload, rounds, n_batches, warmup=4, clock=time.perf_counter):
+    """Median over ``rounds`` of the mean ms per step, per contender, interleaved.
+
+    ``clock``: wall time (default), or ``time.process_time``: the CPU time of this process
+    (all its threads), which a machine loaded by other processes inflates far less."""
     fns = contenders(workload, n_batches)
     for step, batches in fns.values():
         for i in range(warmup):
@@ -161,10 +164,10 @@ def run_table(workload, rounds, n_batches, warmup=4):
     samples = {name: [] for name in fns}
     for _ in range(rounds):
         for name, (step, batches) in fns.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             for x, y in batches:
                 step(x, y)
-            samples[name].append((time.perf_counter() - t0) / len(batches) * 1e3)
+            samples[name].append((clock() - t0) / len(batches) * 1e3)
     cached = fns["tapegrad cached"][0]
     return {name: statistics.median(s) for name, s in samples.items()}, cached.cache_info()
 
@@ -186,6 +189,11 @@ def main(argv=None):
     parser.add_argument(
         "--threads", type=int, default=None, help="BLAS/torch threads (default: libraries' own)"
     )
+    parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time with the process's CPU time instead of wall time (for a loaded machine)",
+    )
     args = parser.parse_args(argv)
     if args.threads is None:
         return _table(args)
@@ -200,9 +208,10 @@ def main(argv=None):
 def _table(args):
     threads = torch.get_num_threads() if torch is not None else "?"
     which = "default" if args.threads is None else "pinned"
+    clock = time.process_time if args.cpu_time else time.perf_counter
     print(
         f"{which} threads (torch: {threads}), NCHW, median of {args.rounds} interleaved rounds "
-        f"of {args.batches} steps"
+        f"of {args.batches} steps, {'CPU' if args.cpu_time else 'wall'} time"
     )
     out = {}
     for title, workload, n in (
@@ -213,7 +222,8 @@ def _table(args):
         if workload is DEEP and args.skip_large:
             continue
         rounds = args.rounds if workload is not DEEP else 3
-        results, info = run_table(workload, rounds, n, warmup=4 if workload is not DEEP else 3)
+        warmup = 4 if workload is not DEEP else 3
+        results, info = run_table(workload, rounds, n, warmup=warmup, clock=clock)
         report(title, results, info)
         out[title] = results
     return out

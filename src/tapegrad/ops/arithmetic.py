@@ -60,23 +60,29 @@ _F64 = _dtypes.float64
 # key would lose), NaN and large ints keep the plain path. Closures keep the Python
 # scalar, not the array.
 _WEAK_DTYPES = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
-_WEAK: dict = {}
+_WEAK_BY_DTYPE: dict = {dt: {} for dt in _WEAK_DTYPES}  # dtype -> {value: 0-d array}
 
 
 def _weak(value, data):
     """``value`` (a Python scalar) as a 0-d array of ``data``'s dtype when that is exact
     (Note [Scalar operands as 0-d arrays]); else ``value`` unchanged."""
     cls = value.__class__
+    if (cls is float or cls is int) and data.__class__ is np.ndarray:  # the hot path: a
+        cache = _WEAK_BY_DTYPE.get(data.dtype)  # value met before (never 0 or NaN)
+        if cache is not None:
+            arr = cache.get(value)
+            if arr is not None:
+                return arr
     if (cls is float or (cls is int and -(2**24) < value < 2**24)) and value == value and value:
         dtype = data.dtype
         if dtype in _WEAK_DTYPES and data.__class__ is np.ndarray:  # not CuPy, not jit's
-            key = (value, dtype)
-            arr = _WEAK.get(key)
+            cache = _WEAK_BY_DTYPE[dtype]
+            arr = cache.get(value)
             if arr is None:
                 arr = np.array(value, dtype)
                 arr.flags.writeable = False
-                if len(_WEAK) < 1024:
-                    _WEAK[key] = arr
+                if len(cache) < 1024:
+                    cache[value] = arr
             return arr
     return value
 

@@ -132,6 +132,8 @@ def relu(input):
 
 def _relu_backward(g, out):
     # NOT (out <= 0) rather than out > 0: a NaN input passes its gradient, as in PyTorch.
+    if not STATE.enabled:  # Note [First-order fast paths] in arithmetic.py
+        return (Tensor._wrap(np.multiply(g._data, ~(out._data <= 0))),)
     return (g * ~(out._data <= 0),)
 
 
