@@ -10,7 +10,10 @@ their defaults (what users get) and NCHW images:
 * 48 x (Linear(1024) + tanh), batch 256, MSE, SGD (large GEMMs: BLAS-bound).
 
 The small-op chain row is ``benchmarks/overhead.py``. Run:
-``python benchmarks/eager_table.py [--rounds R] [--skip-large]``.
+``python benchmarks/eager_table.py [--rounds R] [--skip-large] [--cpu-time]``: a table
+with the libraries' default threads, then the same rows on one thread (``--threads N``:
+only a table on N threads; ``--cpu-time``: process CPU time instead of wall time, for a
+machine loaded by other jobs).
 """
 
 from __future__ import annotations
@@ -194,15 +197,36 @@ def main(argv=None):
         action="store_true",
         help="time with the process's CPU time instead of wall time (for a loaded machine)",
     )
+    parser.add_argument(
+        "--no-single",
+        action="store_true",
+        help="with default threads, skip the second table on one thread",
+    )
     args = parser.parse_args(argv)
-    if args.threads is None:
-        return _table(args)
-    from threadpoolctl import threadpool_limits  # noqa: PLC0415 - bench extra
+    if args.threads is not None:
+        return _pinned(args, args.threads)
+    out = {"default": _table(args)}  # what users get, then the single-thread column
+    if not args.no_single:
+        out["single"] = _pinned(args, 1)
+    return out
 
+
+def _pinned(args, threads):
+    try:
+        from threadpoolctl import threadpool_limits  # noqa: PLC0415 - bench extra
+    except ImportError:  # pragma: no cover
+        print("threadpoolctl is not installed: no pinned-thread table (pip install threadpoolctl)")
+        return {}
+    args.threads = threads
+    saved = torch.get_num_threads() if torch is not None else None
     if torch is not None:
-        torch.set_num_threads(args.threads)
-    with threadpool_limits(limits=args.threads, user_api="blas"):
-        return _table(args)
+        torch.set_num_threads(threads)
+    try:
+        with threadpool_limits(limits=threads, user_api="blas"):
+            return _table(args)
+    finally:
+        if torch is not None:
+            torch.set_num_threads(saved)
 
 
 def _table(args):
