@@ -10,7 +10,10 @@ their defaults (what users get) and NCHW images:
 * 48 x (Linear(1024) + tanh), batch 256, MSE, SGD (large GEMMs: BLAS-bound).
 
 The small-op chain row is ``benchmarks/overhead.py``. Run:
-``python benchmarks/eager_table.py [--rounds R] [--skip-large]``.
+``python benchmarks/eager_table.py [--rounds R] [--skip-large] [--cpu-time]``: a table
+with the libraries' default threads, then the same rows on one thread (``--threads N``:
+only a table on N threads; ``--cpu-time``: process CPU time instead of wall time, for a
+machine loaded by other jobs).
 """
 
 from __future__ import annotations
@@ -152,8 +155,11 @@ def contenders(workload, n_batches, seed=1):
     return out
 
 
-def run_table(workload, rounds, n_batches, warmup=4):
-    """Median over ``rounds`` of the mean ms per step, per contender, interleaved."""
+def run_table(workload, rounds, n_batches, warmup=4, clock=time.perf_counter):
+    """Median over ``rounds`` of the mean ms per step, per contender, interleaved.
+
+    ``clock``: wall time (default), or ``time.process_time``: the CPU time of this process
+    (all its threads), which a machine loaded by other processes inflates far less."""
     fns = contenders(workload, n_batches)
     for step, batches in fns.values():
         for i in range(warmup):
@@ -161,10 +167,10 @@ def run_table(workload, rounds, n_batches, warmup=4):
     samples = {name: [] for name in fns}
     for _ in range(rounds):
         for name, (step, batches) in fns.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             for x, y in batches:
                 step(x, y)
-            samples[name].append((time.perf_counter() - t0) / len(batches) * 1e3)
+            samples[name].append((clock() - t0) / len(batches) * 1e3)
     cached = fns["tapegrad cached"][0]
     return {name: statistics.median(s) for name, s in samples.items()}, cached.cache_info()
 
@@ -186,23 +192,50 @@ def main(argv=None):
     parser.add_argument(
         "--threads", type=int, default=None, help="BLAS/torch threads (default: libraries' own)"
     )
+    parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time with the process's CPU time instead of wall time (for a loaded machine)",
+    )
+    parser.add_argument(
+        "--no-single",
+        action="store_true",
+        help="with default threads, skip the second table on one thread",
+    )
     args = parser.parse_args(argv)
-    if args.threads is None:
-        return _table(args)
-    from threadpoolctl import threadpool_limits  # noqa: PLC0415 - bench extra
+    if args.threads is not None:
+        return _pinned(args, args.threads)
+    out = {"default": _table(args)}  # what users get, then the single-thread column
+    if not args.no_single:
+        out["single"] = _pinned(args, 1)
+    return out
 
+
+def _pinned(args, threads):
+    try:
+        from threadpoolctl import threadpool_limits  # noqa: PLC0415 - bench extra
+    except ImportError:  # pragma: no cover
+        print("threadpoolctl is not installed: no pinned-thread table (pip install threadpoolctl)")
+        return {}
+    args.threads = threads
+    saved = torch.get_num_threads() if torch is not None else None
     if torch is not None:
-        torch.set_num_threads(args.threads)
-    with threadpool_limits(limits=args.threads, user_api="blas"):
-        return _table(args)
+        torch.set_num_threads(threads)
+    try:
+        with threadpool_limits(limits=threads, user_api="blas"):
+            return _table(args)
+    finally:
+        if torch is not None:
+            torch.set_num_threads(saved)
 
 
 def _table(args):
     threads = torch.get_num_threads() if torch is not None else "?"
     which = "default" if args.threads is None else "pinned"
+    clock = time.process_time if args.cpu_time else time.perf_counter
     print(
         f"{which} threads (torch: {threads}), NCHW, median of {args.rounds} interleaved rounds "
-        f"of {args.batches} steps"
+        f"of {args.batches} steps, {'CPU' if args.cpu_time else 'wall'} time"
     )
     out = {}
     for title, workload, n in (
@@ -213,7 +246,8 @@ def _table(args):
         if workload is DEEP and args.skip_large:
             continue
         rounds = args.rounds if workload is not DEEP else 3
-        results, info = run_table(workload, rounds, n, warmup=4 if workload is not DEEP else 3)
+        warmup = 4 if workload is not DEEP else 3
+        results, info = run_table(workload, rounds, n, warmup=warmup, clock=clock)
         report(title, results, info)
         out[title] = results
     return out

@@ -7,7 +7,7 @@ forward + backward by hand), all measured in the same process: the contenders ar
 interleaved round by round and each figure is the median over rounds of the best of
 ``--repeats`` runs, so that load on a shared machine hits them alike. BLAS threads
 are left at their defaults (elementwise ops do not use them). Run:
-``python benchmarks/overhead.py [--rounds R] [--repeats N]``.
+``python benchmarks/overhead.py [--rounds R] [--repeats N] [--cpu-time]``.
 """
 
 from __future__ import annotations
@@ -71,12 +71,16 @@ def numpy_fwd_bwd(data):
     return g
 
 
+CLOCK = [time.perf_counter]  # or time.process_time (--cpu-time)
+
+
 def best_of(fn, repeats):
+    clock = CLOCK[0]
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return min(times)
 
 
@@ -142,11 +146,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time with the process's CPU time instead of wall time (for a loaded machine)",
+    )
     args = parser.parse_args()
+    if args.cpu_time:
+        CLOCK[0] = time.process_time
     r = run(args.rounds, args.repeats)
     print(
         f"per-op time, chain of {N_OPS} ops on 16 float32 elements "
-        f"(median of {args.rounds} interleaved rounds, best of {args.repeats} each)"
+        f"(median of {args.rounds} interleaved rounds, best of {args.repeats} each, "
+        f"{'CPU' if args.cpu_time else 'wall'} time)"
     )
     for name, seconds in r.items():
         ratio = ""

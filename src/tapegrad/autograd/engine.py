@@ -255,6 +255,8 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
     ready = [n for n in order if deps[n] == 0]
     prev_enabled = STATE.enabled
     STATE.enabled = create_graph
+    outer_owned = graph.OWNED.current
+    graph.OWNED.current = owned  # rules add the fresh gradients they make (Note [Fresh gradients])
     check_nan = graph.ANOMALY["enabled"]
     prefix = graph.BATCH.prefix
     try:
@@ -292,7 +294,8 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
                         buf = list(new)
             if is_leaf:
                 g = buf[0]
-                if sole_owner and not create_graph and g is first:
+                # A leaf hook may have kept the gradient it was shown: then copy it.
+                if sole_owner and not create_graph and g is first and node.variable._hooks is None:
                     _store_owned(node.variable, g)
                 else:
                     accumulate_into(node.variable, g, create_graph)
@@ -326,18 +329,23 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
             if check_nan:
                 graph.ANOMALY["check"](node, in_grads, buf)
             if not retain_graph:
-                node.release()
+                if type(node) is Node:  # Node.release inlined (Note [Backward twice])
+                    if node._saved_versions is not None or node._saved_output is not None:
+                        node._backward = node._saved_output = node._saved_versions = None
+                        node._released = True
+                else:
+                    node.release()
             edges = node.next_functions
             if len(in_grads) != len(edges):
                 raise RuntimeError(
                     f"{node.name()} returned {len(in_grads)} gradients but its op has "
                     f"{len(edges)} inputs; return one gradient (or None) per input"
                 )
-            i = 0
-            for edge in edges:
+            i = -1
+            for edge, gi in zip(edges, in_grads):
+                i += 1
                 if edge is not None:
                     child, nr = edge
-                    gi = in_grads[i]
                     if gi is not None:
                         # Inline shape/dtype check and first-arrival store: the hot path.
                         try:
@@ -357,10 +365,10 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
                     deps[child] = count
                     if count == 0:
                         ready.append(child)
-                i += 1
             del buf, in_grads
     finally:
         STATE.enabled = prev_enabled
+        graph.OWNED.current = outer_owned
     return captured
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "batched_shape",
     "saved_buffers",
     "saved_arrays",
+    "fresh_grad",
 ]
 
 # Set by tapegrad.autograd.anomaly while detect_anomaly() (or checkgraph's checkable())
@@ -318,6 +319,30 @@ def accumulate_into(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
             fn(leaf)
 
 
+# Note [Fresh gradients]
+# A backward rule that computes a gradient into a new array that nothing else references
+# (a GEMM's result, a reduction's) may hand it over with ``fresh_grad``: the running
+# backward then owns it as it owns the sums it makes itself (Note [Gradient ownership]),
+# so a leaf's empty ``.grad`` takes it without a copy and later gradients arriving by
+# other paths are added into it in place (PyTorch's AccumulateGrad steals such a
+# gradient too). Outside a backward (a rule called directly) it is a plain Tensor.
+class _Owned(threading.local):
+    current = None  # the running backward's ``owned`` dict (engine.run_backward)
+
+
+OWNED = _Owned()
+
+
+def fresh_grad(array) -> Tensor:
+    """``array`` (new, referenced by nothing else) as a gradient the engine may keep
+    without copying (Note [Fresh gradients])."""
+    t = Tensor._wrap(array)
+    owned = OWNED.current
+    if owned is not None:
+        owned[id(t)] = t
+    return t
+
+
 def _hook_result(new, g: Tensor, fn, where: str) -> Tensor:
     """The gradient a tensor hook returned, checked as PyTorch does: same size and dtype."""
     name = getattr(fn, "__name__", None) or repr(fn)
@@ -450,7 +475,9 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
         out._base = view_of if view_of._base is None else view_of._base
     if not STATE.enabled:
         return out
-    if len(inputs) == 1:  # edges_to inlined for one input: the hot path of unary ops
+    # Edges inlined for one and two inputs (edges_to for more): the hot path of every op.
+    n = len(inputs)
+    if n == 1:
         t = inputs[0]
         if t is None or not t._rg:
             return out
@@ -462,22 +489,60 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
             if view is not None and view[0].value != view[1]:
                 fn = _refresh_view(t, fn, view)
             edges = ((fn, t._output_nr),)
+    elif n == 2:
+        a, b = inputs
+        ea = eb = None
+        if a is not None and a._rg:
+            fn = a.grad_fn
+            if fn is None:
+                ea = (accumulator_of(a), 0)
+            else:
+                view = fn._view_version
+                if view is not None and view[0].value != view[1]:
+                    fn = _refresh_view(a, fn, view)
+                ea = (fn, a._output_nr)
+        if b is not None and b._rg:
+            fn = b.grad_fn
+            if fn is None:
+                eb = (accumulator_of(b), 0)
+            else:
+                view = fn._view_version
+                if view is not None and view[0].value != view[1]:
+                    fn = _refresh_view(b, fn, view)
+                eb = (fn, b._output_nr)
+        elif ea is None:
+            return out
+        edges = (ea, eb)
     else:
         edges = edges_to(inputs)
         if edges is None:
             return out
     data = out._data
-    node = Node(backward, edges, name, ((data.shape, data.dtype),))
+    # Node.__init__ inlined (keep in step with it): one fewer call per recorded op.
+    node = _new_node(Node)
+    node._backward = backward
+    node.next_functions = edges
+    node._name = name
+    node._out_meta = ((data.shape, data.dtype),)
+    node._saved_output = None
+    node._pre_hooks = None
+    node._hooks = None
+    node._tensor_hooks = None
+    node._retain_refs = None
+    node._released = False
+    node._view_version = None
+    node.metadata = None
+    versions = None
     if saved:
-        node._saved_versions = tuple(_version_record(t) for t in saved)
+        versions = tuple([_version_record(t) for t in saved])
     if save_output:
         node._saved_output = data
         counter = out._vc_  # set when the result is a view; else made here
         if counter is None:
             counter = out._vc_ = VersionCounter()
-        record = ((counter, counter.value, data.shape),)
-        versions = node._saved_versions
-        node._saved_versions = record if versions is None else versions + record
+        record = (counter, counter.value, data.shape)
+        versions = (record,) if versions is None else versions + (record,)
+    node._saved_versions = versions
     if ANOMALY["enabled"]:
         ANOMALY["record"](node)
     out.grad_fn = node
@@ -485,6 +550,9 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
     if FORWARD[0] is not None:
         FORWARD[0]((out,), inputs, node)
     return out
+
+
+_new_node = object.__new__
 
 
 def keeps_arrays(out: Tensor) -> Tensor:
@@ -499,7 +567,9 @@ def keeps_arrays(out: Tensor) -> Tensor:
 
 def _version_record(t: Tensor):
     """What a Node keeps to detect later in-place changes of a tensor it saved."""
-    counter = t._vc
+    counter = t._vc_
+    if counter is None:  # Tensor._vc inlined: made on first use
+        counter = t._vc_ = VersionCounter()
     return (counter, counter.value, t._data.shape)
 
 

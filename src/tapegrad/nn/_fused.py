@@ -9,11 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
-from ..autograd.graph import batched_shape, make_result
+from ..autograd.graph import batched_shape, fresh_grad, make_result
 from ..grad_mode import STATE
 from ..ops.indexing import scatter_back, take_index
 from ..ops.linalg import matmul_array
-from ..tensor import Tensor
 
 
 def linear(x, w, b=None):
@@ -67,19 +66,20 @@ def _embedding_range_error(n):
 
 def _linear_backward_arrays(gd, x, w, need_x, need_w, need_b):
     """The first-order rule on arrays (nothing is recorded without create_graph): the
-    leading dims folded into one GEMM each, the bias gradient as a GEMV against ones."""
+    leading dims folded into one GEMM each, the bias gradient as a GEMV against ones. Each
+    is a new array, handed to the engine as such (Note [Fresh gradients])."""
     wd = w._data
     n_out = wd.shape[0]
     g2 = gd.reshape(-1, n_out)
     gx = gw = gb = None
     if need_x:
-        gx = Tensor._wrap(np.matmul(g2, wd).reshape(gd.shape[:-1] + wd.shape[1:]))
+        gx = fresh_grad(np.matmul(g2, wd).reshape(gd.shape[:-1] + wd.shape[1:]))
     if need_w:
-        gw = Tensor._wrap(np.matmul(g2.T, x._data.reshape(-1, wd.shape[1])))
+        gw = fresh_grad(np.matmul(g2.T, x._data.reshape(-1, wd.shape[1])))
     if need_b:
         rows = g2.shape[0]
         gb = g2.sum(axis=0) if rows == 0 else np.matmul(_ones_row(rows, gd.dtype), g2)
-        gb = Tensor._wrap(gb.reshape(n_out))
+        gb = fresh_grad(gb.reshape(n_out))
     return gx, gw, gb
 
 

@@ -45,6 +45,44 @@ def soft_cross_entropy(x, coef, dim, reduce, offset=None):
     return make_result(out, (x,), backward, "CrossEntropyBackward", saved=(x,))
 
 
+def index_cross_entropy_mean(x, t, valid):
+    """Cross entropy of logits ``x`` (N, C) with class indices ``t`` (N,), averaged over the
+    samples where ``valid`` (no class weights, no smoothing): the MLP's case, one Node and
+    a handful of array ops (the general path builds a dense coefficient array first).
+
+    ``t`` is in range where ``valid``; every sample ignored gives NaN, as PyTorch. The
+    gradient is ``g · (softmax(x) − onehot(t)) · valid / Σ valid``.
+    """
+    xd = x._data
+    shifted = xd - xd.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    s = e.sum(axis=1, keepdims=True)
+    w = valid.astype(xd.dtype)
+    count = w.sum()
+    w /= np.maximum(count, 1)  # all zeros when every sample is ignored
+    # Along-axis gathers and writes, not fancy indexing with np.arange: no constant index
+    # array for the graph cache to mistake for a copy of a traced one, and every write
+    # into a fresh array is seen by its tracer.
+    column = t[:, None]
+    picked = np.where(valid, np.take_along_axis(shifted, column, 1)[:, 0] - np.log(s[:, 0]), 0)
+    # No Python branch on values (the graph cache records this): NaN added when count is 0.
+    nan = np.where(count == 0, np.nan, 0).astype(xd.dtype)
+    out = np.asanyarray(nan - (picked * w).sum(), dtype=xd.dtype)
+
+    def backward(g):
+        onehot = np.zeros(xd.shape, xd.dtype)
+        np.put_along_axis(onehot, column, 1, 1)
+        if STATE.enabled:  # create_graph: softmax as a function of x
+            coef = Tensor._wrap(w[:, None])
+            return (g * ((softmax(x, 1) - Tensor._wrap(onehot)) * coef),)
+        prob = e / s
+        prob -= onehot
+        prob *= w[:, None]
+        return (g * Tensor._wrap(prob),)
+
+    return make_result(out, (x,), backward, "CrossEntropyBackward", saved=(x,))
+
+
 def bce_with_logits(x, y, pos_weight=None):
     """Elementwise ``−[p·y·log σ(x) + (1 − y)·log(1 − σ(x))]``, stable for any |x|.
 

@@ -92,6 +92,27 @@ def _index_coefficients(x, target, weight, ignore_index, smoothing, op):
     return coef.astype(x.dtype, copy=False), wt.sum()
 
 
+def _plain_mean(reduction, x, weight, smoothing) -> bool:
+    """(N, C) logits, class indices, mean, no weights, no smoothing: the fused path."""
+    shape_ok = x.ndim == 2 and x.shape[1] > 0
+    return reduction == "mean" and shape_ok and weight is None and not smoothing
+
+
+def _index_cross_entropy_mean(x, t, ignore_index):
+    """The common case of cross entropy, (N, C) logits and class indices averaged: the
+    checks of :func:`_index_coefficients`, then one fused op without the dense A."""
+    n_classes = x.shape[1]
+    if t.shape != x.shape[:1]:
+        raise ValueError(
+            f"cross_entropy: target of shape {list(t.shape)} doesn't match input of shape "
+            f"{list(x.shape)} (expected {list(x.shape[:1])})"
+        )
+    valid = t != ignore_index
+    bad = valid & ((t < 0) | (t >= n_classes))
+    _trace.raise_if(bad, _target_error, "cross_entropy", t, bad, n_classes)
+    return _loss_ops.index_cross_entropy_mean(x, np.where(valid, t, 0), valid)
+
+
 def _mean_over(coef, denom):
     """``(coef / denom, offset)`` for reduction='mean', with no Python branch on ``denom``.
 
@@ -144,6 +165,8 @@ def cross_entropy(
             view[cdim] = n_classes
             coef = coef * w.reshape(view)
         denom = x._data.size // max(n_classes, 1)
+    elif _plain_mean(reduction, x, weight, label_smoothing):
+        return _index_cross_entropy_mean(x, tdata, ignore_index)
     else:
         coef, denom = _index_coefficients(
             x, tdata, weight, ignore_index, label_smoothing, "cross_entropy"

@@ -60,23 +60,29 @@ _F64 = _dtypes.float64
 # key would lose), NaN and large ints keep the plain path. Closures keep the Python
 # scalar, not the array.
 _WEAK_DTYPES = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
-_WEAK: dict = {}
+_WEAK_BY_DTYPE: dict = {dt: {} for dt in _WEAK_DTYPES}  # dtype -> {value: 0-d array}
 
 
 def _weak(value, data):
     """``value`` (a Python scalar) as a 0-d array of ``data``'s dtype when that is exact
     (Note [Scalar operands as 0-d arrays]); else ``value`` unchanged."""
     cls = value.__class__
+    if (cls is float or cls is int) and data.__class__ is np.ndarray:  # the hot path: a
+        cache = _WEAK_BY_DTYPE.get(data.dtype)  # value met before (never 0 or NaN)
+        if cache is not None:
+            arr = cache.get(value)
+            if arr is not None:
+                return arr
     if (cls is float or (cls is int and -(2**24) < value < 2**24)) and value == value and value:
         dtype = data.dtype
         if dtype in _WEAK_DTYPES and data.__class__ is np.ndarray:  # not CuPy, not jit's
-            key = (value, dtype)
-            arr = _WEAK.get(key)
+            cache = _WEAK_BY_DTYPE[dtype]
+            arr = cache.get(value)
             if arr is None:
                 arr = np.array(value, dtype)
                 arr.flags.writeable = False
-                if len(_WEAK) < 1024:
-                    _WEAK[key] = arr
+                if len(cache) < 1024:
+                    cache[value] = arr
             return arr
     return value
 
@@ -198,6 +204,19 @@ def _rsub(self, other):
 Tensor.__rsub__ = _rsub
 
 
+# Note [First-order fast paths]
+# Backward rules are written in tapegrad ops, so that with create_graph=True they record
+# and give higher derivatives. With create_graph=False (grad mode off while they run) the
+# hottest rules (mul, exp, linear) compute the same products directly on the arrays, the
+# way the no-grad Tensor op would (same weak-scalar handling, same dtype fix, same order
+# of operands), skipping the op dispatch and the intermediate Tensors. The op table's
+# gradcheck runs these paths, its gradgradcheck the recorded ones.
+def _times(gd, other):
+    """``g * other`` on g's array, exactly as ``mul(g, other)`` computes it in no_grad."""
+    od = other._data if isinstance(other, Tensor) else _weak(other, gd)
+    return _compute(np.multiply, gd, od, "mul", None, None)
+
+
 @register("mul", operators=("__mul__", "__rmul__"))
 def mul(input, other):
     """Elementwise product, broadcasting."""
@@ -218,6 +237,12 @@ def mul(input, other):
     mb = (db.shape, db.dtype) if nb else None
 
     def backward(g):
+        if not STATE.enabled:  # Note [First-order fast paths]
+            gd = g._data
+            return (
+                _fit(Tensor._wrap(_times(gd, b)), ma) if na else None,
+                _fit(Tensor._wrap(_times(gd, a)), mb) if nb else None,
+            )
         return (
             _fit(g * b, ma) if na else None,
             _fit(g * a, mb) if nb else None,

@@ -14,6 +14,7 @@ from scipy.special import expit as _expit
 
 from .. import _dtypes
 from ..autograd.graph import keeps_arrays, make_result
+from ..grad_mode import STATE
 from ..tensor import Tensor
 from ._mathutil import const
 from ._registry import register
@@ -50,6 +51,8 @@ def exp(input):
 
 
 def _exp_backward(g, out):
+    if not STATE.enabled:  # Note [First-order fast paths] in arithmetic.py: g and out share a dtype
+        return (Tensor._wrap(np.multiply(g._data, out._data)),)
     return (g * out,)
 
 
@@ -129,6 +132,8 @@ def relu(input):
 
 def _relu_backward(g, out):
     # NOT (out <= 0) rather than out > 0: a NaN input passes its gradient, as in PyTorch.
+    if not STATE.enabled:  # Note [First-order fast paths] in arithmetic.py
+        return (Tensor._wrap(np.multiply(g._data, ~(out._data <= 0))),)
     return (g * ~(out._data <= 0),)
 
 
