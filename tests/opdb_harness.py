@@ -13,6 +13,7 @@ Used by tests/test_opdb.py and tools/opdb_coverage.py. Imports torch only when c
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 import types
@@ -45,6 +46,7 @@ INTERNAL_KEEP = (
 _ATTRIBUTES = {"T", "H", "mT", "mH"}
 
 
+@functools.cache
 def load_op_db():
     """The OpInfos that support float64 on the CPU (torch imported here, not before)."""
     try:
@@ -58,7 +60,7 @@ def load_op_db():
     import torch  # noqa: PLC0415
     from torch.testing._internal.common_methods_invocations import op_db  # noqa: PLC0415
 
-    return [op for op in op_db if torch.float64 in op.supported_dtypes("cpu")]
+    return tuple(op for op in op_db if torch.float64 in op.supported_dtypes("cpu"))
 
 
 def full_name(op) -> str:
