@@ -285,6 +285,29 @@ def run_selected(work: Path, m: Mutant, cmap, args, timeout):
     return status, took, why, mode
 
 
+def merge_reports(paths, out):
+    """One report from the shards' reports (rows in path order, the score recounted)."""
+    head, rows = None, []
+    for path in paths:
+        text = Path(path).read_text()
+        head = head or text.split("\n\n")[:2]
+        rows += [ln for ln in text.splitlines() if ln.startswith("| `")]
+    rows.sort()
+    verdicts = [ln.rsplit(" | ", 2)[-2] for ln in rows]
+    valid = [v for v in verdicts if v != "invalid"]
+    killed = valid.count("killed")
+    score = 100.0 * killed / max(1, len(valid))
+    title, cmd = head
+    body = (
+        f"{title}\n\n{cmd}\n\n**{killed}/{len(valid)} killed ({score:.1f}%)**; "
+        f"{len(verdicts) - len(valid)} invalid; merged from {len(paths)} shards.\n\n"
+        "| mutant | tests run | verdict | first failure |\n|---|---|---|---|\n"
+    )
+    Path(out).write_text(body + "".join(r + "\n" for r in rows))
+    print(f"score: {killed}/{len(valid)} killed ({score:.1f}%)")
+    return 0
+
+
 def report_head(args, argv, root, killed, valid, score, total):
     try:
         commit = subprocess.run(
@@ -318,12 +341,22 @@ def main(argv=None):
         default=".mutate/covmap.json",
         help="line -> tests map (built by running the suite under coverage when missing or stale)",
     )
+    p.add_argument("--shard", default="0/1", help="K/N: run only mutants K, K+N, ... of the sample")
+    p.add_argument(
+        "--merge",
+        nargs="+",
+        default=None,
+        metavar="REPORT",
+        help="merge the reports of shards into --report (the paths are then ignored)",
+    )
     p.add_argument(
         "--full", action="store_true", help="no test selection: the whole suite for every mutant"
     )
     args = p.parse_args(argv)
 
     root = Path.cwd()
+    if args.merge:
+        return merge_reports(args.merge, args.report)
     files = []
     for raw in args.paths:
         path = Path(raw).resolve()
@@ -335,6 +368,8 @@ def main(argv=None):
         pool = sorted(
             random.Random(args.seed).sample(pool, args.sample), key=lambda m: (m.path, m.line)
         )
+    k, n = (int(v) for v in args.shard.split("/"))
+    pool = pool[k::n]
     if args.list:
         for m in pool:
             print(m.label())
