@@ -196,3 +196,15 @@ def test_regression_losses(name, reduction, torch_mod):
         atol=1e-6,
         rtol=1e-5,
     )
+
+
+def test_bce_with_logits_checks_reduction_before_shapes(torch_mod):
+    # As torch: a bad reduction is reported first, even when the shapes differ too.
+    def message(m):
+        with pytest.raises(ValueError) as info:
+            m.nn.functional.binary_cross_entropy_with_logits(
+                m.zeros(2), m.zeros(3), reduction="bad"
+            )
+        return str(info.value)
+
+    assert message(tg) == message(torch_mod) == "bad is not a valid value for reduction"
