@@ -205,3 +205,20 @@ def test_nan_picks_the_last_nan_of_a_window_as_torch(torch_mod):
         a, ia = getattr(F, fn)(tg.tensor(x), *args, return_indices=True, **ko)
         np.testing.assert_array_equal(ia.numpy(), ib.numpy(), err_msg=fn)
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=fn)
+
+
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("max_pool3d", lambda F, x: F.max_pool3d(x, 1)),
+        ("avg_pool3d", lambda F, x: F.avg_pool3d(x, 1)),
+        ("max_pool1d", lambda F, x: F.max_pool1d(x[0][0], 1)),
+    ],
+)
+def test_pooling_a_non_tensor_is_a_type_error_naming_the_op(name, call, torch_mod):
+    # As torch (TypeError), with the op's name rather than Python's internal text.
+    x = [[[[[1.0, 2.0], [3.0, 4.0]]]]]
+    with pytest.raises(TypeError):
+        call(torch_mod.nn.functional, x)
+    with pytest.raises(TypeError, match=f"{name}: input must be a Tensor, got list"):
+        call(tg.nn.functional, x)
