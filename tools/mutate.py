@@ -342,6 +342,7 @@ def main(argv=None):
         help="line -> tests map (built by running the suite under coverage when missing or stale)",
     )
     p.add_argument("--shard", default="0/1", help="K/N: run only mutants K, K+N, ... of the sample")
+    p.add_argument("--skip", type=int, default=0, help="skip the first N mutants (of the shard)")
     p.add_argument(
         "--merge",
         nargs="+",
@@ -369,7 +370,7 @@ def main(argv=None):
             random.Random(args.seed).sample(pool, args.sample), key=lambda m: (m.path, m.line)
         )
     k, n = (int(v) for v in args.shard.split("/"))
-    pool = pool[k::n]
+    pool = pool[k::n][args.skip :]
     if args.list:
         for m in pool:
             print(m.label())
