@@ -2,7 +2,7 @@
 
 Built once by running the whole suite under coverage with one context per test
 (``tools/covmap_plugin.py``), stored as JSON and reused while the fingerprint of
-the tree (src/, tests/, benchmarks/, pyproject.toml, README.md) is unchanged.
+the tree (src/, tests/, benchmarks/, tools/, docs/ops.md, pyproject.toml, README.md) is unchanged.
 
 Why selecting by coverage is sound (Note [Mutant test selection])
 ----------------------------------------------------------------
@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 
 OUTSIDE = "<outside>"
-TREE = ("src", "tests", "benchmarks", "pyproject.toml", "README.md")
+TREE = ("src", "tests", "benchmarks", "tools", "docs/ops.md", "pyproject.toml", "README.md")
 
 
 def fingerprint(root: Path) -> str:

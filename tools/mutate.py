@@ -377,7 +377,7 @@ def main(argv=None):
         return 0
 
     work = Path(tempfile.mkdtemp(prefix="tapegrad-mutate-"))
-    for name in ("src", "tests", "benchmarks"):
+    for name in ("src", "tests", "benchmarks", "docs", "tools"):  # tests read docs/, tools/
         if (root / name).is_dir():
             ignore = shutil.ignore_patterns("__pycache__")
             shutil.copytree(root / name, work / name, ignore=ignore)
