@@ -308,13 +308,21 @@ def merge_reports(paths, out):
     return 0
 
 
-def report_head(args, argv, root, killed, valid, score, total):
+def _head(root):
+    """The commit checked out when the run starts (the tree copied for the run)."""
     try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
-        ).stdout.strip()
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
+            ).stdout.strip()
+            or "?"
+        )
     except OSError:
-        commit = "?"
+        return "?"
+
+
+def report_head(args, argv, root, killed, valid, score, total):
+    commit = args.commit
     cmd = " ".join(["python tools/mutate.py", *(argv if argv is not None else sys.argv[1:])])
     return (
         f"# Mutation run (seed {args.seed})\n\n`{cmd}` at commit {commit}\n\n"
@@ -356,6 +364,7 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     root = Path.cwd()
+    args.commit = _head(root)
     if args.merge:
         return merge_reports(args.merge, args.report)
     files = []
