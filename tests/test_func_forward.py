@@ -113,6 +113,21 @@ def test_dual_errors():
             d.mul_(2.0)
 
 
+def test_inplace_under_no_grad_raises_only_when_a_tangent_is_involved():
+    # The rule of _inplace_guard: under no_grad in a dual level an in-place op is
+    # refused when self OR another operand carries a tangent (its tangent would be
+    # lost silently), and runs when none does.
+    with fwAD.dual_level():
+        d = fwAD.make_dual(tg.tensor([1.0, 2.0]), tg.ones(2)) * 1.0
+        plain = tg.tensor([3.0, 4.0])
+        with tg.no_grad():
+            with pytest.raises(NotImplementedError, match="in-place op"):
+                plain.add_(d)
+            plain.add_(tg.tensor([1.0, 1.0]))
+            plain.mul_(2.0)
+        np.testing.assert_allclose(plain.numpy(), [8.0, 10.0])
+
+
 def test_inplace_ops_carry_tangents():
     x = tg.tensor([1.0, 2.0, 3.0], dtype=tg.float64)
     with fwAD.dual_level():

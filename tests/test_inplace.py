@@ -384,3 +384,17 @@ def test_pow_checks_the_saved_operands_when_one_needs_grad(grad_of, torch_mod):
             (b if grad_of == "base" else a).add_(1.0)
         with pytest.raises(RuntimeError, match="modified by an in-?place operation"):
             y.sum().backward()
+
+
+def test_a_stale_view_as_the_root_of_backward_is_recorded_again(torch_mod):
+    # The view itself (not an op on it) is the root of backward: its graph must be
+    # taken again from its base changed in place since, as PyTorch does.
+    def run(m):
+        x = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+        b = x * 1.0
+        v = b[:2]
+        b.mul_(2.0)
+        v.backward(m.tensor([1.0, 10.0], dtype=m.float64))
+        return x.grad.numpy()
+
+    np.testing.assert_allclose(run(tg), run(torch_mod), rtol=1e-12)

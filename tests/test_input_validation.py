@@ -256,3 +256,19 @@ def test_every_exported_function_rejects_a_list_with_type_error():
         except Exception:  # noqa: BLE001, S110 - any clear error is fine here
             pass
     assert leaked == []
+
+
+def test_dot_of_a_2d_self_names_the_rank(torch_mod):
+    # torch: RuntimeError "1D tensors expected, but got 2D and 1D tensors"
+    with pytest.raises(RuntimeError, match="1D tensors expected"):
+        torch_mod.dot(torch_mod.ones(2, 3), torch_mod.ones(3))
+    with pytest.raises(RuntimeError, match=r"dot: self must be 1D, got shape \[2, 3\]"):
+        tg.dot(tg.ones(2, 3), tg.ones(3))
+
+
+def test_cdist_column_mismatch_matches_torch_message(torch_mod):
+    with pytest.raises(RuntimeError) as theirs:
+        torch_mod.cdist(torch_mod.ones(1, 2, 3), torch_mod.ones(1, 5, 4))
+    with pytest.raises(RuntimeError) as ours:
+        tg.cdist(tg.ones(1, 2, 3), tg.ones(1, 5, 4))
+    assert str(ours.value) == str(theirs.value)

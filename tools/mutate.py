@@ -16,16 +16,25 @@ Each mutant is one edit of one source file, found by walking its AST:
 
 Docstrings, ``__all__``, strings (error messages) and type annotations are never
 mutated. The working tree (src/, tests/, benchmarks/, pyproject.toml, README.md) is copied to a
-scratch directory once; each mutant edits that copy, runs the suite there with
+scratch directory once; each mutant edits that copy, runs tests there with
 ``pytest -x`` (stop at the first failure), and restores the file. A mutant is
-*killed* when the suite fails or runs past ``--timeout`` (an infinite loop), and
-*survives* when the suite passes. Survivors are listed with their line and edit
+*killed* when a test fails or the run passes its time limit (an infinite loop), and
+*survives* when the tests pass. Survivors are listed with their line and edit
 so a person can decide whether each is equivalent (no observable change) or a
 gap in the tests.
 
-``--quick`` first runs only the test files that name the mutated module (a fast
-kill); a survivor of that pass always gets the full suite, so the score does not
-depend on the guess.
+Which tests (Note [Mutant test selection] in tools/covmap.py): the first run
+builds ``--covmap`` (default ``.mutate/covmap.json``), a map line -> tests that
+execute it, by running the whole suite once under ``coverage`` with one context
+per test (tools/covmap_plugin.py); later runs reuse it while src/ and tests/ are
+unchanged. A mutant inside a function body whose lines never run outside a test
+gets exactly the tests that execute its statement, then (if they pass) the few
+tests that start a subprocess, whose children are not traced. Any other mutant
+(module level, class body, decorator, default argument, or code that also runs
+while modules are imported) gets the tests that execute it and then, if they
+pass, the whole suite. This needs ``coverage`` (>= 7). ``--full`` runs the whole
+suite for every mutant (the old way; ``--quick`` then first tries the test files
+that name the module).
 """
 
 from __future__ import annotations
@@ -41,6 +50,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import covmap
 
 BINOP_SWAP = {
     ast.Add: ast.Sub,
@@ -77,6 +88,8 @@ class Mutant:
     before: str
     after: str
     span: tuple  # (lineno, col, end_lineno, end_col) of the replaced source
+    lines: tuple = ()  # (first, last): lines whose coverage shows the mutant ran
+    in_body: bool = False  # inside a function or lambda body (runs only when called)
 
     def label(self):
         return f"{self.path}:{self.line} [{self.kind}] {self.before!r} -> {self.after!r}"
@@ -115,8 +128,35 @@ def _in_functions(tree):
     return out
 
 
-def _seg(source_lines, node):
-    return ast.get_source_segment("".join(source_lines), node) or ""
+def _where(tree):
+    """node id -> (first, last, in_body) for the coverage lookup of a mutant there.
+
+    ``first..last`` are the lines of the innermost enclosing statement (for a
+    compound statement, its header up to the node), one of which a line event
+    fires on whenever the mutated code runs. ``in_body``: some enclosing function
+    or lambda has the node in its body, so it runs only when that body runs.
+    """
+    out = {}
+
+    def visit(node, stmt, in_body):
+        if isinstance(node, ast.stmt):
+            stmt = node
+        if stmt is not None:
+            last = node.end_lineno or node.lineno if isinstance(node, (ast.expr, ast.stmt)) else 0
+            compound = any(isinstance(getattr(stmt, f, None), list) for f in ("body", "orelse"))
+            end = max(last, stmt.lineno) if compound else stmt.end_lineno
+            out[id(node)] = (stmt.lineno, end, in_body)
+        for field, value in ast.iter_fields(node):
+            body = in_body or (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                and field == "body"
+            )
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, ast.AST):
+                    visit(child, stmt, body)
+
+    visit(tree, None, False)
+    return out
 
 
 def mutants_of(path: Path, root: Path):
@@ -124,6 +164,7 @@ def mutants_of(path: Path, root: Path):
     tree = ast.parse(source)
     skip = _skip_nodes(tree)
     droppable = _in_functions(tree)
+    where = _where(tree)
     rel = str(path.relative_to(root))
     found = []
 
@@ -135,7 +176,8 @@ def mutants_of(path: Path, root: Path):
         if isinstance(node, ast.expr) and text is None:
             after = f"({after})"
         span = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
-        found.append(Mutant(rel, node.lineno, kind, before, after, span))
+        first, last, in_body = where.get(id(node), (node.lineno, node.end_lineno, False))
+        found.append(Mutant(rel, node.lineno, kind, before, after, span, (first, last), in_body))
 
     for node in ast.walk(tree):
         if id(node) in skip:
@@ -179,9 +221,21 @@ def apply(source: str, m: Mutant) -> str:
     return "".join(lines[: l0 - 1]) + new + "".join(lines[l1:])
 
 
-def run_tests(workdir: Path, args, timeout):
-    env = dict(os.environ, PYTHONPATH=str(workdir / "src"), PYTHONDONTWRITEBYTECODE="1")
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *args]
+def run_tests(workdir: Path, args, timeout, select=None):
+    """Run pytest in ``workdir``; ``select``: only these node ids (by covmap_plugin)."""
+    tools = str(Path(__file__).resolve().parent)
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(workdir / "src"), tools]),
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    if select is not None:
+        listing = workdir / ".selected-tests"
+        listing.write_text("".join(f"{t}\n" for t in select))
+        env["TAPEGRAD_SELECT"] = str(listing)
+        args = [*args, *sorted({t.split("::")[0] for t in select})]
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+    cmd += ["-p", "covmap_plugin", *args]
     start = time.monotonic()
     try:
         proc = subprocess.run(
@@ -191,7 +245,8 @@ def run_tests(workdir: Path, args, timeout):
         return "timeout", time.monotonic() - start, ""
     tail = proc.stdout.strip().splitlines()[-1:] if proc.stdout else []
     failed = [ln for ln in proc.stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))]
-    status = "passed" if proc.returncode == 0 else "failed"
+    # 5: no test collected (every selected test deselected), not a failure
+    status = "passed" if proc.returncode in (0, 5) else "failed"
     return status, time.monotonic() - start, (failed[:1] or tail or [""])[0]
 
 
@@ -207,6 +262,77 @@ def quick_tests(workdir: Path, m: Mutant):
     return hits
 
 
+def run_selected(work: Path, m: Mutant, cmap, args, timeout):
+    """Run the tests that can observe ``m`` (Note [Mutant test selection] in covmap.py).
+
+    Returns (status, seconds, why, mode); mode "full" asks the caller for the whole
+    suite when the selected tests pass (code that runs at import time).
+    """
+    ids, outside = covmap.select(cmap, m.path, *m.lines)
+    tests = sorted({cmap["tests"][i] for i in ids})
+    full = outside or not m.in_body
+    spawners = [t for t in cmap["spawners"] if t not in set(tests)]
+    mode = "full" if full else f"{len(tests)}+{len(spawners)}"
+    status, took, why = "passed", 0.0, "no test runs this line"
+    # the covering tests first (most mutants die there), then those starting a process
+    for run in (tests, [] if full else spawners):
+        if run and status == "passed":
+            secs = sum(cmap["seconds"][cmap["tests"].index(t)] for t in run)
+            xdist = ["-n", str(args.jobs)] if args.jobs and len(run) > 300 else []
+            budget = timeout if full else min(timeout, 120 + 10 * secs)
+            status, t, why = run_tests(work, xdist, budget, select=run)
+            took += t
+    return status, took, why, mode
+
+
+def merge_reports(paths, out):
+    """One report from the shards' reports (rows in path order, the score recounted)."""
+    head, rows = None, []
+    for path in paths:
+        text = Path(path).read_text()
+        head = head or text.split("\n\n")[:2]
+        rows += [ln for ln in text.splitlines() if ln.startswith("| `")]
+    rows.sort()
+    verdicts = [ln.rsplit(" | ", 2)[-2] for ln in rows]
+    valid = [v for v in verdicts if v != "invalid"]
+    killed = valid.count("killed")
+    score = 100.0 * killed / max(1, len(valid))
+    title, cmd = head
+    body = (
+        f"{title}\n\n{cmd}\n\n**{killed}/{len(valid)} killed ({score:.1f}%)**; "
+        f"{len(verdicts) - len(valid)} invalid; merged from {len(paths)} shards.\n\n"
+        "| mutant | tests run | verdict | first failure |\n|---|---|---|---|\n"
+    )
+    Path(out).write_text(body + "".join(r + "\n" for r in rows))
+    print(f"score: {killed}/{len(valid)} killed ({score:.1f}%)")
+    return 0
+
+
+def _head(root):
+    """The commit checked out when the run starts (the tree copied for the run)."""
+    try:
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
+            ).stdout.strip()
+            or "?"
+        )
+    except OSError:
+        return "?"
+
+
+def report_head(args, argv, root, killed, valid, score, total):
+    commit = args.commit
+    cmd = " ".join(["python tools/mutate.py", *(argv if argv is not None else sys.argv[1:])])
+    return (
+        f"# Mutation run (seed {args.seed})\n\n`{cmd}` at commit {commit}\n\n"
+        f"**{killed}/{valid} killed ({score:.1f}%)**; {total - valid} invalid. "
+        "Tests run: `full` = the whole suite (code that runs at import time), "
+        "`N+S` = the N tests whose coverage includes the line and the S tests that start "
+        "a subprocess (Note [Mutant test selection] in tools/covmap.py).\n\n"
+    )
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("paths", nargs="+", help="files or directories under src/ to mutate")
@@ -218,9 +344,29 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="try related test files first")
     p.add_argument("--list", action="store_true", help="only list the mutants")
     p.add_argument("--report", default=None, help="write a Markdown report here")
+    p.add_argument(
+        "--covmap",
+        default=".mutate/covmap.json",
+        help="line -> tests map (built by running the suite under coverage when missing or stale)",
+    )
+    p.add_argument("--shard", default="0/1", help="K/N: run only mutants K, K+N, ... of the sample")
+    p.add_argument("--skip", type=int, default=0, help="skip the first N mutants (of the shard)")
+    p.add_argument(
+        "--merge",
+        nargs="+",
+        default=None,
+        metavar="REPORT",
+        help="merge the reports of shards into --report (the paths are then ignored)",
+    )
+    p.add_argument(
+        "--full", action="store_true", help="no test selection: the whole suite for every mutant"
+    )
     args = p.parse_args(argv)
 
     root = Path.cwd()
+    args.commit = _head(root)
+    if args.merge:
+        return merge_reports(args.merge, args.report)
     files = []
     for raw in args.paths:
         path = Path(raw).resolve()
@@ -232,13 +378,15 @@ def main(argv=None):
         pool = sorted(
             random.Random(args.seed).sample(pool, args.sample), key=lambda m: (m.path, m.line)
         )
+    k, n = (int(v) for v in args.shard.split("/"))
+    pool = pool[k::n][args.skip :]
     if args.list:
         for m in pool:
             print(m.label())
         return 0
 
     work = Path(tempfile.mkdtemp(prefix="tapegrad-mutate-"))
-    for name in ("src", "tests", "benchmarks"):
+    for name in ("src", "tests", "benchmarks", "docs", "tools"):  # tests read docs/, tools/
         if (root / name).is_dir():
             ignore = shutil.ignore_patterns("__pycache__")
             shutil.copytree(root / name, work / name, ignore=ignore)
@@ -247,12 +395,22 @@ def main(argv=None):
             shutil.copy(root / name, work / name)
     xdist = ["-n", str(args.jobs)] if args.jobs else []
 
-    status, secs, why = run_tests(work, xdist, args.timeout)
-    if status != "passed":
-        print(f"the unmutated suite does not pass ({why}); fix that first", file=sys.stderr)
-        return 2
+    cmap = None
+    if args.full:
+        status, secs, why = run_tests(work, xdist, args.timeout)
+        if status != "passed":
+            print(f"the unmutated suite does not pass ({why}); fix that first", file=sys.stderr)
+            return 2
+    else:
+        cmap = covmap.load(root / args.covmap, root)
+        if cmap is None:
+            print(f"building {args.covmap} (the suite under coverage)...", flush=True)
+            cmap = covmap.build(work, root, root / args.covmap, args.jobs)
+        secs = cmap["suite_seconds"]
+        print(f"line map of {len(cmap['tests'])} tests, {len(cmap['spawners'])} start a process")
     print(f"baseline suite: {secs:.0f} s", flush=True)
-    timeout = min(args.timeout, max(60.0, 5 * secs))
+    timeout = max(args.timeout, 3 * secs)
+    modes = {}
 
     results = []
     for i, m in enumerate(pool, 1):
@@ -266,34 +424,47 @@ def main(argv=None):
                 status, secs, why = "invalid", 0.0, "mutant does not compile"
             else:
                 status, secs, why = "passed", 0.0, ""
-                if args.quick:
+                if cmap is not None:
+                    status, secs, why, modes[id(m)] = run_selected(work, m, cmap, args, timeout)
+                elif args.quick:
                     related = quick_tests(work, m)
                     if related:
                         status, secs, why = run_tests(work, related, timeout)
-                if status == "passed":
+                if status == "passed" and modes.get(id(m), "full") == "full":
                     status, s2, why = run_tests(work, xdist, timeout)
                     secs += s2
         finally:
             target.write_text(original)
         verdict = {"passed": "SURVIVED", "invalid": "invalid"}.get(status, "killed")
-        results.append((m, verdict, why))
-        print(f"[{i}/{len(pool)}] {verdict:8s} {secs:5.0f}s  {m.label()}  {why}", flush=True)
+        mode = modes.get(id(m), "full")
+        results.append((m, verdict, why, mode))
+        print(f"[{i}/{len(pool)}] {verdict:8s} {secs:5.0f}s {mode}  {m.label()}  {why}", flush=True)
 
+        if args.report and i < len(pool):
+            write_report(args, argv, root, results, len(pool))
+    write_report(args, argv, root, results, len(pool))
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def write_report(args, argv, root, results, planned):
+    """The score and table so far (rewritten after each mutant: a cut run keeps its part)."""
     valid = [r for r in results if r[1] != "invalid"]
     killed = sum(r[1] == "killed" for r in valid)
     score = 100.0 * killed / max(1, len(valid))
-    print(f"\nscore: {killed}/{len(valid)} killed ({score:.1f}%)")
-    survivors = [r for r in valid if r[1] == "SURVIVED"]
-    for m, _, _ in survivors:
-        print(f"  survived: {m.label()}")
+    if len(results) == planned:
+        print(f"\nscore: {killed}/{len(valid)} killed ({score:.1f}%)")
+        for m, *_ in (r for r in valid if r[1] == "SURVIVED"):
+            print(f"  survived: {m.label()}")
     if args.report:
         with open(args.report, "w") as fh:
-            fh.write(f"# Mutation run\n\n{killed}/{len(valid)} killed ({score:.1f}%)\n\n")
-            fh.write("| mutant | verdict | first failure |\n|---|---|---|\n")
-            for m, verdict, why in results:
-                fh.write(f"| `{m.label()}` | {verdict} | {why.replace('|', '/')} |\n")
-    shutil.rmtree(work, ignore_errors=True)
-    return 0
+            fh.write(report_head(args, argv, root, killed, len(valid), score, len(results)))
+            if len(results) < planned:
+                fh.write(f"(run in progress or cut: {len(results)} of {planned} mutants)\n\n")
+            fh.write("| mutant | tests run | verdict | first failure |\n|---|---|---|---|\n")
+            for m, verdict, why, mode in results:
+                label = m.label().replace("|", "/").replace("\n", " ")
+                fh.write(f"| `{label}` | {mode} | {verdict} | {why.replace('|', '/')} |\n")
 
 
 if __name__ == "__main__":

@@ -196,3 +196,24 @@ def test_regression_losses(name, reduction, torch_mod):
         atol=1e-6,
         rtol=1e-5,
     )
+
+
+def test_bce_with_logits_checks_reduction_before_shapes(torch_mod):
+    # As torch: a bad reduction is reported first, even when the shapes differ too.
+    def message(m):
+        with pytest.raises(ValueError) as info:
+            m.nn.functional.binary_cross_entropy_with_logits(
+                m.zeros(2), m.zeros(3), reduction="bad"
+            )
+        return str(info.value)
+
+    assert message(tg) == message(torch_mod) == "bad is not a valid value for reduction"
+
+
+def test_gaussian_nll_loss_names_itself_for_a_bad_reduction(torch_mod):
+    args = (tg.zeros(2), tg.zeros(2), tg.ones(2))
+    targs = (torch_mod.zeros(2), torch_mod.zeros(2), torch_mod.ones(2))
+    with pytest.raises(ValueError, match="bad is not valid"):
+        torch_mod.nn.functional.gaussian_nll_loss(*targs, reduction="bad")
+    with pytest.raises(ValueError, match="^gaussian_nll_loss: bad is not a valid value"):
+        tg.nn.functional.gaussian_nll_loss(*args, reduction="bad")

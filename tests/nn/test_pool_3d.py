@@ -226,3 +226,17 @@ def test_max_pool2d_picks_the_last_nan_of_a_window_as_torch(torch_mod, kernel, s
     np.testing.assert_array_equal(i.numpy(), i_t.numpy())
     np.testing.assert_array_equal(o.detach().numpy(), o_t.detach().numpy())
     np.testing.assert_array_equal(tg_x.grad.numpy(), tt.grad.numpy())
+    "name, call",
+    [
+        ("max_pool3d", lambda F, x: F.max_pool3d(x, 1)),
+        ("avg_pool3d", lambda F, x: F.avg_pool3d(x, 1)),
+        ("max_pool1d", lambda F, x: F.max_pool1d(x[0][0], 1)),
+    ],
+)
+def test_pooling_a_non_tensor_is_a_type_error_naming_the_op(name, call, torch_mod):
+    # As torch (TypeError), with the op's name rather than Python's internal text.
+    x = [[[[[1.0, 2.0], [3.0, 4.0]]]]]
+    with pytest.raises(TypeError):
+        call(torch_mod.nn.functional, x)
+    with pytest.raises(TypeError, match=f"{name}: input must be a Tensor, got list"):
+        call(tg.nn.functional, x)

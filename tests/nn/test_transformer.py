@@ -39,6 +39,7 @@ MHA_CASES = [
     ({}, {}, [(5, 3, 8)], {}),
     ({"batch_first": True}, {"need_weights": False}, [(3, 5, 8)], {}),
     ({"batch_first": True}, {"average_attn_weights": False}, [(3, 5, 8), (3, 4, 8)], {}),
+    ({"batch_first": True}, {}, [(3, 5, 8), (3, 4, 8), (3, 4, 8)], {}),  # key is not value
     ({"kdim": 6, "vdim": 5}, {}, [(5, 3, 8), (4, 3, 6), (4, 3, 5)], {}),
     (
         {"num_heads": 4, "add_bias_kv": True, "add_zero_attn": True},

@@ -348,3 +348,17 @@ def test_clip_grad_norm_replays_under_jit_cache(norm_type):
     np.testing.assert_allclose(got, want, rtol=1e-5)
     np.testing.assert_allclose(lin_c.weight.detach().numpy(), lin_e.weight.detach().numpy())
     assert cached.cache_info().hits == 2
+
+
+def test_clip_grad_norm_of_a_generator_clips_like_torch(torch_mod):
+    # model.parameters() is a generator: read once, it must still be clipped.
+    data = [np.array([3.0, 4.0]), np.array([[12.0]])]
+    ours = [tg.tensor(a, requires_grad=True) for a in data]
+    theirs = [torch_mod.tensor(a, requires_grad=True) for a in data]
+    for p, a in zip(ours + theirs, data + data, strict=True):
+        p.grad = (tg if isinstance(p, tg.Tensor) else torch_mod).tensor(a * 2)
+    n_ours = tg.nn.utils.clip_grad_norm_((p for p in ours), 1.0)
+    n_theirs = torch_mod.nn.utils.clip_grad_norm_((p for p in theirs), 1.0)
+    np.testing.assert_allclose(n_ours.item(), n_theirs.item(), rtol=1e-12)
+    for p, q in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-12)
