@@ -226,6 +226,9 @@ def test_max_pool2d_picks_the_last_nan_of_a_window_as_torch(torch_mod, kernel, s
     np.testing.assert_array_equal(i.numpy(), i_t.numpy())
     np.testing.assert_array_equal(o.detach().numpy(), o_t.detach().numpy())
     np.testing.assert_array_equal(tg_x.grad.numpy(), tt.grad.numpy())
+
+
+@pytest.mark.parametrize(
     "name, call",
     [
         ("max_pool3d", lambda F, x: F.max_pool3d(x, 1)),
