@@ -77,6 +77,13 @@ def matmul_array(a, b):
     about a third slower for the (batch, tokens, features) @ weight of a transformer."""
     if a.ndim > 2 and b.ndim == 2 and a.size and a.flags.c_contiguous:
         return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[1:])
+    if b.ndim > 2 and a.ndim == b.ndim and a.size and not any(b.strides[:-2]):
+        # A stride-0 stack of one matrix (an unbatched weight expanded under vmap, Note
+        # [grad under vmap]): one 2-D GEMM over the rows of ``a`` instead of one per matrix.
+        if a.shape[:-2] == b.shape[:-2]:
+            a2 = a.reshape(-1, a.shape[-1])  # a copy only where ``a`` is not contiguous
+            b2 = b[(0,) * (b.ndim - 2)]
+            return np.matmul(a2, b2).reshape(a.shape[:-1] + b.shape[-1:])
     if a.shape[-1:] == (1,) and a.ndim > 1 and b.ndim > 1 and a.ndim + b.ndim > 4:
         # Batched outer products (per-sample weight gradients under vmap): NumPy's matmul
         # takes a slow non-BLAS loop for k = 1 (einsum: 7x faster); exact either way.
