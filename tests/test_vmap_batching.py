@@ -354,3 +354,37 @@ def test_as_strided_under_vmap_sees_each_elements_own_storage():
         tg.func.vmap(lambda r: r.as_strided((2,), (1,)), in_dims=1)(tg.arange(15.0).reshape(5, 3))
     with pytest.raises(RuntimeError, match="as_strided_scatter"):
         tg.func.vmap(lambda r: tg.as_strided_scatter(r, r[:2], (2,), (1,)))(x)
+
+
+def test_matmul_with_a_stride0_stack_is_one_gemm_and_exact():
+    """An unbatched weight expanded under vmap(grad) (a stride-0 stack) times a batched
+    operand runs as one 2-D GEMM (ops/linalg.matmul_array): same values as np.matmul."""
+    from tapegrad.ops.linalg import matmul_array
+
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((5, 3))
+    for a, b in (
+        (rng.standard_normal((4, 2, 5)), np.broadcast_to(w, (4, 5, 3))),
+        (rng.standard_normal((4, 5, 2)).swapaxes(1, 2), np.broadcast_to(w, (4, 5, 3))),
+        (rng.standard_normal((2, 4, 1, 5)), np.broadcast_to(w, (2, 4, 5, 3))),
+    ):
+        np.testing.assert_allclose(matmul_array(a, b), np.matmul(a, b), rtol=1e-12)
+
+
+def test_grad_under_grad_mode_keeps_a_graph_only_where_needed():
+    """grad skips recording its backward when nothing but its own variables feeds f
+    (the results would be detached anyway); a closed-over tensor that requires grad,
+    and grad of grad, still get a differentiable result."""
+    x = tg.tensor([1.0, 2.0])
+    g = F.grad(lambda x: (x**3).sum())(x)
+    assert not g.requires_grad
+    np.testing.assert_allclose(g.numpy(), [3.0, 12.0])
+    w = tg.tensor([2.0, 3.0], requires_grad=True)
+    g = F.grad(lambda x: (w * x * x).sum())(x)
+    assert g.requires_grad
+    g.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [2.0, 4.0])
+    np.testing.assert_allclose(F.grad(F.grad(lambda x: (x**3).sum()))(tg.tensor(2.0)).item(), 12.0)
+    per = F.vmap(F.grad(lambda x: (w * x * x).sum()))(tg.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    assert per.requires_grad
+    np.testing.assert_allclose(per.detach().numpy(), [[4.0, 12.0], [12.0, 24.0]])

@@ -144,6 +144,10 @@ def value_and_grad(f, argnums=0, has_aux=False):
                     "grad: f must return a Tensor with a single element, got "
                     f"{getattr(out, 'shape', type(out).__name__)}"
                 )
+            if keep and out.requires_grad and not has_aux and not _reaches_other_leaf(out, diff):
+                # Nothing outside this level's variables feeds ``out``: _release would
+                # detach every gradient, so skip recording the backward graph at all.
+                keep = False
             if out.requires_grad and _batched.LEVELS.active:  # Note [grad under vmap]
                 phys = _vmap_grad.physical(out)
                 grads = engine.grad(
