@@ -98,7 +98,7 @@ class Adam(Optimizer):
             step_array += 1
             # A 0-d array, not float(step): the bias corrections stay array math, so a
             # step recorded by tapegrad.jit replays with the current count.
-            step = step_array.astype(np.float64)
+            step = step_array
 
             if decoupled:
                 if weight_decay != 0:
@@ -123,8 +123,12 @@ class Adam(Optimizer):
             # Corrections in float64 (as torch's Python floats), applied in the param's
             # dtype so the array math below stays float32 for float32 parameters.
             dtype = p._data.dtype
-            bias_correction2_sqrt = ((1 - beta2**step) ** 0.5).astype(dtype)
-            step_size = (lr / (1 - beta1**step)).astype(dtype)
+            # np.power(float, float32 step, dtype=float64): the step widened exactly, no
+            # separate cast; -lr / x is -(lr / x) exactly, so no negation pass below.
+            bias_correction2_sqrt = ((1 - np.power(beta2, step, dtype=np.float64)) ** 0.5).astype(
+                dtype
+            )
+            neg_step_size = (-lr / (1 - np.power(beta1, step, dtype=np.float64))).astype(dtype)
             if amsgrad:
                 second = state["max_exp_avg_sq"]._data
                 np.maximum(second, exp_avg_sq, out=second)
@@ -134,7 +138,7 @@ class Adam(Optimizer):
             np.divide(denom, bias_correction2_sqrt, out=denom)
             np.add(denom, eps, out=denom)
             np.divide(exp_avg, denom, out=denom)
-            np.multiply(denom, -step_size, out=denom)
+            np.multiply(denom, neg_step_size, out=denom)
             np.add(p._data, denom, out=p._data)
             bump_version(p)
 
