@@ -8,13 +8,10 @@ from .module import Module
 __all__ = ["MaxPool2d", "AvgPool2d"]
 
 
-class MaxPool2d(Module):
-    """Max over (dilated) windows; the gradient flows to each window's first maximum.
+class _MaxPoolNd(Module):
+    """torch's MaxPool{1,2,3}d: arguments, state and repr; ``_fn`` is the functional op."""
 
-    >>> import tapegrad as tg
-    >>> tg.nn.MaxPool2d(2)(tg.ones(1, 1, 4, 4)).shape
-    (1, 1, 2, 2)
-    """
+    _fn = None
 
     def __init__(
         self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
@@ -28,15 +25,10 @@ class MaxPool2d(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input):
-        return F.max_pool2d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.ceil_mode,
+        return type(self)._fn(
+            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
             self.return_indices,
-        )
+        )  # fmt: skip
 
     def extra_repr(self):
         return (
@@ -45,8 +37,10 @@ class MaxPool2d(Module):
         )
 
 
-class AvgPool2d(Module):
-    """Mean over windows (``count_include_pad``: padding counts in the divisor)."""
+class _AvgPoolNd(Module):
+    """torch's AvgPool2d/3d: arguments, state and repr; ``_fn`` is the functional op."""
+
+    _fn = None
 
     def __init__(
         self,
@@ -66,15 +60,28 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input):
-        return F.avg_pool2d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.ceil_mode,
-            self.count_include_pad,
-            self.divisor_override,
-        )
+        return type(self)._fn(
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+            self.count_include_pad, self.divisor_override,
+        )  # fmt: skip
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxPool2d(_MaxPoolNd):
+    """Max over (dilated) windows; the gradient flows to each window's first maximum (a
+    window holding NaN: its last NaN, as torch).
+
+    >>> import tapegrad as tg
+    >>> tg.nn.MaxPool2d(2)(tg.ones(1, 1, 4, 4)).shape
+    (1, 1, 2, 2)
+    """
+
+    _fn = staticmethod(F.max_pool2d)
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Mean over windows (``count_include_pad``: padding counts in the divisor)."""
+
+    _fn = staticmethod(F.avg_pool2d)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import _pool_more as P
 from .module import Module
+from .pooling import _MaxPoolNd
 
 __all__ = [
     "MaxPool1d",
@@ -15,31 +16,10 @@ __all__ = [
 ]
 
 
-class MaxPool1d(Module):
+class MaxPool1d(_MaxPoolNd):
     """Max over sliding windows of (N, C, L)."""
 
-    def __init__(
-        self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
-    ):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
-
-    def forward(self, input):
-        return P.max_pool1d(
-            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
-            self.return_indices,
-        )  # fmt: skip
-
-    def extra_repr(self):
-        return (
-            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
-        )
+    _fn = staticmethod(P.max_pool1d)
 
 
 def _single(v):

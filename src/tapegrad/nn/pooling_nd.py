@@ -6,6 +6,7 @@ from __future__ import annotations
 from . import _pool_fractional as PF
 from . import _pool_nd as P
 from .module import Module
+from .pooling import _AvgPoolNd, _MaxPoolNd
 from .pooling_more import _Adaptive, _AdaptiveMax
 
 __all__ = [
@@ -21,7 +22,7 @@ __all__ = [
 ]
 
 
-class MaxPool3d(Module):
+class MaxPool3d(_MaxPoolNd):
     """Max over sliding windows of (N, C, D, H, W) or (C, D, H, W).
 
     >>> import tapegrad as tg
@@ -29,58 +30,13 @@ class MaxPool3d(Module):
     (1, 2, 2, 2, 3)
     """
 
-    def __init__(
-        self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
-    ):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
-
-    def forward(self, input):
-        return P.max_pool3d(
-            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
-            self.return_indices,
-        )  # fmt: skip
-
-    def extra_repr(self):
-        return (
-            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
-        )
+    _fn = staticmethod(P.max_pool3d)
 
 
-class AvgPool3d(Module):
+class AvgPool3d(_AvgPoolNd):
     """Mean over sliding windows of (N, C, D, H, W) or (C, D, H, W)."""
 
-    def __init__(
-        self,
-        kernel_size,
-        stride=None,
-        padding=0,
-        ceil_mode=False,
-        count_include_pad=True,
-        divisor_override=None,
-    ):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
-    def forward(self, input):
-        return P.avg_pool3d(
-            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-            self.count_include_pad, self.divisor_override,
-        )  # fmt: skip
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+    _fn = staticmethod(P.avg_pool3d)
 
 
 class AdaptiveAvgPool3d(_Adaptive):
