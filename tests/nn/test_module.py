@@ -159,6 +159,7 @@ def test_repr_matches_torch(torch_mod):
             nn.ReLU(),
             nn.MaxPool2d(2),
             nn.Conv2d(8, 8, (3, 2), stride=2, dilation=2, groups=2),
+            nn.Conv2d(8, 8, 3, padding="same"),  # printed padding='same' (torch: padding=same)
             nn.AvgPool2d(2),
             nn.Flatten(),
             nn.Dropout(0.1),
