@@ -4,7 +4,9 @@ Note [Distributed failure]
 An uncaught exception on one rank must not leave the others blocked forever in a
 collective. ``init_process_group`` therefore installs a ``sys.excepthook`` that prints the
 rank and the error to stderr and calls ``MPI.COMM_WORLD.Abort``, which ends every rank
-of the job (mpiexec then exits non-zero). Joining the group itself is guarded by a
+of the job (mpiexec then exits non-zero). The hook waits a moment between writing and
+aborting: the abort kills mpiexec's I/O forwarders too, and under load they had not yet
+passed the message on (the job then ended with an empty stderr). Joining the group itself is guarded by a
 timeout: a non-blocking barrier is polled until every rank has arrived.
 """
 
@@ -68,6 +70,7 @@ class _World:
 group = _World()
 GroupMember = group
 
+ABORT_GRACE_SECONDS = 0.5
 _STATE = {"world": None, "excepthook": None}
 
 
@@ -168,6 +171,7 @@ def _join(comm, seconds: float) -> None:
                 file=sys.stderr,
                 flush=True,
             )
+            time.sleep(ABORT_GRACE_SECONDS)
             comm.Abort(1)
             raise RuntimeError("init_process_group timed out")  # pragma: no cover
         time.sleep(pause)
@@ -184,6 +188,7 @@ def _install_abort_hook(comm) -> None:
             f"uncaught exception; aborting the job so the other ranks do not hang:\n{text}"
         )
         sys.stderr.flush()
+        time.sleep(ABORT_GRACE_SECONDS)  # let mpiexec forward the message before the abort
         comm.Abort(1)
 
     _STATE["excepthook"] = previous
