@@ -60,7 +60,59 @@ def _causal_hint(mask, is_causal, size):
     return bool(is_causal)
 
 
-class TransformerEncoderLayer(Module):
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: attention blocks, the feed-forward block,
+    one LayerNorm and one Dropout per residual branch, created in torch's order so
+    ``state_dict`` keys and ``parameters()`` order match."""
+
+    def _build(self, attentions, d_model, nhead, dim_feedforward, dropout, activation,
+               layer_norm_eps, batch_first, norm_first, bias, kw):  # fmt: skip
+        for name in attentions:
+            attn = MultiheadAttention(
+                d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
+            )
+            setattr(self, name, attn)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        branches = range(1, len(attentions) + 2)
+        for i in branches:
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        for i in branches:
+            setattr(self, f"dropout{i}", Dropout(dropout))
+        self.activation = _activation(activation)
+
+    def _residual(self, x, norm, block, *args):
+        """``x + block(norm(x))`` with ``norm_first``, else ``norm(x + block(x))``."""
+        if self.norm_first:
+            return x + block(norm(x), *args)
+        return norm(x + block(x, *args))
+
+    @staticmethod
+    def _attend(attn, x, mem, attn_mask, key_padding_mask, is_causal, dropout):
+        out = attn(
+            x,
+            mem,
+            mem,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            need_weights=False,
+            is_causal=is_causal,
+        )[0]
+        return dropout(out)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        return self._attend(
+            self.self_attn, x, x, attn_mask, key_padding_mask, is_causal, self.dropout1
+        )
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return self._ff_dropout(x)
+
+
+class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention and a feed-forward block, each with a residual and a LayerNorm
     (after the residual, or before the block with ``norm_first``)."""
 
@@ -79,48 +131,22 @@ class TransformerEncoderLayer(Module):
         dtype=None,
     ):
         super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
-        )
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.activation = _activation(activation)
+        self._build(("self_attn",), d_model, nhead, dim_feedforward, dropout, activation,
+                    layer_norm_eps, batch_first, norm_first, bias,
+                    {"device": device, "dtype": dtype})  # fmt: skip
+
+    @property
+    def _ff_dropout(self):
+        return self.dropout2
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
-        x = src
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            x = x + self._ff_block(self.norm2(x))
-        else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-            x = self.norm2(x + self._ff_block(x))
-        return x
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(
-            x,
-            x,
-            x,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            need_weights=False,
-            is_causal=is_causal,
-        )[0]
-        return self.dropout1(x)
-
-    def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout2(x)
+        x = self._residual(
+            src, self.norm1, self._sa_block, src_mask, src_key_padding_mask, is_causal
+        )
+        return self._residual(x, self.norm2, self._ff_block)
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, attention to the encoder's memory and a feed-forward block."""
 
     def __init__(
@@ -138,24 +164,13 @@ class TransformerDecoderLayer(Module):
         dtype=None,
     ):
         super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **kw
-        )
-        self.multihead_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **kw
-        )
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _activation(activation)
+        self._build(("self_attn", "multihead_attn"), d_model, nhead, dim_feedforward, dropout,
+                    activation, layer_norm_eps, batch_first, norm_first, bias,
+                    {"device": device, "dtype": dtype})  # fmt: skip
+
+    @property
+    def _ff_dropout(self):
+        return self.dropout3
 
     def forward(
         self,
@@ -168,49 +183,24 @@ class TransformerDecoderLayer(Module):
         tgt_is_causal=False,
         memory_is_causal=False,
     ):
-        x = tgt
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
-            x = x + self._mha_block(
-                self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal
-            )
-            x = x + self._ff_block(self.norm3(x))
-        else:
-            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
-            x = self.norm2(
-                x
-                + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
-            )
-            x = self.norm3(x + self._ff_block(x))
-        return x
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(
+        x = self._residual(
+            tgt, self.norm1, self._sa_block, tgt_mask, tgt_key_padding_mask, tgt_is_causal
+        )
+        x = self._residual(
             x,
-            x,
-            x,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            is_causal=is_causal,
-            need_weights=False,
-        )[0]
-        return self.dropout1(x)
+            self.norm2,
+            self._mha_block,
+            memory,
+            memory_mask,
+            memory_key_padding_mask,
+            memory_is_causal,
+        )
+        return self._residual(x, self.norm3, self._ff_block)
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
-        x = self.multihead_attn(
-            x,
-            mem,
-            mem,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            is_causal=is_causal,
-            need_weights=False,
-        )[0]
-        return self.dropout2(x)
-
-    def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout3(x)
+        return self._attend(
+            self.multihead_attn, x, mem, attn_mask, key_padding_mask, is_causal, self.dropout2
+        )
 
 
 class TransformerEncoder(Module):
