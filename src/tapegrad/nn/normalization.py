@@ -14,10 +14,9 @@ from .module import Module
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
 
 
-class _BatchNorm(Module):
-    """Shared by BatchNorm1d/2d: affine parameters and running statistics buffers."""
-
-    _expected_dims: tuple = ()
+class _NormBase(Module):
+    """Shared by the batch and instance norms (torch's ``_NormBase``): affine parameters,
+    running statistics buffers, their reset and the repr."""
 
     def __init__(
         self,
@@ -71,6 +70,19 @@ class _BatchNorm(Module):
             if self.bias is not None:
                 init.zeros_(self.bias)
 
+    def extra_repr(self):
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, bias={self.has_bias}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
+
+
+class _BatchNorm(_NormBase):
+    """Shared by BatchNorm1d/2d: the forward over the batch (and spatial) dims."""
+
+    _expected_dims: tuple = ()
+
     def forward(self, input):
         if input.ndim not in self._expected_dims:
             dims = " or ".join(f"{d}D" for d in self._expected_dims)
@@ -94,13 +106,6 @@ class _BatchNorm(Module):
             use_batch_stats,
             factor,
             self.eps,
-        )
-
-    def extra_repr(self):
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, bias={self.has_bias}, "
-            f"track_running_stats={self.track_running_stats}"
         )
 
 

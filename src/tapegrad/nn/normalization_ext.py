@@ -3,14 +3,11 @@ parameters, running statistics, initialisation and repr."""
 
 from __future__ import annotations
 
-import numpy as np
-
-from .. import _dtypes
-from ..tensor import Tensor
 from . import _layers_functional as LF
 from . import init
 from .linear import empty_parameter
 from .module import Module
+from .normalization import _NormBase
 
 __all__ = [
     "GroupNorm",
@@ -65,7 +62,9 @@ class GroupNorm(Module):
         )
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
+    """torch's defaults differ from batch norm's: no affine, no running statistics."""
+
     _batched_dims = 3
 
     def __init__(
@@ -80,30 +79,10 @@ class _InstanceNorm(Module):
         *,
         bias=True,
     ):
-        super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
         self.has_bias = affine and bias
-        self.register_parameter("weight", None)
-        self.register_parameter("bias", None)
-        if affine:
-            self.weight = empty_parameter((num_features,), dtype, device)
-            init.ones_(self.weight)
-            if bias:
-                self.bias = empty_parameter((num_features,), dtype, device)
-                init.zeros_(self.bias)
-        if track_running_stats:
-            dt = _dtypes.to_dtype(dtype) or _dtypes.get_default_dtype()
-            self.register_buffer("running_mean", Tensor._wrap(np.zeros(num_features, dt)))
-            self.register_buffer("running_var", Tensor._wrap(np.ones(num_features, dt)))
-            self.register_buffer("num_batches_tracked", Tensor._wrap(np.zeros((), np.int64)))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
 
     def forward(self, input):
         nd = self._batched_dims
@@ -123,13 +102,6 @@ class _InstanceNorm(Module):
             self.eps,
         )
         return out.squeeze(0) if unbatched else out
-
-    def extra_repr(self):
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, bias={self.has_bias}, "
-            f"track_running_stats={self.track_running_stats}"
-        )
 
 
 class InstanceNorm1d(_InstanceNorm):
