@@ -305,3 +305,17 @@ def test_flatten_of_low_rank_inputs_matches_torch(shape, dims, torch_mod):
     ours = nn.Flatten(*dims)(tg.ones(shape))
     theirs = torch_mod.nn.Flatten(*dims)(torch_mod.ones(shape))
     assert ours.shape == tuple(theirs.shape)
+
+
+@pytest.mark.parametrize("cls", ["BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"affine": False}, {"affine": True}, {"affine": True, "bias": False},
+     {"affine": True, "track_running_stats": True}, {"track_running_stats": False}],
+)  # fmt: skip
+def test_norm_layers_repr_state_dict_and_parameters_match_torch(cls, kwargs, torch_mod):
+    # BatchNorm2d(3, affine=False) printed bias=True (torch: bias=False, there is no bias).
+    ours, theirs = getattr(nn, cls)(3, **kwargs), getattr(torch_mod.nn, cls)(3, **kwargs)
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]

@@ -32,7 +32,7 @@ class _NormBase(Module):
     ):
         super().__init__()
         self.num_features = num_features
-        self.has_bias = bias
+        self.has_bias = affine and bias
         self.eps = eps
         self.momentum = momentum
         self.affine = affine

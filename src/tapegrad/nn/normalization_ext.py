@@ -82,7 +82,6 @@ class _InstanceNorm(_NormBase):
         super().__init__(
             num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
         )
-        self.has_bias = affine and bias
 
     def forward(self, input):
         nd = self._batched_dims
