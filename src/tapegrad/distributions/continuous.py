@@ -27,8 +27,9 @@ def _expand_params(self, cls, batch_shape, names, _instance=None):
     return new
 
 
-class Normal(Distribution):
-    """Gaussian with mean ``loc`` and standard deviation ``scale``."""
+class _LocScale(Distribution):
+    """A real location-scale family (Normal, Laplace, Cauchy): ``loc`` and ``scale``
+    broadcast together, expanded together, and the mode at ``loc``."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
@@ -39,14 +40,18 @@ class Normal(Distribution):
         super().__init__(self.loc.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, Normal, batch_shape, ("loc", "scale"), _instance)
-
-    @property
-    def mean(self):
-        return self.loc
+        return _expand_params(self, type(self), batch_shape, ("loc", "scale"), _instance)
 
     @property
     def mode(self):
+        return self.loc
+
+
+class Normal(_LocScale):
+    """Gaussian with mean ``loc`` and standard deviation ``scale``."""
+
+    @property
+    def mean(self):
         return self.loc
 
     @property
@@ -191,26 +196,11 @@ class Exponential(Distribution):
         return 1.0 - tg.log(self.rate)
 
 
-class Laplace(Distribution):
+class Laplace(_LocScale):
     """Laplace with ``loc`` and ``scale``."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, Laplace, batch_shape, ("loc", "scale"), _instance)
 
     @property
     def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
         return self.loc
 
     @property
@@ -246,27 +236,12 @@ class Laplace(Distribution):
         return 1 + tg.log(2 * self.scale)
 
 
-class Cauchy(Distribution):
+class Cauchy(_LocScale):
     """Cauchy with ``loc`` (median) and ``scale`` (half width at half maximum)."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, Cauchy, batch_shape, ("loc", "scale"), _instance)
 
     @property
     def mean(self):
         return tg.full(self._extended_shape(), float("nan"), dtype=self.loc.dtype)
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):
