@@ -36,11 +36,20 @@ def lift_leaf(t, attached: bool):
 
     attached: ``t`` requires grad for an enclosing transform; keep it in that graph.
     """
-    p = _expanded(t)
-    if attached and p.requires_grad:
-        p = op("reshape", p, tuple(p.shape))
+    if type(t) is not BatchedTensor and not (attached and t._rg):
+        # A plain tensor: the stride-0 expansion straight on the array (the ops below
+        # would record an unsqueeze and an expand only for the leaf to drop them).
+        sizes = LEVELS.sizes
+        arr = t._data
+        p = Tensor._wrap(np.broadcast_to(arr, tuple(sizes[lv] for lv in LEVELS.active) + arr.shape))
+        p._vc = t._vc
+        p._rg = True
     else:
-        p = p.detach().requires_grad_(True)
+        p = _expanded(t)
+        if attached and p.requires_grad:
+            p = op("reshape", p, tuple(p.shape))
+        else:
+            p = p.detach().requires_grad_(True)
     out = p
     for level in LEVELS.active:
         out = wrap(out, level)

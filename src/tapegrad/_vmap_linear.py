@@ -21,9 +21,12 @@ k = 1 matrix products. Here it is one Node on the physical values:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._batched import BatchedTensor, wrap
+from ._blas_threads import one_thread
 from .autograd.graph import batched_shape, fresh_grad, make_result, sum_to
 from .grad_mode import STATE
 from .ops.linalg import matmul_array
@@ -53,15 +56,16 @@ def per_sample_linear(x, w, b):
         return None
     n, n_out, n_in = wd.shape
     x_shape = xd.shape
-    m = int(np.prod(x_shape[1:-1], dtype=np.int64))
+    m = math.prod(x_shape[1:-1])
     if not (n and m and n_in and n_out):
         return None
     shared = wd.strides[0] == 0  # one weight for every element: one GEMM
     x3 = xd.reshape(n, m, n_in)
-    if shared:
-        out = matmul_array(x3.reshape(n * m, n_in), wd[0].T).reshape(n, m, n_out)
-    else:
-        out = np.matmul(x3, wd.transpose(0, 2, 1))
+    with one_thread(n * m * n_in * n_out):  # Note [Small GEMMs on one thread]
+        if shared:
+            out = matmul_array(x3.reshape(n * m, n_in), wd[0].T).reshape(n, m, n_out)
+        else:
+            out = np.matmul(x3, wd.transpose(0, 2, 1))
     if bd is not None:
         out += bd[:, None, :] if bd.ndim == 2 else bd
     out = out.reshape(x_shape[:-1] + (n_out,))
@@ -95,17 +99,19 @@ def _backward_arrays(gd, x, w, need_x, need_w, need_b, b_batched, m, shared):
     g3 = gd.reshape(n, m, n_out)
     gx = gw = gb = None
     if need_x:
-        if shared:
-            gxd = matmul_array(g3.reshape(n * m, n_out), wd[0])
-        else:
-            gxd = np.matmul(g3, wd)
+        with one_thread(n * m * n_in * n_out):  # Note [Small GEMMs on one thread]
+            if shared:
+                gxd = matmul_array(g3.reshape(n * m, n_out), wd[0])
+            else:
+                gxd = np.matmul(g3, wd)
         gx = fresh_grad(gxd.reshape(x._data.shape))
     if need_w:
         x3 = x._data.reshape(n, m, n_in)
         if m == 1:  # a batch of outer products, written once in the weight's layout
             gw = fresh_grad(np.einsum("no,ni->noi", g3[:, 0], x3[:, 0]))
         else:
-            gw = fresh_grad(np.matmul(g3.transpose(0, 2, 1), x3))
+            with one_thread(n * m * n_in * n_out):
+                gw = fresh_grad(np.matmul(g3.transpose(0, 2, 1), x3))
     if need_b:
         if b_batched:
             gb = fresh_grad(g3[:, 0].copy() if m == 1 else g3.sum(axis=1))
