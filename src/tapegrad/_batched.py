@@ -33,6 +33,7 @@ runs the whole function once per element (a warning names where): never a wrong 
 from __future__ import annotations
 
 import itertools
+import math
 import threading
 import warnings
 
@@ -137,7 +138,7 @@ class BatchedTensor(Tensor):
         return shape[dim % n]
 
     def numel(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self._bval.shape[1:])
 
     nelement = numel
 
