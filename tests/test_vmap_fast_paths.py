@@ -17,6 +17,7 @@ F = tg.func
         lambda a: a.T,  # F-contiguous
         lambda a: a[:, ::2],  # neither: broadcast_to
         lambda a: a[:0],  # empty
+        lambda a: a[0, 0, ...],  # 0-d
     ],
 )
 def test_expand_front_is_a_read_only_stride0_view(make):

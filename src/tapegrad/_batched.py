@@ -47,7 +47,20 @@ __all__ = ["BatchedTensor", "BatchedAccess", "dispatch", "op", "wrap", "RULES", 
 
 
 class BatchedAccess(AttributeError):
-    """An op without a batching hook read the data of a BatchedTensor (Note [vmap levels])."""
+    """An op without a batching hook read the data of a BatchedTensor (Note [vmap levels]).
+
+    Raised (and caught by the dispatching ``except`` clauses) once per op on batched
+    arguments, so its message is only formatted when shown."""
+
+    def __init__(self, shape: tuple = ()):
+        super().__init__()
+        self.shape = shape
+
+    def __str__(self) -> str:
+        return (
+            "vmap: code without a batching rule read the data of a batched tensor "
+            f"(logical shape {list(self.shape)}); vmap falls back to a per-element loop"
+        )
 
 
 class VmapUnsupported(RuntimeError):
@@ -83,10 +96,7 @@ def warn_once(key: str, message: str) -> None:
 
 
 def _trap(self):
-    raise BatchedAccess(
-        "vmap: code without a batching rule read the data of a batched tensor "
-        f"(logical shape {list(self.shape)}); vmap falls back to a per-element loop"
-    )
+    raise BatchedAccess(self._bval.shape[1:])
 
 
 def _no_data(name):
