@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._batched import RULES, BatchedTensor, VmapUnsupported, op, wrap, wrap_out
+from ._batched import dispatch as _dispatch
 from .ops._registry import OPS
 from .ops._table import ROWS
 from .tensor import Tensor
@@ -75,9 +76,7 @@ def elementwise(name, fn, level, args, kwargs):
 
 
 def _call(name, fn, args, kwargs):
-    from ._batched import dispatch  # noqa: PLC0415 - same layer; avoids a name clash
-
-    return dispatch(name, fn, args, kwargs)
+    return _dispatch(name, fn, args, kwargs)
 
 
 _ELEMENTWISE = """

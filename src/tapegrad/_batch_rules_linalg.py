@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from . import _vmap_linear
 from ._batch_rules import _at, _call, _dim_rule, _pad
-from ._batched import op, wrap
+from ._batched import VmapUnsupported, op, wrap
 from .tensor import Tensor
 
 __all__ = ["install"]
@@ -87,8 +88,15 @@ def _linear(name, fn, level, args, kwargs):
     x, w, b = args
     if x.ndim == 0 or w.ndim != 2:
         return NotImplemented
+    dtypes = {t.dtype for t in (x, w, b) if t is not None}
+    if len(dtypes) > 1:  # as eager linear (matmul would promote): the error, not a loop
+        names = ", ".join(sorted(str(d) for d in dtypes))
+        raise VmapUnsupported(f"linear: expected all tensors to have the same dtype, got {names}")
     if _at(x, level) and not _at(w, level) and not _at(b, level):
         return wrap(_call(name, fn, (x._bval, w, b), {}), level)  # one GEMM
+    out = _vmap_linear.rule(x, w, b, level)  # Note [Per-sample linear]
+    if out is not None:
+        return out
     out = op("matmul", x, op("transpose", w, 0, 1))
     return out if b is None else op("add", out, b)
 

@@ -33,6 +33,7 @@ runs the whole function once per element (a warning names where): never a wrong 
 from __future__ import annotations
 
 import itertools
+import math
 import threading
 import warnings
 
@@ -46,7 +47,20 @@ __all__ = ["BatchedTensor", "BatchedAccess", "dispatch", "op", "wrap", "RULES", 
 
 
 class BatchedAccess(AttributeError):
-    """An op without a batching hook read the data of a BatchedTensor (Note [vmap levels])."""
+    """An op without a batching hook read the data of a BatchedTensor (Note [vmap levels]).
+
+    Raised (and caught by the dispatching ``except`` clauses) once per op on batched
+    arguments, so its message is only formatted when shown."""
+
+    def __init__(self, shape: tuple = ()):
+        super().__init__()
+        self.shape = shape
+
+    def __str__(self) -> str:
+        return (
+            "vmap: code without a batching rule read the data of a batched tensor "
+            f"(logical shape {list(self.shape)}); vmap falls back to a per-element loop"
+        )
 
 
 class VmapUnsupported(RuntimeError):
@@ -82,10 +96,7 @@ def warn_once(key: str, message: str) -> None:
 
 
 def _trap(self):
-    raise BatchedAccess(
-        "vmap: code without a batching rule read the data of a batched tensor "
-        f"(logical shape {list(self.shape)}); vmap falls back to a per-element loop"
-    )
+    raise BatchedAccess(self._bval.shape[1:])
 
 
 def _no_data(name):
@@ -137,7 +148,7 @@ class BatchedTensor(Tensor):
         return shape[dim % n]
 
     def numel(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self._bval.shape[1:])
 
     nelement = numel
 

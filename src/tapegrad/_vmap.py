@@ -79,7 +79,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         install_methods()
         from . import random as tg_random  # noqa: PLC0415 - random imports heavier modules
 
-        start = tg_random.get_rng_state()
+        gen = tg_random.default_generator
+        start = _rng_snapshot(gen)
         try:
             if chunk_size is None or chunk_size >= n:
                 out = _batched_call(func, args, kwargs, dims, out_dims, n, randomness)
@@ -93,32 +94,41 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 ]  # fmt: skip
                 out = _cat_outs(parts, out_dims)
         except BatchedAccess as exc:
-            tg_random.set_rng_state(start)
+            _rng_restore(gen, start)
             _warn(
                 f"func:{getattr(func, '__qualname__', '')}:{id(getattr(func, '__code__', func))}",
                 f"tg.func.vmap: {getattr(func, '__name__', 'func')} reads the data of a batched "
                 f"tensor where no batching rule applies ({_where(exc)}); it runs once per "
                 "batch element (a Python loop): exact, but slow",
             )
-            return _loop(func, args, kwargs, dims, out_dims, n, randomness, start)
-        if randomness != "same" and not np.array_equal(
-            tg_random.get_rng_state()._data, start._data
-        ):
+            return _loop(func, args, kwargs, dims, out_dims, n, randomness, gen.get_state())
+        if randomness != "same" and _rng_snapshot(gen) != start:
             # "same" needs no rerun: a draw outside a per-element loop has the logical
             # shape (one draw for every element), and the per-op loop resets the generator
             # per element under "same". "different" needs a draw per element: the loop.
-            tg_random.set_rng_state(start)
+            _rng_restore(gen, start)
             if randomness == "error":
                 raise RuntimeError(
                     "vmap: called random operation while in randomness error mode. "
                     "Please either use the 'same' or 'different' randomness flags on "
                     "vmap or perform the randomness operation out of vmap"
                 )
-            return _loop(func, args, kwargs, dims, out_dims, n, randomness, start)
+            return _loop(func, args, kwargs, dims, out_dims, n, randomness, gen.get_state())
         return out
 
     wrapped.__wrapped__ = func
     return wrapped
+
+
+def _rng_snapshot(gen):
+    """The default generator's state, cheap to take and compare (NumPy's state dict; the
+    generator object and seed too, which ``manual_seed`` replaces)."""
+    return (gen._rng, gen._seed, gen._raw_state())
+
+
+def _rng_restore(gen, snap) -> None:
+    gen._rng, gen._seed = snap[0], snap[1]
+    gen.set_state(snap[2])
 
 
 def _where(exc) -> str:

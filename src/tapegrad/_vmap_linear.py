@@ -1,0 +1,149 @@
+"""``linear`` under vmap with a batched weight: per-sample gradients in one Node.
+
+Note [Per-sample linear]
+Under ``vmap(grad(loss))`` every parameter is a leaf batched at the vmap level, its
+physical value the unbatched weight expanded along the batch (a stride-0 view, Note
+[grad under vmap]). Composed from the generic rules, ``linear`` would record a
+transpose, a batched matmul and a broadcast add (three Nodes, each dispatched and
+wrapped), and the matmul's backward would form the weight gradient as a batch of
+k = 1 matrix products. Here it is one Node on the physical values:
+
+* forward: one GEMM over all rows when the weight is the same for every element
+  (stride 0 along the batch), else a batched matmul; the bias added in place;
+* backward with nothing recorded (create_graph=False, Note [First-order fast paths]):
+  the input gradient as one GEMM (or a batched matmul), the per-sample weight gradient
+  as one ``einsum('no,ni->noi')`` (a batch of outer products written once, contiguous
+  in the weight's layout), the bias gradient as the rows of g;
+* backward recording a graph (create_graph=True, or a batch prefix of Note [Batched
+  gradients]): the same products in tapegrad ops, so higher orders and forward mode
+  (the JVP derived from the backward) work as for the composed ops.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._batched import BatchedTensor, wrap
+from ._blas_threads import one_thread
+from .autograd.graph import batched_shape, fresh_grad, make_result, sum_to
+from .grad_mode import STATE
+from .ops.linalg import matmul_array
+from .tensor import Tensor
+
+__all__ = ["per_sample_linear", "rule"]
+
+
+def per_sample_linear(x, w, b):
+    """``x @ wᵀ + b`` per batch element, on physical (unbatched) Tensors.
+
+    Args:
+        x: (N, *m, in), the batch first.
+        w: (N, out, in), the batch first (often a stride-0 expansion of one weight).
+        b: None, (N, out) (batched) or (out,) (shared).
+
+    Returns:
+        The (N, *m, out) result, or None where this kernel does not apply (mixed or
+        non-float dtypes): the caller then composes the op from the generic rules.
+    """
+    xd, wd = x._data, w._data
+    bd = None if b is None else b._data
+    dt = xd.dtype
+    if dt.kind != "f" or wd.dtype != dt or (bd is not None and bd.dtype != dt):
+        return None
+    if bd is not None and bd.ndim not in (1, 2):
+        return None
+    n, n_out, n_in = wd.shape
+    x_shape = xd.shape
+    m = math.prod(x_shape[1:-1])
+    if not (n and m and n_in and n_out):
+        return None
+    shared = wd.strides[0] == 0  # one weight for every element: one GEMM
+    x3 = xd.reshape(n, m, n_in)
+    with one_thread(n * m * n_in * n_out):  # Note [Small GEMMs on one thread]
+        if shared:
+            out = matmul_array(x3.reshape(n * m, n_in), wd[0].T).reshape(n, m, n_out)
+        else:
+            out = np.matmul(x3, wd.transpose(0, 2, 1))
+    if bd is not None:
+        out += bd[:, None, :] if bd.ndim == 2 else bd
+    out = out.reshape(x_shape[:-1] + (n_out,))
+    need_x, need_w = x._rg, w._rg
+    need_b = b is not None and b._rg
+    b_batched = bd is not None and bd.ndim == 2
+    out_shape = out.shape
+
+    def backward(g):
+        if not STATE.enabled and g._data.shape == out_shape:  # Note [First-order fast paths]
+            return _backward_arrays(g._data, x, w, need_x, need_w, need_b, b_batched, m, shared)
+        # Dims from the right: Note [Batched gradients].
+        g3 = g.reshape(batched_shape((n, m, n_out)))
+        gx = gw = gb = None
+        if need_x:
+            gx = (g3 @ w).reshape(batched_shape(x_shape))
+        if need_w:
+            gw = g3.mT @ x.reshape(n, m, n_in)
+        if need_b:
+            gb = g3.sum(dim=-2) if b_batched else sum_to(g3, (n_out,))
+        return gx, gw, gb
+
+    saved = tuple(t for t, need in ((w, need_x), (x, need_w)) if need)
+    return make_result(out, (x, w, b), backward, "PerSampleLinearBackward", saved=saved)
+
+
+def _backward_arrays(gd, x, w, need_x, need_w, need_b, b_batched, m, shared):
+    """The first-order rule on arrays: each gradient a new array (Note [Fresh gradients])."""
+    wd = w._data
+    n, n_out, n_in = wd.shape
+    g3 = gd.reshape(n, m, n_out)
+    gx = gw = gb = None
+    if need_x:
+        with one_thread(n * m * n_in * n_out):  # Note [Small GEMMs on one thread]
+            if shared:
+                gxd = matmul_array(g3.reshape(n * m, n_out), wd[0])
+            else:
+                gxd = np.matmul(g3, wd)
+        gx = fresh_grad(gxd.reshape(x._data.shape))
+    if need_w:
+        x3 = x._data.reshape(n, m, n_in)
+        if m == 1:  # a batch of outer products, written once in the weight's layout
+            gw = fresh_grad(np.einsum("no,ni->noi", g3[:, 0], x3[:, 0]))
+        else:
+            with one_thread(n * m * n_in * n_out):
+                gw = fresh_grad(np.matmul(g3.transpose(0, 2, 1), x3))
+    if need_b:
+        if b_batched:
+            gb = fresh_grad(g3[:, 0].copy() if m == 1 else g3.sum(axis=1))
+        else:
+            gb = fresh_grad(g3.reshape(-1, n_out).sum(axis=0))
+    return gx, gw, gb
+
+
+def rule(x, w, b, level):
+    """The batching rule's fast case (``_batch_rules_linalg``): ``x`` and ``w`` batched at
+    ``level`` over plain physical values, ``b`` None, batched likewise or a plain Tensor.
+    Returns the BatchedTensor result, or None to compose the op from the generic rules."""
+    xv, wv = _plain(x, level), _plain(w, level)
+    if xv is None or wv is None or wv.ndim != 3:
+        return None
+    if b is None:
+        bv = None
+    elif type(b) is BatchedTensor:
+        bv = _plain(b, level)
+        if bv is None or bv.ndim != 2:
+            return None
+    elif isinstance(b, Tensor) and b.ndim == 1:
+        bv = b
+    else:
+        return None
+    out = per_sample_linear(xv, wv, bv)
+    return None if out is None else wrap(out, level)
+
+
+def _plain(t, level):
+    """``t``'s physical value if ``t`` is batched at ``level`` over a plain Tensor."""
+    if type(t) is not BatchedTensor or t._blevel != level:
+        return None
+    v = t._bval
+    return None if isinstance(v, BatchedTensor) else v
