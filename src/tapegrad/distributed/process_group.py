@@ -6,8 +6,8 @@ collective. ``init_process_group`` therefore installs a ``sys.excepthook`` that 
 rank and the error to stderr and calls ``MPI.COMM_WORLD.Abort``, which ends every rank
 of the job (mpiexec then exits non-zero). The hook waits a moment between writing and
 aborting: the abort kills mpiexec's I/O forwarders too, and under load they had not yet
-passed the message on (the job then ended with an empty stderr). Joining the group itself is guarded by a
-timeout: a non-blocking barrier is polled until every rank has arrived.
+passed the message on (the job then ended with an empty stderr). Joining the group itself
+is guarded by a timeout: a non-blocking barrier is polled until every rank has arrived.
 """
 
 from __future__ import annotations
