@@ -111,19 +111,29 @@ def _call(fn):
 
 class one_thread:  # noqa: N801 - used like a function: ``with one_thread(mnk):``
     """Context manager: BLAS on one thread inside the block when ``mnk < SMALL_MNK``
-    (Note [Small GEMMs on one thread]); ``mnk`` is the largest m·n·k in the block."""
+    (Note [Small GEMMs on one thread]); ``mnk`` is the largest m·n·k in the block.
 
-    __slots__ = ("on",)
+    ``log=False`` inside a kernel called through ``tapegrad._trace.opaque``: the replay
+    calls that kernel, which limits its own threads (Note [Opaque kernels])."""
 
-    def __init__(self, mnk):
+    __slots__ = ("on", "log")
+
+    def __init__(self, mnk, log=True):
         self.on = mnk < SMALL_MNK and bool(_handles())
+        self.log = log
 
     def __enter__(self):
         if self.on:
-            _call(_enter)
+            if self.log:
+                _call(_enter)
+            else:
+                _enter()
         return self
 
     def __exit__(self, *exc):
         if self.on:
-            _call(_leave)
+            if self.log:
+                _call(_leave)
+            else:
+                _leave()
         return False

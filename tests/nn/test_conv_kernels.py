@@ -128,14 +128,13 @@ def test_broadcast_output_gradient(shape, torch_mod):
         np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-3)
 
 
-def test_channels_last_gradient_copy_only_when_needed():
-    g = tg.tensor(rng.standard_normal((2, 3, 4, 5)))  # NCHW in memory
-    with tg.no_grad():
-        dense = _conv_ops._channels_last(g)
-        assert dense._data.transpose(0, 2, 3, 1).flags.c_contiguous
-        np.testing.assert_array_equal(dense._data, g._data)
-        assert _conv_ops._channels_last(dense) is dense
-    assert _conv_ops._channels_last(g) is g  # grad mode on: g may be a graph input
+def test_output_gradient_matrix_copies_only_when_needed():
+    g = rng.standard_normal((2, 3, 4, 5))  # NCHW in memory: one copy into NHWC order
+    gm = _conv_ops._out_grad_matrix(g)
+    assert gm.shape == (2 * 4 * 5, 3) and gm.flags.c_contiguous
+    np.testing.assert_array_equal(gm, g.transpose(0, 2, 3, 1).reshape(-1, 3))
+    dense = np.ascontiguousarray(g.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    assert np.shares_memory(_conv_ops._out_grad_matrix(dense), dense)  # channels-last: a view
 
 
 # -- Note [Small GEMMs on one thread] ------------------------------------------------------

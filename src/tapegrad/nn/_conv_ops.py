@@ -37,10 +37,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided, sliding_window_view
+from numpy.lib.stride_tricks import as_strided
 
-from .. import _trace
 from .._blas_threads import one_thread
+from .._trace import opaque
 from ..autograd.graph import make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
@@ -124,15 +124,11 @@ def _windows(x, kernel, out_hw, geom):
 
     Built with ``as_strided`` (in bounds: ``out_size`` keeps the last tap inside the padding);
     ``sliding_window_view`` plus slicing gives the same view at several times the Python cost.
+    Only called inside opaque kernels (Note [Opaque kernels] in tapegrad/_trace.py), where
+    the arrays are plain.
     """
     (kh, kw), (sh, sw), (dh, dw) = kernel, geom.stride, geom.dilation
     xh = padded_nhwc(x, geom.pads)
-    if _trace.recording():
-        # as_strided makes a plain view tapegrad.jit cannot follow; sliding_window_view
-        # is a NumPy function it records.
-        win = sliding_window_view(xh, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(1, 2))
-        win = win[:, ::sh, ::sw, :, ::dh, ::dw][:, : out_hw[0], : out_hw[1]]
-        return win.transpose(0, 1, 2, 4, 5, 3)
     sn, sr, sc, sch = xh.strides
     shape = (xh.shape[0], out_hw[0], out_hw[1], kh, kw, xh.shape[3])
     strides = (sn, sr * sh, sc * sw, sr * dh, sc * dw, sch)
@@ -182,24 +178,16 @@ def _weight_matrices(w, groups, b=None):
 
 
 def _out_grad_matrix(g):
-    """g (N, O, Ho, Wo) as (P, O); free when g is channels-last (see :func:`_channels_last`)."""
+    """g (N, O, Ho, Wo) as the (P, O) matrix of its NHWC order: free when g is channels-last and
+    dense, else one copy (a broadcast g, from ``sum().backward()``, would also send NumPy's
+    matmul down its slow non-BLAS loop)."""
     n, o, ho, wo = g.shape
-    return nhwc(g).reshape(n * ho * wo, o)
-
-
-def _channels_last(g):
-    """The output gradient ``g`` with its data channels-last and dense, copied once when it is
-    not, so that the input, weight and bias gradients each read it as a (P, O) matrix for
-    free (a broadcast g, from ``sum().backward()``, would also send NumPy's matmul down its
-    slow non-BLAS loop). Only with grad mode off: under ``create_graph`` g is a graph input."""
-    if STATE.enabled:
-        return g
-    gh = nhwc(g._data)
-    if gh.flags.c_contiguous:
-        return g
-    dense = new_like(gh, gh.shape, None)
-    np.copyto(dense, gh)
-    return Tensor._wrap(dense.transpose(0, 3, 1, 2))
+    gh = nhwc(g)
+    if not gh.flags.c_contiguous:
+        dense = new_like(gh, gh.shape, None)
+        np.copyto(dense, gh)
+        gh = dense
+    return gh.reshape(n * ho * wo, o)
 
 
 def _col2im(gcols, x_shape, kernel, out_hw, geom):
@@ -239,14 +227,19 @@ def _input_grad_by_taps(gm, w, x_shape, out_hw, geom):
 
 
 def _bias_grad(g):
-    """gb = Σ_{n,h,w} g: one GEMV with a ones vector on the (P, O) matrix (NumPy's reduction
-    over the leading axis of a (P, O) array is ~10x slower); a recorded sum under create_graph."""
+    """gb = Σ_{n,h,w} g: a recorded sum under create_graph, else the opaque :func:`_bias_kernel`."""
     if STATE.enabled:
         return g.sum(dim=(0, 2, 3))
-    gm = _out_grad_matrix(g._data)
+    return Tensor._wrap(opaque(_bias_kernel, g._data))
+
+
+def _bias_kernel(g):
+    """One GEMV with a ones vector on the (P, O) matrix (NumPy's reduction over the leading
+    axis of a (P, O) array is ~10x slower)."""
+    gm = _out_grad_matrix(g)
     ones = np.ones_like(gm, shape=gm.shape[0], order="C")
-    with one_thread(gm.size):
-        return Tensor._wrap(ones @ gm)
+    with one_thread(gm.size, log=False):
+        return ones @ gm
 
 
 def conv2d(x, w, b, geom):
@@ -258,22 +251,18 @@ def conv2d(x, w, b, geom):
         out_size(h, kh, geom.stride[0], geom.dilation[0], pt, pb),
         out_size(wd, kw, geom.stride[1], geom.dilation[1], pl, pr),
     )
-    dtype = np.result_type(x._data, w._data)
     bias = None if b is None else b._data
-    with one_thread(n * out_hw[0] * out_hw[1] * w._data[0].size * o):
-        if _conv_grid.use_grid(x._data.shape, (kh, kw), out_hw, geom):
-            (wm,) = _weight_matrices(w._data, 1)
-            xp = padded_nhwc(x._data, geom.pads)
-            out = _conv_grid.grid_conv(xp, wm, bias, (kh, kw), out_hw, geom.dilation, dtype)
-        else:
-            out = _im2col_conv(x._data, w._data, bias, out_hw, geom, dtype)
-    out = out.transpose(0, 3, 1, 2)
+    out = opaque(_forward_kernel, x._data, w._data, bias, out_hw, geom)
     need_x, need_w = x._rg, w._rg
     need_b = b is not None and b._rg
     x_shape, w_shape = x._data.shape, w._data.shape
 
     def backward(g):
-        g = _channels_last(g)
+        if not STATE.enabled:  # first order: one kernel, g made channels-last once
+            xd = x._data if need_w else None
+            xs = x_shape if need_x else None
+            grads = opaque(_backward_kernel, g._data, xd, w._data, xs, geom, need_b)
+            return tuple(None if a is None else Tensor._wrap(a) for a in grads)
         gx = conv2d_input_grad(g, w, x_shape, geom) if need_x else None
         gw = conv2d_weight_grad(x, g, w_shape, geom) if need_w else None
         gb = _bias_grad(g) if need_b else None
@@ -281,6 +270,35 @@ def conv2d(x, w, b, geom):
 
     saved = tuple(t for t, need in ((w, need_x), (x, need_w)) if need)
     return make_result(out, (x, w, b), backward, "ConvolutionBackward", saved=saved)
+
+
+def _forward_kernel(x, w, bias, out_hw, geom):
+    """The (N, O, Ho, Wo) result, channels-last in memory, of conv(x, w) + bias: an opaque
+    kernel (Note [Opaque kernels] in tapegrad/_trace.py)."""
+    kh, kw = w.shape[2:]
+    dtype = np.result_type(x, w)
+    with one_thread(x.shape[0] * out_hw[0] * out_hw[1] * w[0].size * w.shape[0], log=False):
+        if _conv_grid.use_grid(x.shape, (kh, kw), out_hw, geom):
+            (wm,) = _weight_matrices(w, 1)
+            xp = padded_nhwc(x, geom.pads)
+            out = _conv_grid.grid_conv(xp, wm, bias, (kh, kw), out_hw, geom.dilation, dtype)
+        else:
+            out = _im2col_conv(x, w, bias, out_hw, geom, dtype)
+    return out.transpose(0, 3, 1, 2)
+
+
+def _backward_kernel(g, x, w, x_shape, geom, need_b):
+    """First-order ``(gx, gw, gb)`` of conv for the output gradient ``g``: gx when x_shape is
+    given, gw when ``x`` is, gb when ``need_b`` (None for the others); an opaque kernel."""
+    gm = _out_grad_matrix(g)
+    gx = None if x_shape is None else _input_grad_array(gm, w, x_shape, g.shape[2:], geom)
+    gw = None if x is None else _weight_grad_array(x, gm, w.shape, g.shape[2:], geom)
+    gb = None
+    if need_b:
+        ones = np.ones_like(gm, shape=gm.shape[0], order="C")
+        with one_thread(gm.size, log=False):
+            gb = ones @ gm
+    return gx, gw, gb
 
 
 def _im2col_conv(x, w, bias, out_hw, geom, dtype):
@@ -300,16 +318,8 @@ def _im2col_conv(x, w, bias, out_hw, geom, dtype):
 
 def conv2d_input_grad(g, w, x_shape, geom):
     """gx = convᵀ(g, w): the gradient of conv with respect to its input."""
-    gm = _out_grad_matrix(g._data)
+    out = opaque(_input_grad_kernel, g._data, w._data, x_shape, geom)
     out_hw = g._data.shape[2:]
-    with one_thread(gm.size * x_shape[1]):
-        if geom.groups == 1:
-            out = _input_grad_by_taps(gm, w._data, x_shape, out_hw, geom)
-        else:
-            og = gm.shape[1] // geom.groups
-            wms = _weight_matrices(w._data, geom.groups)
-            gcols = [gm[:, k * og : (k + 1) * og] @ m for k, m in enumerate(wms)]
-            out = _col2im(gcols, x_shape, w._data.shape[2:], out_hw, geom)
     need_g, need_w = g._rg, w._rg
     w_shape = w._data.shape
 
@@ -326,23 +336,25 @@ def conv2d_input_grad(g, w, x_shape, geom):
     return make_result(out, (g, w), backward, "ConvolutionBackwardInput", saved=saved)
 
 
+def _input_grad_kernel(g, w, x_shape, geom):
+    """convᵀ(g, w) as an (N, C, H, W) view of a channels-last array; an opaque kernel."""
+    return _input_grad_array(_out_grad_matrix(g), w, x_shape, g.shape[2:], geom)
+
+
+def _input_grad_array(gm, w, x_shape, out_hw, geom):
+    """convᵀ of the (P, O) output gradient ``gm``: (N, C, H, W), channels-last in memory."""
+    with one_thread(gm.size * x_shape[1], log=False):
+        if geom.groups == 1:
+            return _input_grad_by_taps(gm, w, x_shape, out_hw, geom)
+        og = gm.shape[1] // geom.groups
+        wms = _weight_matrices(w, geom.groups)
+        gcols = [gm[:, k * og : (k + 1) * og] @ m for k, m in enumerate(wms)]
+        return _col2im(gcols, x_shape, w.shape[2:], out_hw, geom)
+
+
 def conv2d_weight_grad(x, g, w_shape, geom):
     """gw = Σ g ⊗ windows(x): the gradient of conv with respect to its weight."""
-    o, cg, kh, kw = w_shape
-    out_hw = g._data.shape[2:]
-    with one_thread(g._data.size * cg * kh * kw):
-        if _conv_grid.use_grid(x._data.shape, (kh, kw), out_hw, geom):
-            xp = padded_nhwc(x._data, geom.pads)
-            gw = _conv_grid.grid_weight_grad(xp, nhwc(g._data), (kh, kw), geom.dilation)
-        else:
-            gm = _out_grad_matrix(g._data)
-            og = o // geom.groups
-            gw = new_like(gm, (o, kh * kw * cg))
-            win = _windows(x._data, (kh, kw), out_hw, geom)
-            for rows, k, cols in _column_blocks(win, geom.groups):
-                gw[k * og : (k + 1) * og] += gm[rows, k * og : (k + 1) * og].T @ cols
-    # .copy(), not np.ascontiguousarray: a method call tapegrad.jit's tracing array sees
-    out = gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2).copy()
+    out = opaque(_weight_grad_kernel, x._data, g._data, w_shape, geom)
     need_x, need_g = x._rg, g._rg
     x_shape = x._data.shape
 
@@ -353,3 +365,25 @@ def conv2d_weight_grad(x, g, w_shape, geom):
 
     saved = tuple(t for t, need in ((g, need_x), (x, need_g)) if need)
     return make_result(out, (x, g), backward, "ConvolutionBackwardWeight", saved=saved)
+
+
+def _weight_grad_kernel(x, g, w_shape, geom):
+    """Σ g ⊗ windows(x) as a dense (O, C/G, kh, kw) array; an opaque kernel."""
+    return _weight_grad_array(x, _out_grad_matrix(g), w_shape, g.shape[2:], geom)
+
+
+def _weight_grad_array(x, gm, w_shape, out_hw, geom):
+    """The (O, C/G, kh, kw) weight gradient for the (P, O) output gradient ``gm``."""
+    o, cg, kh, kw = w_shape
+    with one_thread(gm.size * cg * kh * kw, log=False):
+        if _conv_grid.use_grid(x.shape, (kh, kw), out_hw, geom):
+            xp = padded_nhwc(x, geom.pads)
+            gh = gm.reshape(x.shape[0], out_hw[0], out_hw[1], o)
+            gw = _conv_grid.grid_weight_grad(xp, gh, (kh, kw), geom.dilation)
+        else:
+            og = o // geom.groups
+            gw = new_like(gm, (o, kh * kw * cg))
+            win = _windows(x, (kh, kw), out_hw, geom)
+            for rows, k, cols in _column_blocks(win, geom.groups):
+                gw[k * og : (k + 1) * og] += gm[rows, k * og : (k + 1) * og].T @ cols
+    return gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2).copy()
