@@ -39,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .._blas_threads import one_thread
+from .._blas_threads import one_thread, pair
 from .._trace import opaque
 from ..autograd.graph import make_result
 from ..grad_mode import STATE
@@ -116,6 +116,18 @@ def padded_nhwc(x, pads, value=0.0):
 
 
 _BLOCK_BYTES = 1 << 18  # im2col columns per GEMM (Note [Convolution memory])
+
+# A kernel of at least this many multiply-adds is split into two halves of its batch that
+# run side by side (Note [Two cores for small kernels] in tapegrad/_blas_threads.py).
+PAIR_MNK = 1 << 22
+
+
+def _halves(n, mnk):
+    """The sample ranges ``((0, h), (h, n))`` to run as a pair, or None when the work is too
+    small (or the batch has one sample)."""
+    if n < 2 or mnk < PAIR_MNK:
+        return None
+    return (0, n // 2), (n // 2, n)
 
 
 def _windows(x, kernel, out_hw, geom):
@@ -212,18 +224,34 @@ def _input_grad_by_taps(gm, w, x_shape, out_hw, geom):
 
     The same sum as ``gm @ W`` followed by :func:`_col2im`, without the (P, kh·kw·C)
     intermediate (Note [Convolution memory]); each product lands as a whole NHWC block.
+    The two halves of a large batch run as a pair (Note [Two cores for small kernels]).
     """
-    n, c = x_shape[:2]
+    n = x_shape[0]
     gxp = new_like(gm, padded_shape(x_shape, geom))
     taps = w.transpose(2, 3, 0, 1).copy()  # (kh, kw, O, C)
+    rows = out_hw[0] * out_hw[1]
+    halves = _halves(n, gm.size * x_shape[1] * w.shape[2] * w.shape[3])
+    if halves is None:
+        _taps_into(gxp, gm, taps, out_hw, geom)
+    else:
+        (a, b), (c, d) = halves
+        pair(
+            lambda: _taps_into(gxp[a:b], gm[a * rows : b * rows], taps, out_hw, geom),
+            lambda: _taps_into(gxp[c:d], gm[c * rows : d * rows], taps, out_hw, geom),
+        )
+    return crop_nhwc(gxp, geom.pads, x_shape)
+
+
+def _taps_into(gxp, gm, taps, out_hw, geom):
+    """Add convᵀ of the (P, O) rows ``gm`` into the padded NHWC ``gxp`` of their samples."""
+    c = taps.shape[3]
     prod = new_like(gm, (gm.shape[0], c), None)  # reused by every tap
-    block = prod.reshape(n, out_hw[0], out_hw[1], c)
-    for i in range(w.shape[2]):
-        for j in range(w.shape[3]):
+    block = prod.reshape(gxp.shape[0], out_hw[0], out_hw[1], c)
+    for i in range(taps.shape[0]):
+        for j in range(taps.shape[1]):
             rs, cs = window_slice(i, j, out_hw, geom)
             np.matmul(gm, taps[i, j], out=prod)
             gxp[:, rs, cs] += block
-    return crop_nhwc(gxp, geom.pads, x_shape)
 
 
 def _bias_grad(g):
@@ -281,7 +309,8 @@ def _forward_kernel(x, w, bias, out_hw, geom):
         if _conv_grid.use_grid(x.shape, (kh, kw), out_hw, geom):
             (wm,) = _weight_matrices(w, 1)
             xp = padded_nhwc(x, geom.pads)
-            out = _conv_grid.grid_conv(xp, wm, bias, (kh, kw), out_hw, geom.dilation, dtype)
+            halves = _halves(x.shape[0], xp[..., :1].size * wm.size)
+            out = _conv_grid.grid_conv(xp, wm, bias, (kh, kw), out_hw, geom.dilation, dtype, halves)
         else:
             out = _im2col_conv(x, w, bias, out_hw, geom, dtype)
     return out.transpose(0, 3, 1, 2)
@@ -289,11 +318,22 @@ def _forward_kernel(x, w, bias, out_hw, geom):
 
 def _backward_kernel(g, x, w, x_shape, geom, need_b):
     """First-order ``(gx, gw, gb)`` of conv for the output gradient ``g``: gx when x_shape is
-    given, gw when ``x`` is, gb when ``need_b`` (None for the others); an opaque kernel."""
+    given, gw when ``x`` is, gb when ``need_b`` (None for the others); an opaque kernel.
+    gx and gw run as a pair (Note [Two cores for small kernels])."""
     gm = _out_grad_matrix(g)
-    gx = None if x_shape is None else _input_grad_array(gm, w, x_shape, g.shape[2:], geom)
-    gw = None if x is None else _weight_grad_array(x, gm, w.shape, g.shape[2:], geom)
-    gb = None
+    out_hw = g.shape[2:]
+    gx = gw = gb = None
+    if x_shape is not None and x is not None:
+        mnk = gm.size * w[0].size
+        gx, gw = pair(
+            lambda: _input_grad_array(gm, w, x_shape, out_hw, geom),
+            lambda: _weight_grad_array(x, gm, w.shape, out_hw, geom),
+            parallel=mnk >= PAIR_MNK,
+        )
+    elif x_shape is not None:
+        gx = _input_grad_array(gm, w, x_shape, out_hw, geom)
+    elif x is not None:
+        gw = _weight_grad_array(x, gm, w.shape, out_hw, geom)
     if need_b:
         ones = np.ones_like(gm, shape=gm.shape[0], order="C")
         with one_thread(gm.size, log=False):
@@ -302,18 +342,34 @@ def _backward_kernel(g, x, w, x_shape, geom, need_b):
 
 
 def _im2col_conv(x, w, bias, out_hw, geom, dtype):
-    """(N, Ho, Wo, O) = im2col(x) @ Wᵀ (+ bias through a column of ones), block by block."""
+    """(N, Ho, Wo, O) = im2col(x) @ Wᵀ (+ bias through a column of ones), block by block; the
+    two halves of a large batch as a pair (Note [Two cores for small kernels])."""
     n, o = x.shape[0], w.shape[0]
-    og = o // geom.groups
     wms = _weight_matrices(w, geom.groups, bias)
-    prod = new_like(x, (n * out_hw[0] * out_hw[1], o), None, dtype)
+    rows = out_hw[0] * out_hw[1]
+    prod = new_like(x, (n * rows, o), None, dtype)
     win = _windows(x, w.shape[2:], out_hw, geom)
-    for rows, k, cols in _column_blocks(win, geom.groups, ones=bias is not None):
-        if geom.groups == 1:
+    halves = _halves(n, prod.size * w[0].size)
+    if halves is None:
+        _im2col_into(prod, win, wms, geom.groups, bias is not None)
+    else:
+        (a, b), (c, d) = halves
+        ones = bias is not None
+        pair(
+            lambda: _im2col_into(prod[a * rows : b * rows], win[a:b], wms, geom.groups, ones),
+            lambda: _im2col_into(prod[c * rows : d * rows], win[c:d], wms, geom.groups, ones),
+        )
+    return prod.reshape(n, out_hw[0], out_hw[1], o)
+
+
+def _im2col_into(prod, win, wms, groups, ones):
+    """Write im2col(win) @ Wᵀ into the (P, O) rows ``prod`` of ``win``'s samples."""
+    og = prod.shape[1] // groups
+    for rows, k, cols in _column_blocks(win, groups, ones=ones):
+        if groups == 1:
             np.matmul(cols, wms[0].T, out=prod[rows])
         else:
             prod[rows, k * og : (k + 1) * og] = cols @ wms[k].T
-    return prod.reshape(n, out_hw[0], out_hw[1], o)
 
 
 def conv2d_input_grad(g, w, x_shape, geom):
@@ -373,17 +429,34 @@ def _weight_grad_kernel(x, g, w_shape, geom):
 
 
 def _weight_grad_array(x, gm, w_shape, out_hw, geom):
-    """The (O, C/G, kh, kw) weight gradient for the (P, O) output gradient ``gm``."""
+    """The (O, C/G, kh, kw) weight gradient for the (P, O) output gradient ``gm``; the two
+    halves of a large batch as a pair, their sums added (Note [Two cores for small kernels])."""
+    o, cg, kh, kw = w_shape
+    rows = out_hw[0] * out_hw[1]
+    halves = _halves(x.shape[0], gm.size * cg * kh * kw)
+    if halves is None:
+        gw = _weight_grad_part(x, gm, w_shape, out_hw, geom)
+    else:
+        (a, b), (c, d) = halves
+        gw, gw2 = pair(
+            lambda: _weight_grad_part(x[a:b], gm[a * rows : b * rows], w_shape, out_hw, geom),
+            lambda: _weight_grad_part(x[c:d], gm[c * rows : d * rows], w_shape, out_hw, geom),
+        )
+        gw += gw2
+    return gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2).copy()
+
+
+def _weight_grad_part(x, gm, w_shape, out_hw, geom):
+    """Σ over the samples of ``x`` of g ⊗ windows(x), as an (O, kh·kw·C/G) array."""
     o, cg, kh, kw = w_shape
     with one_thread(gm.size * cg * kh * kw, log=False):
         if _conv_grid.use_grid(x.shape, (kh, kw), out_hw, geom):
             xp = padded_nhwc(x, geom.pads)
             gh = gm.reshape(x.shape[0], out_hw[0], out_hw[1], o)
-            gw = _conv_grid.grid_weight_grad(xp, gh, (kh, kw), geom.dilation)
-        else:
-            og = o // geom.groups
-            gw = new_like(gm, (o, kh * kw * cg))
-            win = _windows(x, (kh, kw), out_hw, geom)
-            for rows, k, cols in _column_blocks(win, geom.groups):
-                gw[k * og : (k + 1) * og] += gm[rows, k * og : (k + 1) * og].T @ cols
-    return gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2).copy()
+            return _conv_grid.grid_weight_grad(xp, gh, (kh, kw), geom.dilation)
+        og = o // geom.groups
+        gw = new_like(gm, (o, kh * kw * cg))
+        win = _windows(x, (kh, kw), out_hw, geom)
+        for rows, k, cols in _column_blocks(win, geom.groups):
+            gw[k * og : (k + 1) * og] += gm[rows, k * og : (k + 1) * og].T @ cols
+        return gw
