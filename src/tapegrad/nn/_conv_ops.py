@@ -44,7 +44,7 @@ from .._trace import opaque
 from ..autograd.graph import make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
-from . import _conv_grid
+from . import _conv_grid, _conv_taps
 
 
 class Geometry(NamedTuple):
@@ -306,7 +306,10 @@ def _forward_kernel(x, w, bias, out_hw, geom):
     kh, kw = w.shape[2:]
     dtype = np.result_type(x, w)
     with one_thread(x.shape[0] * out_hw[0] * out_hw[1] * w[0].size * w.shape[0], log=False):
-        if _conv_grid.use_grid(x.shape, (kh, kw), out_hw, geom):
+        if _conv_taps.use_tap_rows(x.shape, geom):
+            (wm,) = _weight_matrices(w, 1)
+            out = _conv_taps.tap_rows_conv(x, wm, bias, (kh, kw), out_hw, geom)
+        elif _conv_grid.use_grid(x.shape, (kh, kw), out_hw, geom):
             (wm,) = _weight_matrices(w, 1)
             xp = padded_nhwc(x, geom.pads)
             halves = _halves(x.shape[0], xp[..., :1].size * wm.size)
@@ -450,6 +453,8 @@ def _weight_grad_part(x, gm, w_shape, out_hw, geom):
     """Σ over the samples of ``x`` of g ⊗ windows(x), as an (O, kh·kw·C/G) array."""
     o, cg, kh, kw = w_shape
     with one_thread(gm.size * cg * kh * kw, log=False):
+        if _conv_taps.use_tap_rows(x.shape, geom):
+            return _conv_taps.tap_rows_weight_grad(x, gm, (kh, kw), out_hw, geom)
         if _conv_grid.use_grid(x.shape, (kh, kw), out_hw, geom):
             xp = padded_nhwc(x, geom.pads)
             gh = gm.reshape(x.shape[0], out_hw[0], out_hw[1], o)
