@@ -119,9 +119,13 @@ def test_replay_runs_each_kernel_as_one_call():
         step(tg.randn(3, 2, 6, 6))
     program = _program(step)
     kernels = [k for k in program.consts if callable(k) and k.__name__.endswith("_kernel")]
-    names = {k.__name__ for k in kernels}
-    assert {"_forward_kernel", "_max_pool_tiled_kernel", "_scatter_tiled_kernel"} <= names
-    assert "_backward_kernel" in names
+    names = {f"{k.__module__.rsplit('.', 1)[-1]}.{k.__name__}" for k in kernels}
+    assert {
+        "_conv_ops._forward_kernel",
+        "_conv_ops._backward_kernel",
+        "_pool_2x2._forward_kernel",
+        "_pool_2x2._scatter_kernel",
+    } <= names
     assert not any(getattr(k, "__name__", "") == "sliding_window_view" for k in program.consts)
     assert program.n_ops < 40  # was ~150 lines of views, copies and GEMMs
 
@@ -160,3 +164,35 @@ def test_opaque_runs_plain_arrays_directly():
     out = _trace.opaque(kernel, np.arange(3.0), 2)
     np.testing.assert_array_equal(out, [0.0, 2.0, 4.0])
     assert seen == [np.ndarray]
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered")
+def test_2x2_pooling_with_two_nans_in_a_window_and_odd_sizes(torch_mod):
+    """Note [2x2 max pooling]: a window with two NaNs routes its gradient to the last one,
+    an odd row and column get none, and the indices match torch."""
+    x = np.round(rng.standard_normal((2, 3, 7, 9)))  # ties
+    x[0, 1, 2, 2], x[0, 1, 3, 3] = np.nan, np.nan  # one window, two NaNs
+    x[1, 0, 0, 1] = np.nan
+    g = rng.standard_normal((2, 3, 3, 4))
+    xt = tg.tensor(x, requires_grad=True)
+    xr = torch_mod.tensor(x, requires_grad=True)
+    out, idx = F.max_pool2d(xt, 2, return_indices=True)
+    ref, ridx = torch_mod.nn.functional.max_pool2d(xr, 2, return_indices=True)
+    np.testing.assert_array_equal(out.detach().numpy(), ref.detach().numpy())
+    np.testing.assert_array_equal(idx.numpy(), ridx.numpy())
+    (gx,) = tg.autograd.grad(out, xt, tg.tensor(g), create_graph=True)
+    (gr,) = torch_mod.autograd.grad(ref, xr, torch_mod.tensor(g), create_graph=True)
+    np.testing.assert_array_equal(gx.detach().numpy(), gr.detach().numpy())
+
+
+def test_2x2_pooling_double_backward_through_the_gradient(torch_mod):
+    x = rng.standard_normal((2, 2, 6, 4))
+    g = rng.standard_normal((2, 2, 3, 2))
+    v = rng.standard_normal(x.shape)
+    res = []
+    for m in (tg, torch_mod):
+        xt, gt = m.tensor(x, requires_grad=True), m.tensor(g, requires_grad=True)
+        (gx,) = m.autograd.grad(m.nn.functional.max_pool2d(xt, 2), xt, gt, create_graph=True)
+        (ggrad,) = m.autograd.grad((gx * m.tensor(v)).sum(), gt)
+        res.append(ggrad.detach().numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-12, atol=1e-12)

@@ -27,6 +27,7 @@ import numpy as np
 
 from .._trace import opaque
 from ..autograd.graph import keeps_arrays, make_result
+from . import _pool_2x2
 from ._conv_ops import crop_nhwc, new_like, nhwc, padded_nhwc, padded_shape, window_slice
 
 
@@ -138,6 +139,8 @@ def _tap_views(a6):
 
 def _max_pool_tiled(x, kernel, out_hw, return_indices):
     """Max pooling of tiling windows."""
+    if _pool_2x2.is_2x2(kernel):  # Note [2x2 max pooling]
+        return _pool_2x2.max_pool_2x2(x, out_hw, return_indices, _max_pool_tiled_kernel)
     best, mask = opaque(_max_pool_tiled_kernel, x._data, kernel, out_hw)
     x_shape = x._data.shape
 
