@@ -196,3 +196,20 @@ def test_2x2_pooling_double_backward_through_the_gradient(torch_mod):
         (ggrad,) = m.autograd.grad((gx * m.tensor(v)).sum(), gt)
         res.append(ggrad.detach().numpy())
     np.testing.assert_allclose(res[0], res[1], rtol=1e-12, atol=1e-12)
+
+
+def test_no_pair_when_the_machine_is_busy(monkeypatch):
+    """More runnable threads than CPUs: the second core is not free, so pairs run serially."""
+    if not _blas_threads._handles() or _blas_threads._cpus() < 2:
+        pytest.skip("needs OpenBLAS and two CPUs")
+    monkeypatch.setattr(_blas_threads, "_BUSY", {"at": -1.0, "busy": False})
+    monkeypatch.setattr(_blas_threads, "_runnable", lambda: 1000)
+    assert _blas_threads.busy() and not _blas_threads.two_cores()
+    threads = []
+    _blas_threads.pair(
+        lambda: threads.append(threading.get_ident()), lambda: threads.append(threading.get_ident())
+    )
+    assert set(threads) == {threading.get_ident()}
+    monkeypatch.setattr(_blas_threads, "_BUSY", {"at": -1.0, "busy": True})
+    monkeypatch.setattr(_blas_threads, "_runnable", lambda: 1)
+    assert not _blas_threads.busy()
