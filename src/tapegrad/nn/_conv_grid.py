@@ -47,8 +47,8 @@ def use_grid(x_shape, kernel, out_hw, geom):
 
 
 def _empty(proto, shape, dtype=None):
-    # empty_like, not np.empty: a call tapegrad.jit records (see _conv_ops.new_like)
-    return np.empty_like(proto, dtype=dtype, shape=shape, order="C")
+    # plain: the grid runs inside the opaque conv kernels (Note [Opaque kernels])
+    return np.empty(shape, proto.dtype if dtype is None else dtype)
 
 
 def grid_columns(xp, kernel, dilation, ones):

@@ -22,7 +22,7 @@ Python loop over batch or pixels. Results are therefore non-contiguous views.
 
 Note [Convolution memory]
 The im2col columns are (P, kh·kw·C): kh·kw times the input. They are built a few
-samples at a time into one reused block of ~256 KiB (:func:`_column_blocks`), each
+samples at a time into one reused block of ~512 KiB (equal blocks) (:func:`_column_blocks`), each
 block multiplied as it is built; none is kept: the weight gradient rebuilds them
 (a copy, cheap next to the GEMM), and the input gradient of an ungrouped conv never
 needs them (one GEMM per kernel tap, each added straight into the padded input
@@ -91,16 +91,15 @@ def nhwc(x):
 
 def new_like(proto, shape, value=0, dtype=None):
     """A new C-ordered array of ``shape`` filled with ``value`` (left uninitialised when
-    ``value`` is None), in ``proto``'s dtype by default.
-
-    Made with ``np.full_like(proto, ...)`` / ``np.empty_like`` rather than ``np.full`` /
-    ``np.empty``: an array that later receives ``proto``-derived values through a view
-    (``out[:, i:j] = x``) or ``out=`` must be created by a call tapegrad.jit sees, or the
-    recording cannot follow those writes.
-    """
+    ``value`` is None), in ``proto``'s dtype by default. For the opaque kernels only
+    (Note [Opaque kernels] in tapegrad/_trace.py): plain arrays, which a jit recording
+    does not see."""
+    dtype = proto.dtype if dtype is None else dtype
     if value is None:
-        return np.empty_like(proto, dtype=dtype, shape=shape, order="C")
-    return np.full_like(proto, value, dtype=dtype, shape=shape, order="C")
+        return np.empty(shape, dtype)
+    if value == 0:
+        return np.zeros(shape, dtype)
+    return np.full(shape, value, dtype)
 
 
 def padded_nhwc(x, pads, value=0.0):
@@ -115,7 +114,7 @@ def padded_nhwc(x, pads, value=0.0):
     return out
 
 
-_BLOCK_BYTES = 1 << 18  # im2col columns per GEMM (Note [Convolution memory])
+_BLOCK_BYTES = 1 << 19  # im2col columns per GEMM (Note [Convolution memory])
 
 # A kernel of at least this many multiply-adds is split into two halves of its batch that
 # run side by side (Note [Two cores for small kernels] in tapegrad/_blas_threads.py).
@@ -164,6 +163,7 @@ def _column_blocks(win, groups, ones=False):
     k = kh * kw * cg
     width = k + 1 if ones else k
     step = max(1, _BLOCK_BYTES // (ho * wo * width * win.itemsize))
+    step = -(-n // -(-n // step))  # blocks of equal size: 64 samples as 22+21+21, not 28+28+8
     buf = new_like(win, (min(step, n) * ho * wo, width), None)
     if ones:
         buf[:, k] = 1

@@ -236,17 +236,22 @@ def _gather_tiled_kernel(x, mask):
 
 def avg_pool2d(x, kernel, out_hw, geom, divisor):
     """Σ over each window / ``divisor`` (a scalar or an (Ho, Wo) array)."""
-    xh = padded_nhwc(x._data, geom.pads, 0.0)
-    out = np.zeros((xh.shape[0],) + tuple(out_hw) + (xh.shape[3],), xh.dtype)
-    for _, (rs, cs) in _taps(kernel, out_hw, geom):
-        out += xh[:, rs, cs]
-    out /= _nhwc_divisor(divisor)
+    out = opaque(_avg_pool_kernel, x._data, kernel, out_hw, geom, divisor)
     x_shape = x._data.shape
 
     def backward(g):
         return (_avg_pool_adjoint(g, x_shape, kernel, geom, divisor),)
 
-    return make_result(out.transpose(0, 3, 1, 2), (x,), backward, "AvgPool2DBackward")
+    return make_result(out, (x,), backward, "AvgPool2DBackward")
+
+
+def _avg_pool_kernel(x, kernel, out_hw, geom, divisor):
+    xh = padded_nhwc(x, geom.pads, 0.0)
+    out = np.zeros((xh.shape[0],) + tuple(out_hw) + (xh.shape[3],), xh.dtype)
+    for _, (rs, cs) in _taps(kernel, out_hw, geom):
+        out += xh[:, rs, cs]
+    out /= _nhwc_divisor(divisor)
+    return out.transpose(0, 3, 1, 2)
 
 
 def _nhwc_divisor(divisor):
@@ -254,17 +259,21 @@ def _nhwc_divisor(divisor):
 
 
 def _avg_pool_adjoint(g, x_shape, kernel, geom, divisor):
-    gh = nhwc(g._data) / _nhwc_divisor(divisor)
-    gxp = new_like(gh, padded_shape(x_shape, geom))
-    out_hw = gh.shape[1:3]
-    for _, (rs, cs) in _taps(kernel, out_hw, geom):
-        gxp[:, rs, cs] += gh
+    out = opaque(_avg_adjoint_kernel, g._data, x_shape, kernel, geom, divisor)
+    out_hw = g._data.shape[2:]
 
     def backward(v):
         return (avg_pool2d(v, kernel, out_hw, geom, divisor),)
 
-    out = crop_nhwc(gxp, geom.pads, x_shape)
     return make_result(out, (g,), backward, "AvgPool2DBackwardBackward")
+
+
+def _avg_adjoint_kernel(g, x_shape, kernel, geom, divisor):
+    gh = nhwc(g) / _nhwc_divisor(divisor)
+    gxp = new_like(gh, padded_shape(x_shape, geom))
+    for _, (rs, cs) in _taps(kernel, gh.shape[1:3], geom):
+        gxp[:, rs, cs] += gh
+    return crop_nhwc(gxp, geom.pads, x_shape)
 
 
 def avg_divisor(size, kernel, out_hw, geom, count_include_pad):
