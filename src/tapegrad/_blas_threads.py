@@ -227,12 +227,14 @@ def two_cores():
     if _CPUS[0] is None:
         _CPUS[0] = _cpus()
     handles = _handles()
-    if _CPUS[0] < 2 or not handles or busy():
+    if _CPUS[0] < 2 or not handles:
         return False
     with _LOCK:
         if _STATE["depth"]:  # inside one_thread: the count it saved is the user's
-            return _STATE["saved"][0] > 1
-    return handles[0][0]() > 1
+            threads = _STATE["saved"][0]
+        else:
+            threads = handles[0][0]()
+    return threads > 1 and not busy()
 
 
 def pair(first, second, parallel=True):

@@ -39,6 +39,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .. import _blas_threads
 from .._blas_threads import one_thread, pair
 from .._trace import opaque
 from ..autograd.graph import make_result
@@ -123,8 +124,9 @@ PAIR_MNK = 1 << 22
 
 def _halves(n, mnk):
     """The sample ranges ``((0, h), (h, n))`` to run as a pair, or None when the work is too
-    small (or the batch has one sample)."""
-    if n < 2 or mnk < PAIR_MNK:
+    small, the batch has one sample, or no second core is free (then one whole-batch pass
+    costs less than two halves run one after the other)."""
+    if n < 2 or mnk < PAIR_MNK or not _blas_threads.two_cores():
         return None
     return (0, n // 2), (n // 2, n)
 
