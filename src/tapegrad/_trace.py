@@ -9,6 +9,7 @@ function (Note [Reads into Python] in tensor.py). Two helpers avoid that:
   replay tests its own values and raises the same error at the same point.
 * :func:`recording` for fast paths that branch on values (NaN present?): while
   recording, code takes a branch-free formulation with the same results.
+* :func:`opaque` for whole array kernels (Note [Opaque kernels]).
 
 ``HOOK[0]`` is set by ``tapegrad.jit`` while it records (lower layers never import it).
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["raise_if", "recording", "HOOK"]
+__all__ = ["raise_if", "recording", "opaque", "HOOK"]
 
 # HOOK[0](fn, args): log the call ``fn(*args)`` into the recording (and run it); or None.
 HOOK: list = [None]
@@ -47,3 +48,29 @@ def raise_if(bad, make_error, *values) -> None:
 def _raise_if(bad, make_error, *values):
     if np.any(bad):  # callers pass plain arrays (the recorder strips the tracing)
         raise make_error(*values)
+
+
+def opaque(kernel, *args):
+    """``kernel(*args)``, logged by a ``tapegrad.jit`` recording as ONE call of the program.
+
+    Note [Opaque kernels]
+    A recording logs every NumPy call, view and slice that tapegrad makes; a replay then
+    pays ~1 us of Python per logged line and cannot branch on values (so kernels record
+    branch-free slow paths). A fused kernel (a convolution, a pooling) called through
+    ``opaque`` is logged as a single call of ``kernel`` instead: the replay calls the
+    same function on its arrays, with the same fast paths and value branches as eager.
+    ``kernel`` must be a module-level function (recordings compare it by identity) that
+    only reads its array arguments and returns new arrays (or views of new arrays, or a
+    tuple of them, None allowed): a write into an argument would be invisible to the
+    recording. It receives plain arrays and must not itself consult :func:`recording`.
+    The call is routed through NumPy's ``__array_function__`` protocol, which the
+    tracing array of ``tapegrad.jit`` implements, so this layer needs no jit import.
+    """
+    if HOOK[0] is not None:
+        for a in args:
+            t = type(a)
+            if t is not np.ndarray and isinstance(a, np.ndarray):
+                hook = t.__array_function__
+                if hook is not np.ndarray.__array_function__:
+                    return hook(a, kernel, (t,), args, {})
+    return kernel(*args)

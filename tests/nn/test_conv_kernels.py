@@ -1,4 +1,5 @@
-"""The conv2d kernels of issue 16: the grid im2col (Note [Grid im2col]), the bias carried
+"""The conv2d kernels of issue 16: the grid and tap-row im2col (Notes [Grid im2col],
+[Tap-row im2col]), the bias carried
 through the GEMM, the output gradient made channels-last once, and small GEMMs on one
 BLAS thread (Note [Small GEMMs on one thread]), against PyTorch and under tg.jit.cache."""
 
@@ -9,7 +10,7 @@ import tapegrad as tg
 import tapegrad.nn.functional as F
 from tapegrad import _blas_threads
 from tapegrad.autograd import gradcheck, gradgradcheck
-from tapegrad.nn import _conv_grid, _conv_ops
+from tapegrad.nn import _conv_grid, _conv_ops, _conv_taps
 
 rng = np.random.default_rng(0)
 
@@ -22,6 +23,7 @@ GRID_CASES = [
     (2, 1, 3, 3, "valid", 1, True, (8, 7)),
     (2, 3, 2, 1, 0, 1, True, (4, 5)),  # 1x1 kernel, unpadded input
     (2, 1, 5, (1, 5), (0, 2), (1, 2), True, (6, 21)),
+    (3, 1, 4, 3, 1, 2, True, (9, 8)),  # dilation 2 (tap rows: one channel)
 ]
 
 
@@ -57,8 +59,14 @@ def _conv_both(torch, x, w, b, g, **kw):
 def test_grid_convolution_matches_torch(case, dtype, torch_mod, monkeypatch):
     n, c, o, k, p, d, bias, hw = case
     k2 = (k, k) if isinstance(k, int) else k
-    fwd = _spy(monkeypatch, _conv_grid, "grid_conv")
-    wgrad = _spy(monkeypatch, _conv_grid, "grid_weight_grad")
+    # one input channel: the tap-row columns (Note [Tap-row im2col]); a few: the grid
+    module, names = (
+        (_conv_taps, ("tap_rows_conv", "tap_rows_weight_grad"))
+        if c == 1
+        else (_conv_grid, ("grid_conv", "grid_weight_grad"))
+    )
+    fwd = _spy(monkeypatch, module, names[0])
+    wgrad = _spy(monkeypatch, module, names[1])
     x = rng.standard_normal((n, c) + hw).astype(dtype)
     w = rng.standard_normal((o, c) + k2).astype(dtype)
     b = rng.standard_normal(o).astype(dtype) if bias else None
@@ -67,7 +75,7 @@ def test_grid_convolution_matches_torch(case, dtype, torch_mod, monkeypatch):
     ).shape
     g = rng.standard_normal(tuple(ref_shape)).astype(dtype)
     (y, grads, ydt), (yr, grads_r, _) = _conv_both(torch_mod, x, w, b, g, padding=p, dilation=d)
-    assert fwd and wgrad, "the case should take the grid path"
+    assert fwd and wgrad, f"the case should take the {module.__name__} path"
     tol = {"rtol": 1e-4, "atol": 1e-4} if dtype == np.float32 else {"rtol": 1e-10, "atol": 1e-10}
     assert y.shape == yr.shape and ydt == (tg.float32 if dtype == np.float32 else tg.float64)
     np.testing.assert_allclose(y, yr, **tol)
@@ -112,6 +120,24 @@ def test_bias_through_the_gemm_with_groups_and_blocks(groups, torch_mod, monkeyp
         np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("stride", [(2, 1), (3, 2)])
+def test_tap_rows_with_stride_match_torch(stride, torch_mod, monkeypatch):
+    """One input channel, strided (no grid there): the tap-row path, bias included."""
+    fwd = _spy(monkeypatch, _conv_taps, "tap_rows_conv")
+    x = rng.standard_normal((3, 1, 9, 7)).astype(np.float32)
+    w = rng.standard_normal((5, 1, 3, 2)).astype(np.float32)
+    b = rng.standard_normal(5).astype(np.float32)
+    shape = torch_mod.nn.functional.conv2d(
+        torch_mod.tensor(x), torch_mod.tensor(w), stride=stride, padding=1
+    ).shape
+    g = rng.standard_normal(tuple(shape)).astype(np.float32)
+    ours, theirs = _conv_both(torch_mod, x, w, b, g, stride=stride, padding=1)
+    assert fwd
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-4, atol=1e-4)
+    for a, r in zip(ours[1], theirs[1], strict=True):
+        np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("shape", [(2, 16, 4, 4), (2, 1, 8, 8)])
 def test_broadcast_output_gradient(shape, torch_mod):
     """sum().backward() hands conv a broadcast (zero-stride) gradient: it is made dense and
@@ -128,14 +154,13 @@ def test_broadcast_output_gradient(shape, torch_mod):
         np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-3)
 
 
-def test_channels_last_gradient_copy_only_when_needed():
-    g = tg.tensor(rng.standard_normal((2, 3, 4, 5)))  # NCHW in memory
-    with tg.no_grad():
-        dense = _conv_ops._channels_last(g)
-        assert dense._data.transpose(0, 2, 3, 1).flags.c_contiguous
-        np.testing.assert_array_equal(dense._data, g._data)
-        assert _conv_ops._channels_last(dense) is dense
-    assert _conv_ops._channels_last(g) is g  # grad mode on: g may be a graph input
+def test_output_gradient_matrix_copies_only_when_needed():
+    g = rng.standard_normal((2, 3, 4, 5))  # NCHW in memory: one copy into NHWC order
+    gm = _conv_ops._out_grad_matrix(g)
+    assert gm.shape == (2 * 4 * 5, 3) and gm.flags.c_contiguous
+    np.testing.assert_array_equal(gm, g.transpose(0, 2, 3, 1).reshape(-1, 3))
+    dense = np.ascontiguousarray(g.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    assert np.shares_memory(_conv_ops._out_grad_matrix(dense), dense)  # channels-last: a view
 
 
 # -- Note [Small GEMMs on one thread] ------------------------------------------------------

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._blas_threads import pair
+
 __all__ = ["use_grid", "grid_columns", "grid_conv", "grid_weight_grad"]
 
 _MAX_RUN = 8  # C·kw at most: the ordinary im2col copies runs this short
@@ -45,8 +47,8 @@ def use_grid(x_shape, kernel, out_hw, geom):
 
 
 def _empty(proto, shape, dtype=None):
-    # empty_like, not np.empty: a call tapegrad.jit records (see _conv_ops.new_like)
-    return np.empty_like(proto, dtype=dtype, shape=shape, order="C")
+    # plain: the grid runs inside the opaque conv kernels (Note [Opaque kernels])
+    return np.empty(shape, proto.dtype if dtype is None else dtype)
 
 
 def grid_columns(xp, kernel, dilation, ones):
@@ -71,18 +73,33 @@ def grid_columns(xp, kernel, dilation, ones):
     return cols, lv
 
 
-def grid_conv(xp, wm, bias, kernel, out_hw, dilation, dtype):
+def grid_conv(xp, wm, bias, kernel, out_hw, dilation, dtype, halves=None):
     """Forward on the grid: the (N, Ho, Wo, O) channels-last result (a view of the grid),
     for ``xp`` the padded (N, Hp, Wp, C) input, ``wm`` the (O, kh·kw·C) weight and
-    ``bias`` (O,) or None."""
-    cols, lv = grid_columns(xp, kernel, dilation, bias is not None)
+    ``bias`` (O,) or None. ``halves``: two sample ranges to run as a pair (Note [Two cores
+    for small kernels] in tapegrad/_blas_threads.py), each its own grid."""
     if bias is not None:
         wm = np.concatenate([wm, bias[:, None]], axis=1)
     n, hp, wp, _ = xp.shape
     o = wm.shape[0]
-    prod = _empty(cols, (cols.shape[1], o), dtype)
-    np.matmul(cols[:, :lv].T, wm.T, out=prod[:lv])
+    prod = _empty(xp, (n * hp * wp, o), dtype)
+    ones = bias is not None
+    if halves is None:
+        _grid_into(prod, xp, wm, kernel, dilation, ones)
+    else:
+        (a, b), (c, d) = halves
+        cell = hp * wp
+        pair(
+            lambda: _grid_into(prod[a * cell : b * cell], xp[a:b], wm, kernel, dilation, ones),
+            lambda: _grid_into(prod[c * cell : d * cell], xp[c:d], wm, kernel, dilation, ones),
+        )
     return prod.reshape(n, hp, wp, o)[:, : out_hw[0], : out_hw[1]]
+
+
+def _grid_into(prod, xp, wm, kernel, dilation, ones):
+    """Write the grid rows of ``xp``'s samples (the first lv of ``prod``'s rows)."""
+    cols, lv = grid_columns(xp, kernel, dilation, ones)
+    np.matmul(cols[:, :lv].T, wm.T, out=prod[:lv])
 
 
 def grid_weight_grad(xp, gh, kernel, dilation):

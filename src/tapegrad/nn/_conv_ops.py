@@ -22,7 +22,7 @@ Python loop over batch or pixels. Results are therefore non-contiguous views.
 
 Note [Convolution memory]
 The im2col columns are (P, kh·kw·C): kh·kw times the input. They are built a few
-samples at a time into one reused block of ~256 KiB (:func:`_column_blocks`), each
+samples at a time into one reused block of ~512 KiB (equal blocks) (:func:`_column_blocks`), each
 block multiplied as it is built; none is kept: the weight gradient rebuilds them
 (a copy, cheap next to the GEMM), and the input gradient of an ungrouped conv never
 needs them (one GEMM per kernel tap, each added straight into the padded input
@@ -37,14 +37,15 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided, sliding_window_view
+from numpy.lib.stride_tricks import as_strided
 
-from .. import _trace
-from .._blas_threads import one_thread
+from .. import _blas_threads
+from .._blas_threads import one_thread, pair
+from .._trace import opaque
 from ..autograd.graph import make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
-from . import _conv_grid
+from . import _conv_grid, _conv_taps
 
 
 class Geometry(NamedTuple):
@@ -91,16 +92,15 @@ def nhwc(x):
 
 def new_like(proto, shape, value=0, dtype=None):
     """A new C-ordered array of ``shape`` filled with ``value`` (left uninitialised when
-    ``value`` is None), in ``proto``'s dtype by default.
-
-    Made with ``np.full_like(proto, ...)`` / ``np.empty_like`` rather than ``np.full`` /
-    ``np.empty``: an array that later receives ``proto``-derived values through a view
-    (``out[:, i:j] = x``) or ``out=`` must be created by a call tapegrad.jit sees, or the
-    recording cannot follow those writes.
-    """
+    ``value`` is None), in ``proto``'s dtype by default. For the opaque kernels only
+    (Note [Opaque kernels] in tapegrad/_trace.py): plain arrays, which a jit recording
+    does not see."""
+    dtype = proto.dtype if dtype is None else dtype
     if value is None:
-        return np.empty_like(proto, dtype=dtype, shape=shape, order="C")
-    return np.full_like(proto, value, dtype=dtype, shape=shape, order="C")
+        return np.empty(shape, dtype)
+    if value == 0:
+        return np.zeros(shape, dtype)
+    return np.full(shape, value, dtype)
 
 
 def padded_nhwc(x, pads, value=0.0):
@@ -115,7 +115,20 @@ def padded_nhwc(x, pads, value=0.0):
     return out
 
 
-_BLOCK_BYTES = 1 << 18  # im2col columns per GEMM (Note [Convolution memory])
+_BLOCK_BYTES = 1 << 19  # im2col columns per GEMM (Note [Convolution memory])
+
+# A kernel of at least this many multiply-adds is split into two halves of its batch that
+# run side by side (Note [Two cores for small kernels] in tapegrad/_blas_threads.py).
+PAIR_MNK = 1 << 22
+
+
+def _halves(n, mnk):
+    """The sample ranges ``((0, h), (h, n))`` to run as a pair, or None when the work is too
+    small, the batch has one sample, or no second core is free (then one whole-batch pass
+    costs less than two halves run one after the other)."""
+    if n < 2 or mnk < PAIR_MNK or not _blas_threads.two_cores():
+        return None
+    return (0, n // 2), (n // 2, n)
 
 
 def _windows(x, kernel, out_hw, geom):
@@ -124,15 +137,11 @@ def _windows(x, kernel, out_hw, geom):
 
     Built with ``as_strided`` (in bounds: ``out_size`` keeps the last tap inside the padding);
     ``sliding_window_view`` plus slicing gives the same view at several times the Python cost.
+    Only called inside opaque kernels (Note [Opaque kernels] in tapegrad/_trace.py), where
+    the arrays are plain.
     """
     (kh, kw), (sh, sw), (dh, dw) = kernel, geom.stride, geom.dilation
     xh = padded_nhwc(x, geom.pads)
-    if _trace.recording():
-        # as_strided makes a plain view tapegrad.jit cannot follow; sliding_window_view
-        # is a NumPy function it records.
-        win = sliding_window_view(xh, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(1, 2))
-        win = win[:, ::sh, ::sw, :, ::dh, ::dw][:, : out_hw[0], : out_hw[1]]
-        return win.transpose(0, 1, 2, 4, 5, 3)
     sn, sr, sc, sch = xh.strides
     shape = (xh.shape[0], out_hw[0], out_hw[1], kh, kw, xh.shape[3])
     strides = (sn, sr * sh, sc * sw, sr * dh, sc * dw, sch)
@@ -156,6 +165,7 @@ def _column_blocks(win, groups, ones=False):
     k = kh * kw * cg
     width = k + 1 if ones else k
     step = max(1, _BLOCK_BYTES // (ho * wo * width * win.itemsize))
+    step = -(-n // -(-n // step))  # blocks of equal size: 64 samples as 22+21+21, not 28+28+8
     buf = new_like(win, (min(step, n) * ho * wo, width), None)
     if ones:
         buf[:, k] = 1
@@ -182,24 +192,16 @@ def _weight_matrices(w, groups, b=None):
 
 
 def _out_grad_matrix(g):
-    """g (N, O, Ho, Wo) as (P, O); free when g is channels-last (see :func:`_channels_last`)."""
+    """g (N, O, Ho, Wo) as the (P, O) matrix of its NHWC order: free when g is channels-last and
+    dense, else one copy (a broadcast g, from ``sum().backward()``, would also send NumPy's
+    matmul down its slow non-BLAS loop)."""
     n, o, ho, wo = g.shape
-    return nhwc(g).reshape(n * ho * wo, o)
-
-
-def _channels_last(g):
-    """The output gradient ``g`` with its data channels-last and dense, copied once when it is
-    not, so that the input, weight and bias gradients each read it as a (P, O) matrix for
-    free (a broadcast g, from ``sum().backward()``, would also send NumPy's matmul down its
-    slow non-BLAS loop). Only with grad mode off: under ``create_graph`` g is a graph input."""
-    if STATE.enabled:
-        return g
-    gh = nhwc(g._data)
-    if gh.flags.c_contiguous:
-        return g
-    dense = new_like(gh, gh.shape, None)
-    np.copyto(dense, gh)
-    return Tensor._wrap(dense.transpose(0, 3, 1, 2))
+    gh = nhwc(g)
+    if not gh.flags.c_contiguous:
+        dense = new_like(gh, gh.shape, None)
+        np.copyto(dense, gh)
+        gh = dense
+    return gh.reshape(n * ho * wo, o)
 
 
 def _col2im(gcols, x_shape, kernel, out_hw, geom):
@@ -224,29 +226,50 @@ def _input_grad_by_taps(gm, w, x_shape, out_hw, geom):
 
     The same sum as ``gm @ W`` followed by :func:`_col2im`, without the (P, kh·kw·C)
     intermediate (Note [Convolution memory]); each product lands as a whole NHWC block.
+    The two halves of a large batch run as a pair (Note [Two cores for small kernels]).
     """
-    n, c = x_shape[:2]
+    n = x_shape[0]
     gxp = new_like(gm, padded_shape(x_shape, geom))
     taps = w.transpose(2, 3, 0, 1).copy()  # (kh, kw, O, C)
-    prod = new_like(gm, (gm.shape[0], c), None)  # reused by every tap
-    block = prod.reshape(n, out_hw[0], out_hw[1], c)
-    for i in range(w.shape[2]):
-        for j in range(w.shape[3]):
-            rs, cs = window_slice(i, j, out_hw, geom)
-            np.matmul(gm, taps[i, j], out=prod)
-            gxp[:, rs, cs] += block
+    rows = out_hw[0] * out_hw[1]
+    halves = _halves(n, gm.size * x_shape[1] * w.shape[2] * w.shape[3])
+    if halves is None:
+        _taps_into(gxp, gm, taps, out_hw, geom)
+    else:
+        (a, b), (c, d) = halves
+        pair(
+            lambda: _taps_into(gxp[a:b], gm[a * rows : b * rows], taps, out_hw, geom),
+            lambda: _taps_into(gxp[c:d], gm[c * rows : d * rows], taps, out_hw, geom),
+        )
     return crop_nhwc(gxp, geom.pads, x_shape)
 
 
+def _taps_into(gxp, gm, taps, out_hw, geom):
+    """Add convᵀ of the (P, O) rows ``gm`` into the padded NHWC ``gxp`` of their samples."""
+    c = taps.shape[3]
+    prod = new_like(gm, (gm.shape[0], c), None)  # reused by every tap
+    block = prod.reshape(gxp.shape[0], out_hw[0], out_hw[1], c)
+    for i in range(taps.shape[0]):
+        for j in range(taps.shape[1]):
+            rs, cs = window_slice(i, j, out_hw, geom)
+            np.matmul(gm, taps[i, j], out=prod)
+            gxp[:, rs, cs] += block
+
+
 def _bias_grad(g):
-    """gb = Σ_{n,h,w} g: one GEMV with a ones vector on the (P, O) matrix (NumPy's reduction
-    over the leading axis of a (P, O) array is ~10x slower); a recorded sum under create_graph."""
+    """gb = Σ_{n,h,w} g: a recorded sum under create_graph, else the opaque :func:`_bias_kernel`."""
     if STATE.enabled:
         return g.sum(dim=(0, 2, 3))
-    gm = _out_grad_matrix(g._data)
+    return Tensor._wrap(opaque(_bias_kernel, g._data))
+
+
+def _bias_kernel(g):
+    """One GEMV with a ones vector on the (P, O) matrix (NumPy's reduction over the leading
+    axis of a (P, O) array is ~10x slower)."""
+    gm = _out_grad_matrix(g)
     ones = np.ones_like(gm, shape=gm.shape[0], order="C")
-    with one_thread(gm.size):
-        return Tensor._wrap(ones @ gm)
+    with one_thread(gm.size, log=False):
+        return ones @ gm
 
 
 def conv2d(x, w, b, geom):
@@ -258,22 +281,18 @@ def conv2d(x, w, b, geom):
         out_size(h, kh, geom.stride[0], geom.dilation[0], pt, pb),
         out_size(wd, kw, geom.stride[1], geom.dilation[1], pl, pr),
     )
-    dtype = np.result_type(x._data, w._data)
     bias = None if b is None else b._data
-    with one_thread(n * out_hw[0] * out_hw[1] * w._data[0].size * o):
-        if _conv_grid.use_grid(x._data.shape, (kh, kw), out_hw, geom):
-            (wm,) = _weight_matrices(w._data, 1)
-            xp = padded_nhwc(x._data, geom.pads)
-            out = _conv_grid.grid_conv(xp, wm, bias, (kh, kw), out_hw, geom.dilation, dtype)
-        else:
-            out = _im2col_conv(x._data, w._data, bias, out_hw, geom, dtype)
-    out = out.transpose(0, 3, 1, 2)
+    out = opaque(_forward_kernel, x._data, w._data, bias, out_hw, geom)
     need_x, need_w = x._rg, w._rg
     need_b = b is not None and b._rg
     x_shape, w_shape = x._data.shape, w._data.shape
 
     def backward(g):
-        g = _channels_last(g)
+        if not STATE.enabled:  # first order: one kernel, g made channels-last once
+            xd = x._data if need_w else None
+            xs = x_shape if need_x else None
+            grads = opaque(_backward_kernel, g._data, xd, w._data, xs, geom, need_b)
+            return tuple(None if a is None else Tensor._wrap(a) for a in grads)
         gx = conv2d_input_grad(g, w, x_shape, geom) if need_x else None
         gw = conv2d_weight_grad(x, g, w_shape, geom) if need_w else None
         gb = _bias_grad(g) if need_b else None
@@ -283,33 +302,85 @@ def conv2d(x, w, b, geom):
     return make_result(out, (x, w, b), backward, "ConvolutionBackward", saved=saved)
 
 
+def _forward_kernel(x, w, bias, out_hw, geom):
+    """The (N, O, Ho, Wo) result, channels-last in memory, of conv(x, w) + bias: an opaque
+    kernel (Note [Opaque kernels] in tapegrad/_trace.py)."""
+    kh, kw = w.shape[2:]
+    dtype = np.result_type(x, w)
+    with one_thread(x.shape[0] * out_hw[0] * out_hw[1] * w[0].size * w.shape[0], log=False):
+        if _conv_taps.use_tap_rows(x.shape, geom):
+            (wm,) = _weight_matrices(w, 1)
+            out = _conv_taps.tap_rows_conv(x, wm, bias, (kh, kw), out_hw, geom)
+        elif _conv_grid.use_grid(x.shape, (kh, kw), out_hw, geom):
+            (wm,) = _weight_matrices(w, 1)
+            xp = padded_nhwc(x, geom.pads)
+            halves = _halves(x.shape[0], xp[..., :1].size * wm.size)
+            out = _conv_grid.grid_conv(xp, wm, bias, (kh, kw), out_hw, geom.dilation, dtype, halves)
+        else:
+            out = _im2col_conv(x, w, bias, out_hw, geom, dtype)
+    return out.transpose(0, 3, 1, 2)
+
+
+def _backward_kernel(g, x, w, x_shape, geom, need_b):
+    """First-order ``(gx, gw, gb)`` of conv for the output gradient ``g``: gx when x_shape is
+    given, gw when ``x`` is, gb when ``need_b`` (None for the others); an opaque kernel.
+    gx and gw run as a pair (Note [Two cores for small kernels])."""
+    gm = _out_grad_matrix(g)
+    out_hw = g.shape[2:]
+    gx = gw = gb = None
+    if x_shape is not None and x is not None:
+        mnk = gm.size * w[0].size
+        gx, gw = pair(
+            lambda: _input_grad_array(gm, w, x_shape, out_hw, geom),
+            lambda: _weight_grad_array(x, gm, w.shape, out_hw, geom),
+            parallel=mnk >= PAIR_MNK,
+        )
+    elif x_shape is not None:
+        gx = _input_grad_array(gm, w, x_shape, out_hw, geom)
+    elif x is not None:
+        gw = _weight_grad_array(x, gm, w.shape, out_hw, geom)
+    if need_b:
+        ones = np.ones_like(gm, shape=gm.shape[0], order="C")
+        with one_thread(gm.size, log=False):
+            gb = ones @ gm
+    return gx, gw, gb
+
+
 def _im2col_conv(x, w, bias, out_hw, geom, dtype):
-    """(N, Ho, Wo, O) = im2col(x) @ Wᵀ (+ bias through a column of ones), block by block."""
+    """(N, Ho, Wo, O) = im2col(x) @ Wᵀ (+ bias through a column of ones), block by block; the
+    two halves of a large batch as a pair (Note [Two cores for small kernels])."""
     n, o = x.shape[0], w.shape[0]
-    og = o // geom.groups
     wms = _weight_matrices(w, geom.groups, bias)
-    prod = new_like(x, (n * out_hw[0] * out_hw[1], o), None, dtype)
+    rows = out_hw[0] * out_hw[1]
+    prod = new_like(x, (n * rows, o), None, dtype)
     win = _windows(x, w.shape[2:], out_hw, geom)
-    for rows, k, cols in _column_blocks(win, geom.groups, ones=bias is not None):
-        if geom.groups == 1:
+    halves = _halves(n, prod.size * w[0].size)
+    if halves is None:
+        _im2col_into(prod, win, wms, geom.groups, bias is not None)
+    else:
+        (a, b), (c, d) = halves
+        ones = bias is not None
+        pair(
+            lambda: _im2col_into(prod[a * rows : b * rows], win[a:b], wms, geom.groups, ones),
+            lambda: _im2col_into(prod[c * rows : d * rows], win[c:d], wms, geom.groups, ones),
+        )
+    return prod.reshape(n, out_hw[0], out_hw[1], o)
+
+
+def _im2col_into(prod, win, wms, groups, ones):
+    """Write im2col(win) @ Wᵀ into the (P, O) rows ``prod`` of ``win``'s samples."""
+    og = prod.shape[1] // groups
+    for rows, k, cols in _column_blocks(win, groups, ones=ones):
+        if groups == 1:
             np.matmul(cols, wms[0].T, out=prod[rows])
         else:
             prod[rows, k * og : (k + 1) * og] = cols @ wms[k].T
-    return prod.reshape(n, out_hw[0], out_hw[1], o)
 
 
 def conv2d_input_grad(g, w, x_shape, geom):
     """gx = convᵀ(g, w): the gradient of conv with respect to its input."""
-    gm = _out_grad_matrix(g._data)
+    out = opaque(_input_grad_kernel, g._data, w._data, x_shape, geom)
     out_hw = g._data.shape[2:]
-    with one_thread(gm.size * x_shape[1]):
-        if geom.groups == 1:
-            out = _input_grad_by_taps(gm, w._data, x_shape, out_hw, geom)
-        else:
-            og = gm.shape[1] // geom.groups
-            wms = _weight_matrices(w._data, geom.groups)
-            gcols = [gm[:, k * og : (k + 1) * og] @ m for k, m in enumerate(wms)]
-            out = _col2im(gcols, x_shape, w._data.shape[2:], out_hw, geom)
     need_g, need_w = g._rg, w._rg
     w_shape = w._data.shape
 
@@ -326,23 +397,25 @@ def conv2d_input_grad(g, w, x_shape, geom):
     return make_result(out, (g, w), backward, "ConvolutionBackwardInput", saved=saved)
 
 
+def _input_grad_kernel(g, w, x_shape, geom):
+    """convᵀ(g, w) as an (N, C, H, W) view of a channels-last array; an opaque kernel."""
+    return _input_grad_array(_out_grad_matrix(g), w, x_shape, g.shape[2:], geom)
+
+
+def _input_grad_array(gm, w, x_shape, out_hw, geom):
+    """convᵀ of the (P, O) output gradient ``gm``: (N, C, H, W), channels-last in memory."""
+    with one_thread(gm.size * x_shape[1], log=False):
+        if geom.groups == 1:
+            return _input_grad_by_taps(gm, w, x_shape, out_hw, geom)
+        og = gm.shape[1] // geom.groups
+        wms = _weight_matrices(w, geom.groups)
+        gcols = [gm[:, k * og : (k + 1) * og] @ m for k, m in enumerate(wms)]
+        return _col2im(gcols, x_shape, w.shape[2:], out_hw, geom)
+
+
 def conv2d_weight_grad(x, g, w_shape, geom):
     """gw = Σ g ⊗ windows(x): the gradient of conv with respect to its weight."""
-    o, cg, kh, kw = w_shape
-    out_hw = g._data.shape[2:]
-    with one_thread(g._data.size * cg * kh * kw):
-        if _conv_grid.use_grid(x._data.shape, (kh, kw), out_hw, geom):
-            xp = padded_nhwc(x._data, geom.pads)
-            gw = _conv_grid.grid_weight_grad(xp, nhwc(g._data), (kh, kw), geom.dilation)
-        else:
-            gm = _out_grad_matrix(g._data)
-            og = o // geom.groups
-            gw = new_like(gm, (o, kh * kw * cg))
-            win = _windows(x._data, (kh, kw), out_hw, geom)
-            for rows, k, cols in _column_blocks(win, geom.groups):
-                gw[k * og : (k + 1) * og] += gm[rows, k * og : (k + 1) * og].T @ cols
-    # .copy(), not np.ascontiguousarray: a method call tapegrad.jit's tracing array sees
-    out = gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2).copy()
+    out = opaque(_weight_grad_kernel, x._data, g._data, w_shape, geom)
     need_x, need_g = x._rg, g._rg
     x_shape = x._data.shape
 
@@ -353,3 +426,44 @@ def conv2d_weight_grad(x, g, w_shape, geom):
 
     saved = tuple(t for t, need in ((g, need_x), (x, need_g)) if need)
     return make_result(out, (x, g), backward, "ConvolutionBackwardWeight", saved=saved)
+
+
+def _weight_grad_kernel(x, g, w_shape, geom):
+    """Σ g ⊗ windows(x) as a dense (O, C/G, kh, kw) array; an opaque kernel."""
+    return _weight_grad_array(x, _out_grad_matrix(g), w_shape, g.shape[2:], geom)
+
+
+def _weight_grad_array(x, gm, w_shape, out_hw, geom):
+    """The (O, C/G, kh, kw) weight gradient for the (P, O) output gradient ``gm``; the two
+    halves of a large batch as a pair, their sums added (Note [Two cores for small kernels])."""
+    o, cg, kh, kw = w_shape
+    rows = out_hw[0] * out_hw[1]
+    halves = _halves(x.shape[0], gm.size * cg * kh * kw)
+    if halves is None:
+        gw = _weight_grad_part(x, gm, w_shape, out_hw, geom)
+    else:
+        (a, b), (c, d) = halves
+        gw, gw2 = pair(
+            lambda: _weight_grad_part(x[a:b], gm[a * rows : b * rows], w_shape, out_hw, geom),
+            lambda: _weight_grad_part(x[c:d], gm[c * rows : d * rows], w_shape, out_hw, geom),
+        )
+        gw += gw2
+    return gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2).copy()
+
+
+def _weight_grad_part(x, gm, w_shape, out_hw, geom):
+    """Σ over the samples of ``x`` of g ⊗ windows(x), as an (O, kh·kw·C/G) array."""
+    o, cg, kh, kw = w_shape
+    with one_thread(gm.size * cg * kh * kw, log=False):
+        if _conv_taps.use_tap_rows(x.shape, geom):
+            return _conv_taps.tap_rows_weight_grad(x, gm, (kh, kw), out_hw, geom)
+        if _conv_grid.use_grid(x.shape, (kh, kw), out_hw, geom):
+            xp = padded_nhwc(x, geom.pads)
+            gh = gm.reshape(x.shape[0], out_hw[0], out_hw[1], o)
+            return _conv_grid.grid_weight_grad(xp, gh, (kh, kw), geom.dilation)
+        og = o // geom.groups
+        gw = new_like(gm, (o, kh * kw * cg))
+        win = _windows(x, (kh, kw), out_hw, geom)
+        for rows, k, cols in _column_blocks(win, geom.groups):
+            gw[k * og : (k + 1) * og] += gm[rows, k * og : (k + 1) * og].T @ cols
+        return gw

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _trace
+from .._trace import opaque
 from ..autograd.graph import keeps_arrays, make_result
+from . import _pool_2x2
 from ._conv_ops import crop_nhwc, new_like, nhwc, padded_nhwc, padded_shape, window_slice
 
 
@@ -44,7 +45,21 @@ def max_pool2d(x, kernel, out_hw, geom, return_indices=False):
     of each window's maximum when ``return_indices``, else None."""
     if _tiles(kernel, geom):
         return _max_pool_tiled(x, kernel, out_hw, return_indices)
-    xh = padded_nhwc(x._data, geom.pads, -np.inf)
+    best, idx = opaque(_max_pool_kernel, x._data, kernel, out_hw, geom)
+    x_shape = x._data.shape
+
+    def backward(g):
+        return (_scatter(g, idx, x_shape, kernel, geom),)
+
+    out = make_result(best, (x,), backward, "MaxPool2DWithIndicesBackward")
+    keeps_arrays(out)
+    return out, idx if return_indices else None
+
+
+def _max_pool_kernel(x, kernel, out_hw, geom):
+    """``(best, idx)`` of max pooling as (N, C, Ho, Wo) views of channels-last arrays; an
+    opaque kernel (Note [Opaque kernels] in tapegrad/_trace.py)."""
+    xh = padded_nhwc(x, geom.pads, -np.inf)
     taps = _taps(kernel, out_hw, geom)
     dtype = np.uint8 if len(taps) < 256 else np.intp
     _, (rs, cs) = taps[0]
@@ -55,52 +70,52 @@ def max_pool2d(x, kernel, out_hw, geom, return_indices=False):
         np.copyto(idx, k, where=v > best)  # strict: ties keep the first maximum
         np.maximum(best, v, out=best)
     # NaN wins (np.maximum already put it in ``best``); idx names the LAST NaN tap, as
-    # torch's kernel (``val > max || isnan(val)``) does. While recording, no Python branch
-    # on values (tapegrad._trace).
-    if _trace.recording() or np.isnan(best).any():
+    # torch's kernel (``val > max || isnan(val)``) does.
+    if np.isnan(best).any():
         for k, (rs, cs) in taps:
             np.copyto(idx, k, where=np.isnan(xh[:, rs, cs]))
-    idx = idx.transpose(0, 3, 1, 2)
-    x_shape = x._data.shape
-
-    def backward(g):
-        return (_scatter(g, idx, x_shape, kernel, geom),)
-
-    out = make_result(best.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DWithIndicesBackward")
-    keeps_arrays(out)
-    return out, idx if return_indices else None
+    return best.transpose(0, 3, 1, 2), idx.transpose(0, 3, 1, 2)
 
 
 def _gather(x, idx, kernel, geom):
     """The value of ``x``'s window at tap ``idx`` (max pooling with positions fixed)."""
-    xh = padded_nhwc(x._data, geom.pads, 0.0)
-    ih = nhwc(idx)
-    out = new_like(xh, ih.shape)
-    for k, (rs, cs) in _taps(kernel, ih.shape[1:3], geom):
-        np.copyto(out, xh[:, rs, cs], where=ih == k)
+    out = opaque(_gather_kernel, x._data, idx, kernel, geom)
     x_shape = x._data.shape
 
     def backward(g):
         return (_scatter(g, idx, x_shape, kernel, geom),)
 
-    out = make_result(out.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DGatherBackward")
+    out = make_result(out, (x,), backward, "MaxPool2DGatherBackward")
     return keeps_arrays(out)
+
+
+def _gather_kernel(x, idx, kernel, geom):
+    xh = padded_nhwc(x, geom.pads, 0.0)
+    ih = nhwc(idx)
+    out = new_like(xh, ih.shape)
+    for k, (rs, cs) in _taps(kernel, ih.shape[1:3], geom):
+        np.copyto(out, xh[:, rs, cs], where=ih == k)
+    return out.transpose(0, 3, 1, 2)
 
 
 def _scatter(g, idx, x_shape, kernel, geom):
     """Adjoint of :func:`_gather`: g added into the tap each window selected."""
-    gh = nhwc(g._data)
+    out = opaque(_scatter_kernel, g._data, idx, x_shape, kernel, geom)
+
+    def backward(v):
+        return (_gather(v, idx, kernel, geom),)
+
+    return keeps_arrays(make_result(out, (g,), backward, "MaxPool2DBackwardBackward"))
+
+
+def _scatter_kernel(g, idx, x_shape, kernel, geom):
+    gh = nhwc(g)
     ih = nhwc(idx)
     gxp = new_like(gh, padded_shape(x_shape, geom))
     zero = np.zeros((), gh.dtype)
     for k, (rs, cs) in _taps(kernel, gh.shape[1:3], geom):
         gxp[:, rs, cs] += np.where(ih == k, gh, zero)
-
-    def backward(v):
-        return (_gather(v, idx, kernel, geom),)
-
-    out = crop_nhwc(gxp, geom.pads, x_shape)
-    return keeps_arrays(make_result(out, (g,), backward, "MaxPool2DBackwardBackward"))
+    return crop_nhwc(gxp, geom.pads, x_shape)
 
 
 def _tiles(kernel, geom):
@@ -124,25 +139,35 @@ def _tap_views(a6):
 
 def _max_pool_tiled(x, kernel, out_hw, return_indices):
     """Max pooling of tiling windows."""
-    v = _tiled(x._data, kernel, out_hw)
+    if _pool_2x2.is_2x2(kernel):  # Note [2x2 max pooling]
+        return _pool_2x2.max_pool_2x2(x, out_hw, return_indices, _max_pool_tiled_kernel)
+    best, mask = opaque(_max_pool_tiled_kernel, x._data, kernel, out_hw)
+    x_shape = x._data.shape
+
+    def backward(g):
+        return (_scatter_tiled(g, mask, x_shape),)
+
+    out = make_result(best, (x,), backward, "MaxPool2DWithIndicesBackward")
+    keeps_arrays(out)
+    return out, opaque(_mask_indices, mask) if return_indices else None
+
+
+def _max_pool_tiled_kernel(x, kernel, out_hw):
+    """``(best, mask)``: the (N, C, Ho, Wo) maxima (a view of a channels-last array) and the
+    one-hot (N, Ho, kh, Wo, kw, C) mask of each window's first maximum (the last NaN where
+    the window holds one, as torch); an opaque kernel."""
+    v = _tiled(x, kernel, out_hw)
     taps = _tap_views(v)
     best = taps[0].copy()
     for t in taps[1:]:
         np.maximum(best, t, out=best)
     mask = v == best[:, :, None, :, None]
     _keep_first(_tap_views(mask))  # ties keep the first maximum
-    if _trace.recording() or np.isnan(best).any():  # no Python branch on values when recording
+    if np.isnan(best).any():
         nan = np.isnan(v)
         has_nan = _keep_first(_tap_views(nan)[::-1])  # a NaN wins: the last one, as torch
         np.copyto(mask, nan, where=has_nan[:, :, None, :, None])
-    x_shape = x._data.shape
-
-    def backward(g):
-        return (_scatter_tiled(g, mask, x_shape),)
-
-    out = make_result(best.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DWithIndicesBackward")
-    keeps_arrays(out)
-    return out, _mask_indices(mask) if return_indices else None
+    return best.transpose(0, 3, 1, 2), mask
 
 
 def _keep_first(taps):
@@ -166,53 +191,67 @@ def _mask_indices(mask):
 
 def _scatter_tiled(g, mask, x_shape):
     """Adjoint of :func:`_gather_tiled`: g placed at each window's masked tap, 0 elsewhere."""
+    out = opaque(_scatter_tiled_kernel, g._data, mask, x_shape)
+
+    def backward(v):
+        return (_gather_tiled(v, mask),)
+
+    return keeps_arrays(make_result(out, (g,), backward, "MaxPool2DBackwardBackward"))
+
+
+def _scatter_tiled_kernel(g, mask, x_shape):
     n, c, h, w = x_shape
-    gh = nhwc(g._data)[:, :, None, :, None]
-    if not _trace.recording() and np.isfinite(gh).all():
+    gh = nhwc(g)[:, :, None, :, None]
+    if np.isfinite(gh).all():
         g6 = np.multiply(gh, mask)
-    else:  # inf · 0 would leave NaN off the maxima (and a recording may not branch on g)
+    else:  # inf · 0 would leave NaN off the maxima
         g6 = np.where(mask, gh, np.zeros((), gh.dtype))
     _, ho, kh, wo, kw, _ = mask.shape
     gx = g6.reshape(n, ho * kh, wo * kw, c)
     if (ho * kh, wo * kw) != (h, w):  # cells past the last window get no gradient
         gx = new_like(g6, (n, h, w, c))
         gx[:, : ho * kh, : wo * kw] = g6.reshape(n, ho * kh, wo * kw, c)
-
-    def backward(v):
-        return (_gather_tiled(v, mask),)
-
-    out = make_result(gx.transpose(0, 3, 1, 2), (g,), backward, "MaxPool2DBackwardBackward")
-    return keeps_arrays(out)
+    return gx.transpose(0, 3, 1, 2)
 
 
 def _gather_tiled(x, mask):
     """Each window's value at its masked tap (max pooling with the positions fixed)."""
-    _, ho, kh, wo, kw, _ = mask.shape
-    out = new_like(x._data, mask[:, :, 0, :, 0].shape)
-    for t, m in zip(_tap_views(_tiled(x._data, (kh, kw), (ho, wo))), _tap_views(mask), strict=True):
-        np.copyto(out, t, where=m)
+    out = opaque(_gather_tiled_kernel, x._data, mask)
     x_shape = x._data.shape
 
     def backward(g):
         return (_scatter_tiled(g, mask, x_shape),)
 
-    out = make_result(out.transpose(0, 3, 1, 2), (x,), backward, "MaxPool2DGatherBackward")
+    out = make_result(out, (x,), backward, "MaxPool2DGatherBackward")
     return keeps_arrays(out)
+
+
+def _gather_tiled_kernel(x, mask):
+    _, ho, kh, wo, kw, _ = mask.shape
+    out = new_like(x, mask[:, :, 0, :, 0].shape)
+    for t, m in zip(_tap_views(_tiled(x, (kh, kw), (ho, wo))), _tap_views(mask), strict=True):
+        np.copyto(out, t, where=m)
+    return out.transpose(0, 3, 1, 2)
 
 
 def avg_pool2d(x, kernel, out_hw, geom, divisor):
     """Σ over each window / ``divisor`` (a scalar or an (Ho, Wo) array)."""
-    xh = padded_nhwc(x._data, geom.pads, 0.0)
-    out = np.zeros((xh.shape[0],) + tuple(out_hw) + (xh.shape[3],), xh.dtype)
-    for _, (rs, cs) in _taps(kernel, out_hw, geom):
-        out += xh[:, rs, cs]
-    out /= _nhwc_divisor(divisor)
+    out = opaque(_avg_pool_kernel, x._data, kernel, out_hw, geom, divisor)
     x_shape = x._data.shape
 
     def backward(g):
         return (_avg_pool_adjoint(g, x_shape, kernel, geom, divisor),)
 
-    return make_result(out.transpose(0, 3, 1, 2), (x,), backward, "AvgPool2DBackward")
+    return make_result(out, (x,), backward, "AvgPool2DBackward")
+
+
+def _avg_pool_kernel(x, kernel, out_hw, geom, divisor):
+    xh = padded_nhwc(x, geom.pads, 0.0)
+    out = np.zeros((xh.shape[0],) + tuple(out_hw) + (xh.shape[3],), xh.dtype)
+    for _, (rs, cs) in _taps(kernel, out_hw, geom):
+        out += xh[:, rs, cs]
+    out /= _nhwc_divisor(divisor)
+    return out.transpose(0, 3, 1, 2)
 
 
 def _nhwc_divisor(divisor):
@@ -220,17 +259,21 @@ def _nhwc_divisor(divisor):
 
 
 def _avg_pool_adjoint(g, x_shape, kernel, geom, divisor):
-    gh = nhwc(g._data) / _nhwc_divisor(divisor)
-    gxp = new_like(gh, padded_shape(x_shape, geom))
-    out_hw = gh.shape[1:3]
-    for _, (rs, cs) in _taps(kernel, out_hw, geom):
-        gxp[:, rs, cs] += gh
+    out = opaque(_avg_adjoint_kernel, g._data, x_shape, kernel, geom, divisor)
+    out_hw = g._data.shape[2:]
 
     def backward(v):
         return (avg_pool2d(v, kernel, out_hw, geom, divisor),)
 
-    out = crop_nhwc(gxp, geom.pads, x_shape)
     return make_result(out, (g,), backward, "AvgPool2DBackwardBackward")
+
+
+def _avg_adjoint_kernel(g, x_shape, kernel, geom, divisor):
+    gh = nhwc(g) / _nhwc_divisor(divisor)
+    gxp = new_like(gh, padded_shape(x_shape, geom))
+    for _, (rs, cs) in _taps(kernel, gh.shape[1:3], geom):
+        gxp[:, rs, cs] += gh
+    return crop_nhwc(gxp, geom.pads, x_shape)
 
 
 def avg_divisor(size, kernel, out_hw, geom, count_include_pad):
