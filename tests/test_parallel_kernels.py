@@ -26,11 +26,11 @@ def _square_plus(outs, ins):
     out += b
 
 
-@pytest.mark.parametrize("size", [1, 1000, 2 * _parallel.MIN_ELEMENTS + 17, 300_001])
-def test_map_rows_covers_every_element_once(size):
-    rng = np.random.default_rng(size)
-    a, b = rng.standard_normal((2, size)).astype(np.float32)
-    out = np.full(size, np.nan, np.float32)
+@pytest.mark.parametrize("shape", [(1,), (1000,), (2 * _parallel.MIN_ELEMENTS + 17,), (3, 50_001)])
+def test_map_rows_covers_every_element_once(shape):
+    rng = np.random.default_rng(shape[0])
+    a, b = rng.standard_normal((2, *shape)).astype(np.float32)
+    out = np.full(shape, np.nan, np.float32)
     with _threads(2):
         assert _parallel.num_threads() == 2
         _parallel.map_rows(_square_plus, (out,), (a, b))
@@ -106,3 +106,32 @@ def test_gelu_step_replays_split_under_jit():
         eager_loss, eager_grad = step(x)
     np.testing.assert_array_equal(loss.numpy(), eager_loss.detach().numpy())
     np.testing.assert_array_equal(grad.numpy(), eager_grad.numpy())
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_attention_split_over_the_batch_matches_one_thread(causal):
+    rng = np.random.default_rng(2)
+    qkv = rng.standard_normal((3, 16, 2, 64, 32)).astype(np.float32)
+    g = rng.standard_normal((16, 2, 64, 32)).astype(np.float32)
+
+    def run():
+        q, k, v = (tg.tensor(a, requires_grad=True) for a in qkv)
+        out = tg.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        out.backward(tg.tensor(g))
+        return [out.detach().numpy().copy()] + [t.grad.numpy().copy() for t in (q, k, v)]
+
+    with _threads(1):
+        one = run()
+    calls = []
+    original = _parallel._map_rows
+
+    def spy(kernel, *args):
+        calls.append(kernel.__name__)
+        return original(kernel, *args)
+
+    with _threads(2), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_parallel, "_map_rows", spy)
+        two = run()
+    assert calls == ["_forward_kernel", "_backward_kernel"]
+    for a, b in zip(one, two, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -1,14 +1,17 @@
-"""Elementwise array kernels split over threads, as torch's ``at::parallel_for``.
+"""Row-independent array kernels split over threads, as torch's ``at::parallel_for``.
 
 Note [Intra-op parallelism]
 PyTorch runs an elementwise kernel over more than 32,768 elements on all of its intra-op
 threads; NumPy runs every ufunc on one. For a fused kernel of many passes (exact GELU's
 erf is some twenty ufunc calls over a 16 x 64 x 256 activation) that leaves the second
-core idle while the kernel makes up a tenth of a small GPT's step. :func:`map_rows` runs
-``kernel(outs, ins)`` on consecutive parts of C-contiguous arrays of one shape, one part
-per thread, on persistent worker threads (NumPy releases the GIL inside its ufunc loops,
-so the parts run at once). The parts are disjoint and the kernel elementwise, so the
-result is bitwise the one-thread result.
+core idle while the kernel makes up a tenth of a small GPT's step; so do the per-head
+GEMMs and softmax of attention, each too small for OpenBLAS to split. :func:`map_rows`
+runs ``kernel(outs, ins, *shared)`` on blocks of rows (the first axis) of arrays, one
+block per thread, on persistent worker threads (NumPy releases the GIL inside its ufunc
+loops and BLAS calls, so the blocks run at once), with OpenBLAS on one thread meanwhile
+(the blocks already fill the cores). Rows are independent, so an elementwise kernel gives
+bitwise the one-thread result; a kernel with GEMMs gives the products of one BLAS thread
+(the same bits for attention's small GEMMs, tests/test_parallel_kernels.py).
 
 How many threads: as many as NumPy's OpenBLAS uses at the moment of the call
 (``openblas_get_num_threads``, found as in Note [Small GEMMs on one thread]), so
@@ -51,9 +54,9 @@ def _worker(jobs):
         job = jobs.get()
         if job is None:
             return
-        kernel, outs, ins, done = job
+        kernel, outs, ins, shared, done = job
         try:
-            kernel(outs, ins)
+            kernel(outs, ins, *shared)
         except BaseException as e:  # noqa: BLE001 - handed back to the caller, raised there
             done.put(e)
         else:
@@ -75,47 +78,61 @@ def _workers(n):
         return workers[:n]
 
 
-def map_rows(kernel, outs, ins) -> None:
-    """Run ``kernel(outs, ins)`` over parts of the arrays, on several threads when large.
+def map_rows(kernel, outs, ins, shared=()) -> None:
+    """Run ``kernel(outs, ins, *shared)`` over row blocks of the arrays, on several threads
+    when they are large.
 
     Args:
-        kernel: a module-level function ``kernel(outs, ins)`` that writes every element of
-            each array in ``outs`` from the elements at the same positions of ``ins``
-            (elementwise: no element depends on another).
-        outs: tuple of C-contiguous arrays to write, all of one shape.
-        ins: tuple of C-contiguous arrays to read, of that same shape.
+        kernel: a module-level function ``kernel(outs, ins, *shared)`` that writes every
+            row of each array in ``outs`` from the same rows of ``ins`` (and all of
+            ``shared``): no row depends on another.
+        outs: tuple of arrays to write (any strides: a block is a view).
+        ins: tuple of arrays to read, with the same first dimension.
+        shared: values (arrays too) every block reads whole.
     """
     hook = _trace.HOOK[0]
     if hook is not None:
-        hook(_map_rows, (kernel, outs, ins))  # one call of the replay program
+        hook(_map_rows, (kernel, outs, ins, shared))  # one call of the replay program
     else:
-        _map_rows(kernel, outs, ins)
+        _map_rows(kernel, outs, ins, shared)
 
 
-def _map_rows(kernel, outs, ins):
-    size = outs[0].size
-    n = min(num_threads(), size // MIN_ELEMENTS) if not getattr(_LOCAL, "worker", False) else 1
-    if n <= 1 or not all(a.flags.c_contiguous and a.size == size for a in outs + ins):
-        kernel(outs, ins)
+def _blocks(outs, ins):
+    """Row ranges, one per thread; a single one where splitting does not pay."""
+    rows = outs[0].shape[0] if outs[0].ndim else 1
+    if getattr(_LOCAL, "worker", False):
+        return [(0, rows)]
+    size = sum(a.size for a in outs)
+    n = min(num_threads(), rows, size // MIN_ELEMENTS)
+    if n <= 1 or not all(a.ndim and a.shape[0] == rows for a in outs + ins):
+        return [(0, rows)]
+    step = -(-rows // n)
+    return [(i, min(i + step, rows)) for i in range(0, rows, step)]
+
+
+def _map_rows(kernel, outs, ins, shared=()):
+    blocks = _blocks(outs, ins)
+    if len(blocks) == 1:
+        kernel(outs, ins, *shared)
         return
-    outs = [a.reshape(-1) for a in outs]
-    ins = [a.reshape(-1) for a in ins]
-    step = -(-size // n)
-    step += -step % 16  # parts start on 64-byte boundaries (float32)
-    bounds = [(i, min(i + step, size)) for i in range(0, size, step)]
     done = queue.SimpleQueue()
-    jobs = _workers(len(bounds) - 1)
-    for q, (a, b) in zip(jobs, bounds[1:]):
-        q.put((kernel, tuple(o[a:b] for o in outs), tuple(x[a:b] for x in ins), done))
-    a, b = bounds[0]
-    error = None
+    jobs = _workers(len(blocks) - 1)
+    # The blocks share the cores: a GEMM inside a kernel runs on one BLAS thread.
+    _blas_threads._enter()
     try:
-        kernel(tuple(o[a:b] for o in outs), tuple(x[a:b] for x in ins))
-    except BaseException as e:  # noqa: BLE001 - wait for the workers before raising
-        error = e
-    for _ in jobs:
-        e = done.get()
-        if error is None and e is not None:
+        for q, (a, b) in zip(jobs, blocks[1:]):
+            q.put((kernel, tuple(o[a:b] for o in outs), tuple(x[a:b] for x in ins), shared, done))
+        a, b = blocks[0]
+        error = None
+        try:
+            kernel(tuple(o[a:b] for o in outs), tuple(x[a:b] for x in ins), *shared)
+        except BaseException as e:  # noqa: BLE001 - wait for the workers before raising
             error = e
+        for _ in jobs:
+            e = done.get()
+            if error is None and e is not None:
+                error = e
+    finally:
+        _blas_threads._leave()
     if error is not None:
         raise error

@@ -110,7 +110,7 @@ def _parallel_ok(*arrays):
     )
 
 
-def _cdf_kernel(outs, ins):
+def _cdf_kernel(outs, ins):  # the rows of Φ(x)
     (c,), (x,) = outs, ins
     if x.dtype == np.float32:
         np.add(_erf_f32(x * _F32(_INV_SQRT_2), _HALF_ALPHA, 0.5), _F32(0.5), out=c)
@@ -118,7 +118,7 @@ def _cdf_kernel(outs, ins):
         c[...] = _normal_cdf(x)
 
 
-def _gelu_grad_kernel(outs, ins):
+def _gelu_grad_kernel(outs, ins):  # the rows of GELU's gradient
     (out,), (grad, x, cdf) = outs, ins
     t = _normal_pdf_times_x(x)
     t += cdf
