@@ -156,3 +156,24 @@ def test_cached_step_after_load_state_dict_uses_the_loaded_state(name):
         eager(), cached()
     for a, b in zip(pe, pc, strict=True):
         np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "before", "after"),
+    [
+        ("SGD", "momentum", 0.0, 0.9),
+        ("SGD", "momentum", 0.9, 0.0),
+        ("AdamW", "amsgrad", True, False),
+    ],
+)
+def test_switching_a_state_entry_on_or_off_matches_the_loop(name, key, before, after):
+    pf, pl = _params(), _params()
+    kwargs = {"lr": 0.01, key: before}
+    flat, loop = _make(name, pf, kwargs), _make(name, pl, kwargs, foreach=False)
+    _train(flat, pf, 3), _train(loop, pl, 3)
+    for opt in (flat, loop):
+        for g in opt.param_groups:
+            g[key] = after
+    for a, b in zip(_train(flat, pf, 3), _train(loop, pl, 3), strict=True):
+        np.testing.assert_array_equal(a, b)
+    _assert_same_state(flat, loop)

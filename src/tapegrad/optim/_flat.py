@@ -51,11 +51,13 @@ class _Layout:
         self.spans = spans  # [(start, stop, shape)]
         self.fresh = fresh  # the buffers were created, not gathered (SGD's first step)
 
-    def holds(self, params, state) -> bool:
+    def holds(self, params, state, keys) -> bool:
         """Whether the state of ``params`` is still the Tensors over this layout's buffers."""
         mine = self.params
         if len(mine) != len(params) or any(a is not b for a, b in zip(mine, params)):
             return False
+        if len(keys) != len(self.tensors) or any(k not in self.tensors for k in keys):
+            return False  # amsgrad or momentum switched on or off
         for key, tensors in self.tensors.items():
             for p, t in zip(params, tensors):
                 s = state.get(p)
@@ -103,7 +105,7 @@ def flat_state(opt, index, params, keys, new_state):
             holding everything except ``keys`` (such as ``step``), in torch's order.
     """
     flat = opt._flat.get(index)
-    if flat is not None and flat["layout"].holds(params, opt.state):
+    if flat is not None and flat["layout"].holds(params, opt.state, keys):
         return flat
     opt._flat.pop(index, None)
     states = [opt.state.get(p) for p in params]
