@@ -135,3 +135,14 @@ def test_attention_split_over_the_batch_matches_one_thread(causal):
     assert calls == ["_forward_kernel", "_backward_kernel"]
     for a, b in zip(one, two, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_splitting_can_be_turned_off():
+    a = np.ones((4, _parallel.MIN_ELEMENTS), np.float32)
+    with _threads(2):
+        assert len(_parallel._blocks((a,), ())) == 2
+        _parallel.ENABLED[0] = False  # as TAPEGRAD_INTRA_OP=0 at import
+        try:
+            assert _parallel._blocks((a,), ()) == [(0, 4)]
+        finally:
+            _parallel.ENABLED[0] = True

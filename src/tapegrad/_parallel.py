@@ -17,7 +17,9 @@ How many threads: as many as NumPy's OpenBLAS uses at the moment of the call
 (``openblas_get_num_threads``, found as in Note [Small GEMMs on one thread]), so
 ``torch.set_num_threads``/threadpoolctl limits, ``--threads 1`` and ``one_thread`` blocks
 all hold for these kernels too; one thread below :data:`MIN_ELEMENTS` per extra thread,
-without OpenBLAS, or when a kernel is called from a worker. While ``tapegrad.jit``
+without OpenBLAS, when a kernel is called from a worker, or with the environment variable
+``TAPEGRAD_INTRA_OP=0`` (read at import; :data:`ENABLED` at run time), which turns the
+splitting off everywhere. While ``tapegrad.jit``
 records, the whole call is logged as one call of the program (``tapegrad._trace.HOOK``), so
 replays split it the same way.
 """
@@ -30,10 +32,13 @@ import threading
 
 from . import _blas_threads, _trace
 
-__all__ = ["map_rows", "num_threads", "MIN_ELEMENTS"]
+__all__ = ["map_rows", "num_threads", "MIN_ELEMENTS", "ENABLED"]
 
 #: Elements per thread below which a kernel runs on the calling thread alone.
 MIN_ELEMENTS = 1 << 15
+
+#: ``ENABLED[0]``: whether kernels may be split at all (``TAPEGRAD_INTRA_OP=0`` turns it off).
+ENABLED = [os.environ.get("TAPEGRAD_INTRA_OP", "1").strip() != "0"]
 
 _LOCK = threading.Lock()
 _POOL = {"pid": None, "workers": []}
@@ -100,7 +105,7 @@ def map_rows(kernel, outs, ins, shared=()) -> None:
 def _blocks(outs, ins):
     """Row ranges, one per thread; a single one where splitting does not pay."""
     rows = outs[0].shape[0] if outs[0].ndim else 1
-    if getattr(_LOCAL, "worker", False):
+    if not ENABLED[0] or getattr(_LOCAL, "worker", False):
         return [(0, rows)]
     size = sum(a.size for a in outs)
     n = min(num_threads(), rows, size // MIN_ELEMENTS)
