@@ -249,6 +249,10 @@ for _name, _info in _OPS.items():
         globals().setdefault(_alias, globals()[_name] if _info.function else _info.fn)
 del _name, _info, _alias
 
+from ._malloc import tune as _tune_malloc  # noqa: E402
+
+_tune_malloc()  # Note [Array memory and page faults]
+
 __version__ = "0.1.0"
 
 __all__ = [name for name in dir() if not name.startswith("_")] + ["bfloat16"]

@@ -14,6 +14,7 @@ from ..grad_mode import STATE
 from ..ops._registry import register
 from ..ops._util import reduce_grad
 from ..tensor import Tensor
+from . import _attention_split as _split
 
 __all__ = ["attention"]
 
@@ -60,16 +61,24 @@ def attention(q, k, v, bias=None, scale=1.0, dropout_mask=None):
     Returns:
         (…, L, Ev) Tensor.
     """
-    s = np.matmul(q._data, _t(k._data))
-    s *= s.dtype.type(scale)
-    if bias is not None:
-        s = np.add(
-            s, bias._data, out=s if s.shape == np.broadcast_shapes(s.shape, bias.shape) else None
-        )
-    p, dead = _probabilities(s)
-    pd = p if dropout_mask is None else p * dropout_mask
-    out = np.matmul(pd, v._data)
-    del pd
+    split = _split.forward(  # Note [Intra-op parallelism]
+        q._data, k._data, v._data, None if bias is None else bias._data, scale, dropout_mask
+    )
+    if split is not None:
+        out, p, dead = split
+    else:
+        s = np.matmul(q._data, _t(k._data))
+        s *= s.dtype.type(scale)
+        if bias is not None:
+            s = np.add(
+                s,
+                bias._data,
+                out=s if s.shape == np.broadcast_shapes(s.shape, bias.shape) else None,
+            )
+        p, dead = _probabilities(s)
+        pd = p if dropout_mask is None else p * dropout_mask
+        out = np.matmul(pd, v._data)
+        del pd
     need_q, need_k, need_v = q._rg, k._rg, v._rg
     need_b = bias is not None and bias._rg
 
@@ -136,6 +145,10 @@ def _t(a):
 
 def _backward_arrays(gd, p, drop, q, k, v, bias, scale):
     """Note [Attention backward] on arrays (no graph is recorded without create_graph)."""
+    if drop is None and q._rg and k._rg and v._rg and (bias is None or not bias._rg):
+        split = _split.backward(gd, p, q._data, k._data, v._data, scale)
+        if split is not None:  # Note [Intra-op parallelism]
+            return tuple(Tensor._wrap(a) for a in split) + (None,)
     gq = gk = gv = gb = None
     if v._rg:
         pd = p if drop is None else p * drop

@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from .._parallel import MIN_ELEMENTS, map_rows
 from ..autograd.graph import make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
@@ -34,6 +35,7 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 _F32 = np.float32
+_SPLIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Eigen's generic_fast_erf_float: erf(z) ≈ z·P(z²)/Q(z²) on [−4, 4]
 _ALPHA = [
     _F32(c)
@@ -90,6 +92,40 @@ def normal_cdf(x):
     """Φ(x) = (1 + erf(x/√2))/2 on an array, in x's dtype."""
     if x.ndim == 0:  # NumPy gives scalars for 0-d operands; the in-place steps need arrays
         return normal_cdf(x.reshape(1)).reshape(())
+    if _parallel_ok(x):  # Note [Intra-op parallelism]
+        c = np.empty_like(x)
+        map_rows(_cdf_kernel, (c,), (x,))
+        return c
+    return _normal_cdf(x)
+
+
+def _parallel_ok(*arrays):
+    """Large C-contiguous float32/float64 arrays of one shape: worth splitting over threads."""
+    x = arrays[0]
+    return (
+        x.size >= 2 * MIN_ELEMENTS
+        and x.dtype in _SPLIT_DTYPES
+        and all(a.shape == x.shape and a.dtype == x.dtype for a in arrays)
+        and all(a.flags.c_contiguous for a in arrays)
+    )
+
+
+def _cdf_kernel(outs, ins):  # the rows of Φ(x)
+    (c,), (x,) = outs, ins
+    if x.dtype == np.float32:
+        np.add(_erf_f32(x * _F32(_INV_SQRT_2), _HALF_ALPHA, 0.5), _F32(0.5), out=c)
+    else:
+        c[...] = _normal_cdf(x)
+
+
+def _gelu_grad_kernel(outs, ins):  # the rows of GELU's gradient
+    (out,), (grad, x, cdf) = outs, ins
+    t = _normal_pdf_times_x(x)
+    t += cdf
+    np.multiply(grad, t, out=out)
+
+
+def _normal_cdf(x):
     if x.dtype == np.float32:
         c = _erf_f32(x * _F32(_INV_SQRT_2), _HALF_ALPHA, 0.5)
         c += _F32(0.5)
@@ -121,11 +157,16 @@ def gelu_backward(grad, input, _cdf=None):
     ``_cdf``: Φ(input) as an array when the caller (GELU's forward) has it already.
     """
     x = input._data
-    t = _normal_pdf_times_x(x)
-    t += normal_cdf(x) if _cdf is None else _cdf
     gd = grad._data
-    in_place = t.shape == gd.shape and t.dtype == np.result_type(gd, t)
-    out = np.multiply(gd, t, out=t if in_place else None)
+    cdf = normal_cdf(x) if _cdf is None else _cdf
+    if _parallel_ok(x, gd, cdf):  # Note [Intra-op parallelism]: one fused kernel, split
+        out = np.empty_like(x)
+        map_rows(_gelu_grad_kernel, (out,), (gd, x, cdf))
+    else:
+        t = _normal_pdf_times_x(x)
+        t += cdf
+        in_place = t.shape == gd.shape and t.dtype == np.result_type(gd, t)
+        out = np.multiply(gd, t, out=t if in_place else None)
     if not (STATE.enabled and (grad._rg or input._rg)):
         return Tensor._wrap(out)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, bump_version, check_hyper, compat_flags
+from ._flat import add_to_params, flat_grad, flat_params, flat_state
+from .optimizer import Optimizer, bump_version, check_hyper, compat_flags, new_step
 
 __all__ = ["Adam", "AdamW"]
 
@@ -77,6 +78,60 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _step_group(self, group: dict) -> None:
+        index = next(i for i, g in enumerate(self.param_groups) if g is group)
+        params = flat_params(group)
+        if params is not None:
+            keys = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+            flat = flat_state(self, index, params, keys, lambda p: {"step": new_step()})
+            if flat is not None:
+                self._step_flat(group, params, flat)
+                return
+        self._flat.pop(index, None)  # the loop may set steps apart (Note [Flat optimizer state])
+        self._step_loop(group)
+
+    def _step_flat(self, group: dict, params: list, flat: dict) -> None:
+        """The whole group at once (Note [Flat optimizer state]): the loop's float
+        operations on one buffer per state entry, so the results are bitwise the loop's."""
+        lr = float(group["lr"])
+        beta1, beta2 = (float(b) for b in group["betas"])
+        eps = float(group["eps"])
+        weight_decay = float(group["weight_decay"])
+        maximize = group["maximize"]
+        state = self.state
+        for p in params:
+            state[p]["step"]._data += 1
+        step = state[params[0]]["step"]._data  # all steps agree on the flat path
+        if group["decoupled_weight_decay"]:
+            if weight_decay != 0:
+                for p in params:
+                    np.multiply(p._data, 1 - lr * weight_decay, out=p._data)
+            grad = flat_grad(params, flat, maximize, 0.0)
+        else:
+            grad = flat_grad(params, flat, maximize, weight_decay)
+        work = flat["work"]
+        exp_avg, exp_avg_sq = flat["exp_avg"], flat["exp_avg_sq"]
+        np.subtract(grad, exp_avg, out=work)
+        np.multiply(work, 1 - beta1, out=work)
+        np.add(exp_avg, work, out=exp_avg)
+        np.multiply(exp_avg_sq, beta2, out=exp_avg_sq)
+        np.multiply(grad, 1 - beta2, out=work)
+        np.multiply(work, grad, out=work)
+        np.add(exp_avg_sq, work, out=exp_avg_sq)
+        dtype = work.dtype
+        bias_correction2_sqrt = ((1 - np.power(beta2, step, dtype=np.float64)) ** 0.5).astype(dtype)
+        neg_step_size = (-lr / (1 - np.power(beta1, step, dtype=np.float64))).astype(dtype)
+        second = exp_avg_sq
+        if group["amsgrad"]:
+            second = flat["max_exp_avg_sq"]
+            np.maximum(second, exp_avg_sq, out=second)
+        denom = np.sqrt(second, out=work)
+        np.divide(denom, bias_correction2_sqrt, out=denom)
+        np.add(denom, eps, out=denom)
+        np.divide(exp_avg, denom, out=denom)
+        np.multiply(denom, neg_step_size, out=denom)
+        add_to_params(params, flat, denom)
+
+    def _step_loop(self, group: dict) -> None:
         lr = float(group["lr"])
         beta1, beta2 = (float(b) for b in group["betas"])
         eps = float(group["eps"])

@@ -51,6 +51,7 @@ class Optimizer:
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict] = []
         self._scratch_buffers: dict = {}
+        self._flat: dict = {}  # Note [Flat optimizer state] in _flat.py
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors "
@@ -240,6 +241,7 @@ class Optimizer:
             new_groups.append(new_group)
         self.state = state
         self.param_groups = new_groups
+        self._flat.clear()  # Note [Flat optimizer state]
 
 
 def _copy_state(value, param: Tensor, key):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from ._flat import add_to_params, flat_grad, flat_params, flat_state
 from .optimizer import Optimizer, bump_version, check_hyper, compat_flags
 
 __all__ = ["SGD"]
@@ -69,6 +70,46 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _step_group(self, group: dict) -> None:
+        index = next(i for i, g in enumerate(self.param_groups) if g is group)
+        params = flat_params(group)
+        if params is not None:
+            keys = ("momentum_buffer",) if float(group["momentum"]) != 0 else ()
+            flat = flat_state(self, index, params, keys, lambda p: {})
+            if flat is not None:
+                self._step_flat(group, params, flat)
+                return
+        self._flat.pop(index, None)
+        self._step_loop(group)
+
+    def _step_flat(self, group: dict, params: list, flat: dict) -> None:
+        """The whole group at once (Note [Flat optimizer state]), bitwise the loop."""
+        lr = float(group["lr"])
+        momentum = float(group["momentum"])
+        dampening = float(group["dampening"])
+        grad = flat_grad(params, flat, group["maximize"], float(group["weight_decay"]))
+        work = flat["work"]
+        if momentum != 0:
+            buf = flat["momentum_buffer"]
+            layout = flat["layout"]
+            if layout.fresh:  # the first step: the buffer is the gradient
+                layout.fresh = False
+                np.positive(grad, out=buf)
+            else:
+                np.multiply(buf, momentum, out=buf)
+                if dampening == 0:
+                    np.add(buf, grad, out=buf)
+                else:
+                    np.multiply(grad, 1 - dampening, out=work)
+                    np.add(buf, work, out=buf)
+            if group["nesterov"]:
+                np.multiply(buf, momentum, out=work)
+                grad = np.add(grad, work, out=work)
+            else:
+                grad = buf
+        np.multiply(grad, -lr, out=work)
+        add_to_params(params, flat, work)
+
+    def _step_loop(self, group: dict) -> None:
         lr = float(group["lr"])
         momentum = float(group["momentum"])
         dampening = float(group["dampening"])

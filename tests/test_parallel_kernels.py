@@ -1,0 +1,148 @@
+"""Note [Intra-op parallelism]: elementwise kernels split over threads give bitwise the
+one-thread result, follow NumPy's BLAS thread count, raise the kernel's errors, and replay
+under tapegrad.jit. (The suite pins BLAS to one thread: these tests raise it to two.)"""
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from tapegrad import _parallel
+from tapegrad.ops import gelu_kernels
+
+threadpoolctl = pytest.importorskip("threadpoolctl")
+
+pytestmark = pytest.mark.skipif(
+    not tg._blas_threads._handles(), reason="needs NumPy on OpenBLAS (thread count)"
+)
+
+
+def _threads(n):
+    return threadpoolctl.threadpool_limits(n, "blas")
+
+
+def _square_plus(outs, ins):
+    (out,), (a, b) = outs, ins
+    np.multiply(a, a, out=out)
+    out += b
+
+
+@pytest.mark.parametrize("shape", [(1,), (1000,), (2 * _parallel.MIN_ELEMENTS + 17,), (3, 50_001)])
+def test_map_rows_covers_every_element_once(shape):
+    rng = np.random.default_rng(shape[0])
+    a, b = rng.standard_normal((2, *shape)).astype(np.float32)
+    out = np.full(shape, np.nan, np.float32)
+    with _threads(2):
+        assert _parallel.num_threads() == 2
+        _parallel.map_rows(_square_plus, (out,), (a, b))
+    np.testing.assert_array_equal(out, a * a + b)
+
+
+def test_num_threads_follows_blas():
+    with _threads(1):
+        assert _parallel.num_threads() == 1
+    with _threads(2):
+        assert _parallel.num_threads() == 2
+        with tg._blas_threads.one_thread(1):
+            assert _parallel.num_threads() == 1
+
+
+def _fail_on_negative(outs, ins):
+    if (ins[0] < 0).any():
+        raise ValueError("negative part")
+    outs[0][...] = ins[0]
+
+
+def test_a_kernel_error_is_raised_in_the_caller():
+    x = np.ones(4 * _parallel.MIN_ELEMENTS, np.float32)
+    x[-1] = -1  # in the last part: a worker's
+    with _threads(2), pytest.raises(ValueError, match="negative part"):
+        _parallel.map_rows(_fail_on_negative, (np.empty_like(x),), (x,))
+    out = np.empty_like(x)
+    with _threads(2):  # the pool still works after an error
+        _parallel.map_rows(_fail_on_negative, (out,), (np.abs(x),))
+    np.testing.assert_array_equal(out, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_is_bitwise_the_one_thread_result(dtype):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((16, 64, 96)) * 3).astype(dtype)
+    g = rng.standard_normal(x.shape).astype(dtype)
+
+    def run():
+        xt = tg.tensor(x, requires_grad=True)
+        y = tg.nn.functional.gelu(xt)
+        y.backward(tg.tensor(g))
+        return y.detach().numpy().copy(), xt.grad.numpy().copy()
+
+    with _threads(1):
+        y1, g1 = run()
+    with _threads(2):
+        y2, g2 = run()
+    np.testing.assert_array_equal(y1, y2)
+    np.testing.assert_array_equal(g1, g2)
+    assert gelu_kernels._parallel_ok(x, g)
+
+
+def test_gelu_step_replays_split_under_jit():
+    rng = np.random.default_rng(1)
+    w = tg.tensor(rng.standard_normal((64, 256)).astype(np.float32) * 0.1, requires_grad=True)
+    x = tg.tensor(rng.standard_normal((16, 64, 64)).astype(np.float32))
+
+    def step(x):
+        w.grad = None
+        loss = tg.nn.functional.gelu(x @ w).square().mean()
+        loss.backward()
+        return loss, w.grad
+
+    cached = tg.jit.cache(step, verify_every=1)  # every replay checked against eager
+    with _threads(2):
+        for _ in range(4):
+            loss, grad = cached(x)
+        assert cached.cache_info().hits >= 1
+        program = next(iter(cached._entries.values())).program
+        assert any(c is _parallel._map_rows for c in program.consts)  # one call, split
+    with _threads(1):
+        eager_loss, eager_grad = step(x)
+    np.testing.assert_array_equal(loss.numpy(), eager_loss.detach().numpy())
+    np.testing.assert_array_equal(grad.numpy(), eager_grad.numpy())
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_attention_split_over_the_batch_matches_one_thread(causal):
+    rng = np.random.default_rng(2)
+    qkv = rng.standard_normal((3, 16, 2, 64, 32)).astype(np.float32)
+    g = rng.standard_normal((16, 2, 64, 32)).astype(np.float32)
+
+    def run():
+        q, k, v = (tg.tensor(a, requires_grad=True) for a in qkv)
+        out = tg.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        out.backward(tg.tensor(g))
+        return [out.detach().numpy().copy()] + [t.grad.numpy().copy() for t in (q, k, v)]
+
+    with _threads(1):
+        one = run()
+    calls = []
+    original = _parallel._map_rows
+
+    def spy(kernel, *args):
+        calls.append(kernel.__name__)
+        return original(kernel, *args)
+
+    with _threads(2), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_parallel, "_map_rows", spy)
+        two = run()
+    assert calls == ["_forward_kernel", "_backward_kernel"]
+    for a, b in zip(one, two, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_splitting_can_be_turned_off():
+    a = np.ones((4, _parallel.MIN_ELEMENTS), np.float32)
+    with _threads(2):
+        assert len(_parallel._blocks((a,), ())) == 2
+        _parallel.ENABLED[0] = False  # as TAPEGRAD_INTRA_OP=0 at import
+        try:
+            assert _parallel._blocks((a,), ()) == [(0, 4)]
+        finally:
+            _parallel.ENABLED[0] = True
