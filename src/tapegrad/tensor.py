@@ -36,8 +36,9 @@ class VersionCounter:
         """Record one in-place modification made by ``op_name``, called ``depth`` frames up."""
         self.value += 1
         frame = sys._getframe(depth)
-        # Walk out of tapegrad's own frames so the location is the user's line.
-        while frame is not None and _is_internal(frame.f_code.co_filename):
+        # Walk out of tapegrad's own frames so the location is the user's line
+        # (_is_internal inlined: this runs at every in-place op).
+        while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
             frame = frame.f_back
         if frame is not None:
             self.where = (frame.f_code.co_filename, frame.f_lineno, op_name)
