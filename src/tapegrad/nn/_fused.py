@@ -34,8 +34,9 @@ def linear(x, w, b=None):
     out_shape = out.shape
 
     def backward(g):
-        if not STATE.enabled and g._data.shape == out_shape and _arrays_ok(x._data, w._data, out_shape):
-            return _linear_backward_arrays(g._data, x, w, need_x, need_w, need_b)
+        gd = g._data
+        if not STATE.enabled and gd.shape == out_shape and _arrays_ok(x._data, w._data, out_shape):
+            return _linear_backward_arrays(gd, x, w, need_x, need_w, need_b)
         gx = gw = gb = None
         if need_x:
             gx = g @ w
@@ -60,9 +61,9 @@ def _arrays_ok(xd, wd, out_shape) -> bool:
     """Whether the first-order rule may run on arrays (same float dtype of 32 bits or
     more, nothing empty); else the rule in Tensor ops."""
     dtype = xd.dtype
-    return bool(
-        xd.size and 0 not in out_shape and dtype == wd.dtype and dtype.kind == "f"
-    ) and (dtype.itemsize >= 4)
+    return bool(xd.size and 0 not in out_shape and dtype == wd.dtype and dtype.kind == "f") and (
+        dtype.itemsize >= 4
+    )
 
 
 def check_embedding_indices(idx, n):

@@ -1,0 +1,124 @@
+"""The short paths of a training step (issue 16) keep every check of the general ones:
+in-place ops with nothing to record, AccumulateGrad made per graph, linear without a
+recorded rule, and cross entropy's target checks."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+import tapegrad.nn.functional as F
+
+HERE = __file__.rsplit("/", 1)[-1]
+
+
+def _line():
+    return inspect.currentframe().f_back.f_lineno
+
+
+@pytest.mark.parametrize("op", ["add_", "sub_", "mul_", "div_"])
+def test_unrecorded_inplace_op_bumps_and_names_the_users_line(op):
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    c = tg.tensor([3.0, 4.0])  # needs no grad: the in-place op below records nothing
+    y = x * c
+    getattr(c, op)(2.0)
+    line = _line() - 1
+    assert c._version == 1
+    with pytest.raises(RuntimeError, match=rf"MulBackward.*version 0.*version 1.*{op} at "):
+        y.sum().backward()
+    assert c._vc.where[0].endswith(HERE) and c._vc.where[1] == line
+
+
+def test_unrecorded_inplace_values_match_torch(torch_mod):
+    got = []
+    for m in (tg, torch_mod):
+        b = m.tensor([1.0, -2.0, 3.0])
+        g = m.tensor([0.5, 0.25, -1.0])
+        with m.no_grad():
+            b.mul_(0.9).add_(g).sub_(g, alpha=2).div_(m.tensor(4.0))
+            b.add_(g, alpha=0.5)
+        got.append(b.numpy().copy())
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-6)
+    assert got[0].dtype == np.float32
+
+
+def test_unrecorded_inplace_errors_leave_the_tensor_unchanged():
+    a = tg.tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=r"add_: cannot apply an operand of shape \[3\]"):
+        a.add_(tg.tensor([1.0, 2.0, 3.0]))
+    i = tg.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="mul_: the result can't be cast"):
+        i.mul_(1.5)
+    e = tg.zeros(3).expand(2, 3)
+    with pytest.raises(RuntimeError, match="read-only"):
+        e.add_(1.0)
+    np.testing.assert_array_equal(a.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(i.numpy(), [1, 2])
+    assert a._version == 0 and i._version == 0
+
+
+def test_mul_and_div_take_no_alpha_add_and_sub_do():
+    t = tg.ones(2)
+    with pytest.raises(TypeError):
+        t.mul_(2.0, alpha=2)
+    with pytest.raises(TypeError):
+        t.div_(2.0, alpha=2)
+    t.add_(tg.ones(2), alpha=3)
+    np.testing.assert_array_equal(t.numpy(), [4.0, 4.0])
+
+
+def test_each_graph_gets_a_leaf_node_with_the_leafs_shape_and_dtype():
+    p = tg.nn.Parameter(tg.ones(3, 2, dtype=tg.float64))
+    y = (p * 2.0).sum()
+    acc = y.grad_fn.next_functions[0][0].next_functions[0][0]
+    assert acc.name() == "AccumulateGrad" and acc.variable is p
+    assert acc._out_meta == (((3, 2), np.dtype(np.float64)),)
+    y.backward()
+    np.testing.assert_array_equal(p.grad.numpy(), np.full((3, 2), 2.0))
+    p.grad = None
+    (p * 3.0).sum().backward()  # a new graph after the first one was freed
+    np.testing.assert_array_equal(p.grad.numpy(), np.full((3, 2), 3.0))
+
+
+def test_linear_records_nothing_when_no_input_needs_grad():
+    x, w, b = tg.ones(2, 3), tg.ones(4, 3), tg.ones(4)
+    y = F.linear(x, w, b)
+    assert y.grad_fn is None and not y.requires_grad
+    w.requires_grad_()
+    with tg.no_grad():
+        assert F.linear(x, w, b).grad_fn is None
+    assert F.linear(x, w, b).grad_fn.name() == "AddmmBackward"
+
+
+def test_linear_with_mixed_dtypes_raises_naming_them():
+    x = tg.ones(2, 3, dtype=tg.float64)
+    with pytest.raises(RuntimeError, match="linear: expected all tensors to have the same dtype"):
+        F.linear(x, tg.ones(4, 3, dtype=tg.float64), tg.ones(4))
+
+
+@pytest.mark.parametrize("ignore_index", [-100, 2, -1])
+def test_cross_entropy_with_ignored_targets_matches_torch(torch_mod, ignore_index):
+    logits = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
+    target = np.array([0, 2, 3, 2, 1])
+    if ignore_index == -1:
+        target[1] = -1
+    got = []
+    for m in (tg, torch_mod):
+        x = m.tensor(logits, requires_grad=True)
+        loss = (
+            F.cross_entropy(x, m.tensor(target), ignore_index=ignore_index)
+            if m is tg
+            else (m.nn.functional.cross_entropy(x, m.tensor(target), ignore_index=ignore_index))
+        )
+        loss.backward()
+        got.append((loss.item(), x.grad.numpy().copy()))
+    np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-5)
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("bad", [4, -2])
+def test_cross_entropy_out_of_range_target_names_it(bad):
+    x = tg.zeros(3, 4, requires_grad=True)
+    with pytest.raises(IndexError, match=rf"Target {bad} is out of bounds"):
+        F.cross_entropy(x, tg.tensor([0, bad, 1]))
