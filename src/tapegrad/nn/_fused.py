@@ -34,9 +34,8 @@ def linear(x, w, b=None):
     out_shape = out.shape
 
     def backward(g):
-        gd = g._data
-        if not STATE.enabled and gd.shape == out_shape and _arrays_ok(x._data, w._data, out_shape):
-            return _linear_backward_arrays(gd, x, w, need_x, need_w, need_b)
+        if not STATE.enabled and g._data.shape == out_shape and _arrays_ok(x._data, w._data):
+            return _linear_backward_arrays(g._data, x, w, need_x, need_w, need_b)
         gx = gw = gb = None
         if need_x:
             gx = g @ w
@@ -57,13 +56,12 @@ def linear(x, w, b=None):
     return make_result(out, (x, w, b), backward, "AddmmBackward", saved=saved)
 
 
-def _arrays_ok(xd, wd, out_shape) -> bool:
+def _arrays_ok(xd, wd) -> bool:
     """Whether the first-order rule may run on arrays (same float dtype of 32 bits or
     more, nothing empty); else the rule in Tensor ops."""
     dtype = xd.dtype
-    return bool(xd.size and 0 not in out_shape and dtype == wd.dtype and dtype.kind == "f") and (
-        dtype.itemsize >= 4
-    )
+    ok = xd.size and wd.shape[0] and dtype == wd.dtype and dtype.kind == "f"
+    return bool(ok) and dtype.itemsize >= 4
 
 
 def check_embedding_indices(idx, n):
