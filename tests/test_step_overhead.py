@@ -122,3 +122,26 @@ def test_cross_entropy_out_of_range_target_names_it(bad):
     x = tg.zeros(3, 4, requires_grad=True)
     with pytest.raises(IndexError, match=rf"Target {bad} is out of bounds"):
         F.cross_entropy(x, tg.tensor([0, bad, 1]))
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_relu_gradient_at_nan_zero_and_negative_zero_matches_torch(torch_mod, create_graph):
+    values = [float("nan"), -1.0, 0.0, -0.0, 2.0, float("inf")]
+    got = []
+    for m in (tg, torch_mod):
+        x = m.tensor(values, requires_grad=True)
+        (g,) = m.autograd.grad(m.relu(x).sum(), x, create_graph=create_graph)
+        got.append(g.detach().numpy())
+    np.testing.assert_array_equal(got[0], got[1])
+
+
+def test_cross_entropy_gradient_scaled_by_upstream_gradient_matches_torch(torch_mod):
+    logits = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
+    got = []
+    for m in (tg, torch_mod):
+        x = m.tensor(logits, requires_grad=True)
+        loss = m.nn.functional.cross_entropy(x, m.tensor([0, 2, 1, 2])) * 3.0
+        loss.backward()
+        got.append(x.grad.numpy().copy())
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-5, atol=1e-7)
+    assert got[0].dtype == np.float32

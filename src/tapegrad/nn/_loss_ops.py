@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.graph import make_result
+from ..autograd.graph import fresh_grad, make_result
 from ..grad_mode import STATE
 from ..ops.softmax import softmax
 from ..tensor import Tensor
@@ -79,6 +79,10 @@ def index_cross_entropy_mean(x, t, valid):
         prob = e / s
         prob -= onehot
         prob *= w[:, None]
+        gd = g._data
+        if gd.ndim == 0:  # (not batched): scaled in place, a fresh array (Note [Fresh gradients])
+            prob *= gd
+            return (fresh_grad(prob),)
         return (g * Tensor._wrap(prob),)
 
     return make_result(out, (x,), backward, "CrossEntropyBackward", saved=(x,))

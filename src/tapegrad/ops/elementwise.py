@@ -131,10 +131,11 @@ def relu(input):
 
 
 def _relu_backward(g, out):
-    # NOT (out <= 0) rather than out > 0: a NaN input passes its gradient, as in PyTorch.
+    # out != 0 rather than out > 0: a NaN input passes its gradient, as in PyTorch (out is
+    # max(x, 0): never negative, so this is NOT (out <= 0) in one array op instead of two).
     if not STATE.enabled:  # Note [First-order fast paths] in arithmetic.py
-        return (Tensor._wrap(np.multiply(g._data, ~(out._data <= 0))),)
-    return (g * ~(out._data <= 0),)
+        return (Tensor._wrap(np.multiply(g._data, out._data != 0)),)
+    return (g * (out._data != 0),)
 
 
 @register("where", method=False)
