@@ -443,8 +443,11 @@ class Tensor:
             create_graph: record the backward pass, so gradients can be differentiated again.
             inputs: accumulate only into these tensors.
         """
-        from .autograd import engine  # noqa: PLC0415 - engine sits above tensor
+        engine = _ENGINE[0]  # engine sits above tensor: imported at the first call
+        if engine is None:
+            from .autograd import engine  # noqa: PLC0415 - 1.5 us per call, so cached
 
+            _ENGINE[0] = engine
         engine.backward(
             (self,),
             None if gradient is None else (gradient,),
@@ -640,6 +643,8 @@ PRINT_OPTIONS = dict(DEFAULT_PRINT_OPTIONS)
 # the tensor world. The graph cache (tapegrad.jit) must know when that happens while
 # it records, so it installs a listener here; with no listener this costs one check.
 READ_LISTENERS: list = []
+
+_ENGINE: list = [None]  # tapegrad.autograd.engine, once Tensor.backward first ran
 
 # While tapegrad.jit records, RETRACE[0] maps a plain array that is ``np.asarray`` of a
 # traced array (same memory and layout) back to the traced one, so ops that call
