@@ -5,7 +5,11 @@ Every in-place op writes into ``self._data`` (so views and other holders of the 
 see the change) and bumps the shared version counter, recording the user's line.
 
 * Nothing to record (grad mode off, or no tensor involved requires grad): a plain
-  NumPy in-place call (``np.add(a, b, out=a)``) and the bump; no graph work.
+  NumPy in-place call (``np.add(a, b, out=a)``) and the bump; no graph work. For
+  ``add_ sub_ mul_ div_`` (an optimizer's update: 18 per step of a 3-layer MLP with
+  momentum) this is tried first, before any closure is made (``fast_path`` in
+  ``_binary``); anything unusual (a forward-mode tangent, read-only memory, a shape or
+  casting error, ``alpha``) takes the general path, which raises in in-place terms.
 * Otherwise the op is recorded as if out of place. ``old`` is an alias Tensor that
   takes over self's place in the graph (grad_fn, output_nr, requires_grad) and shares
   its data and version counter, or holds a private copy when the op's backward reads
