@@ -145,3 +145,23 @@ def test_cross_entropy_gradient_scaled_by_upstream_gradient_matches_torch(torch_
         got.append(x.grad.numpy().copy())
     np.testing.assert_allclose(got[0], got[1], rtol=1e-5, atol=1e-7)
     assert got[0].dtype == np.float32
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(3,), (64, 256), (2, 300, 300)])
+def test_relu_against_a_zeros_array_is_bit_identical_to_maximum_with_zero(dtype, shape):
+    special = np.array([-0.0, 0.0, -3.0, np.nan, -np.nan, np.inf, -np.inf, 2.0, 1e-45, -1e-45])
+    values = np.resize(special, shape).astype(dtype)
+    values.flat[::7] = np.random.default_rng(0).standard_normal(values.flat[::7].size)
+    out = tg.relu(tg.tensor(values)).numpy()
+    expected = np.maximum(values, 0)
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(out.view(np.uint8), expected.view(np.uint8))
+
+
+def test_relu_of_an_integer_tensor_keeps_its_dtype(torch_mod):
+    x = np.arange(-300, 300).reshape(2, 300)
+    got = tg.relu(tg.tensor(x)).numpy()
+    want = torch_mod.relu(torch_mod.tensor(x)).numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

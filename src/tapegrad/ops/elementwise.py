@@ -126,8 +126,36 @@ def _sigmoid_backward(g, out):
 @register("relu")
 def relu(input):
     """max(x, 0).  d/dx = 1 where x > 0, else 0 (relu'(0) = 0, as PyTorch)."""
-    out = np.maximum(input._data, 0)
+    data = input._data
+    out = np.maximum(data, _zeros_for_maximum(data))
     return make_result(out, (input,), _relu_backward, "ReluBackward", save_output=True)
+
+
+# Note [relu against a zeros array]
+# NumPy's float maximum runs its SIMD loop only when both operands are arrays of the
+# same layout: against the scalar 0 it takes a loop three times slower (7.5 against
+# 2.5 us for float32[64, 256], the MLP's activation). The result is the same bit for bit
+# (NaN propagates, -0.0 gives +0.0 either way; tests/test_step_overhead.py), so relu
+# compares with a read-only zeros array of the input's shape, kept for the few shapes a
+# model uses (up to 2^16 elements; beyond, a fresh calloc'd one costs less than it saves).
+_ZEROS: dict = {}
+_FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+
+
+def _zeros_for_maximum(data):
+    if not isinstance(data, np.ndarray) or data.size < 256 or data.dtype not in _FLOATS:
+        return 0  # small, integer or CuPy arrays: the scalar (weak: keeps the dtype)
+    key = (data.shape, data.dtype)
+    zeros = _ZEROS.get(key)
+    if zeros is None:
+        zeros = np.zeros(data.shape, data.dtype)
+        if data.size > 1 << 16:
+            return zeros
+        zeros.flags.writeable = False
+        if len(_ZEROS) >= 16:
+            _ZEROS.clear()
+        _ZEROS[key] = zeros
+    return zeros
 
 
 def _relu_backward(g, out):
