@@ -165,3 +165,17 @@ def test_relu_of_an_integer_tensor_keeps_its_dtype(torch_mod):
     want = torch_mod.relu(torch_mod.tensor(x)).numpy()
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("layout", ["c", "channels_last", "sliced"])
+def test_relu_keeps_the_layout_maximum_with_zero_gives(layout):
+    x = np.random.default_rng(2).standard_normal((4, 8, 6, 6)).astype(np.float32)
+    if layout == "channels_last":
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    elif layout == "sliced":
+        x = x[:, ::2]
+    for _ in range(2):  # the second call takes the cached zeros
+        out = tg.relu(tg.Tensor._wrap(x))._data
+        expected = np.maximum(x, 0)
+        assert out.strides == expected.strides
+        np.testing.assert_array_equal(out, expected)

@@ -136,8 +136,11 @@ def relu(input):
 # same layout: against the scalar 0 it takes a loop three times slower (7.5 against
 # 2.5 us for float32[64, 256], the MLP's activation). The result is the same bit for bit
 # (NaN propagates, -0.0 gives +0.0 either way; tests/test_step_overhead.py), so relu
-# compares with a read-only zeros array of the input's shape, kept for the few shapes a
-# model uses (up to 2^16 elements; beyond, a fresh calloc'd one costs less than it saves).
+# compares with a read-only zeros array of the input's shape AND strides (a conv's
+# channels-last result keeps its layout, which the pooling after it is tiled for), kept
+# for the few layouts a model uses (up to 2^16 elements; beyond, a fresh calloc'd one
+# costs less than it saves). An input whose layout zeros_like can't copy (a strided
+# slice) keeps the scalar.
 _ZEROS: dict = {}
 _FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 
@@ -145,13 +148,16 @@ _FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 def _zeros_for_maximum(data):
     if not isinstance(data, np.ndarray) or data.size < 256 or data.dtype not in _FLOATS:
         return 0  # small, integer or CuPy arrays: the scalar (weak: keeps the dtype)
-    key = (data.shape, data.dtype)
+    key = (data.shape, data.strides, data.dtype)
     zeros = _ZEROS.get(key)
     if zeros is None:
-        zeros = np.zeros(data.shape, data.dtype)
-        if data.size > 1 << 16:
+        zeros = np.zeros_like(data, subok=False)
+        if zeros.strides != data.strides:
+            zeros = 0
+        elif data.size > 1 << 16:
             return zeros
-        zeros.flags.writeable = False
+        else:
+            zeros.flags.writeable = False
         if len(_ZEROS) >= 16:
             _ZEROS.clear()
         _ZEROS[key] = zeros
