@@ -179,3 +179,29 @@ def test_relu_keeps_the_layout_maximum_with_zero_gives(layout):
         expected = np.maximum(x, 0)
         assert out.strides == expected.strides
         np.testing.assert_array_equal(out, expected)
+
+
+def test_relu_zeros_made_while_recording_serve_later_recordings():
+    # A zeros array first made inside a recording must not be one of its traced arrays:
+    # the next recording (another batch size) and eager calls reuse it.
+    from tapegrad.ops import elementwise
+
+    elementwise._ZEROS.clear()
+    w = tg.tensor(np.random.default_rng(3).standard_normal((24, 8)), requires_grad=True)
+
+    def step(x):
+        loss = tg.relu(x @ w).sum()
+        loss.backward()
+        g = w.grad
+        w.grad = None
+        return loss, g
+
+    cached = tg.jit.cache(step, verify_every=1)
+    for rows in (40, 40, 40, 64, 64, 64, 40):  # relu inputs of 320 and 512 elements
+        x = tg.tensor(np.random.default_rng(rows).standard_normal((rows, 24)))
+        loss, g = cached(x)
+        want_loss, want_g = step(x)
+        np.testing.assert_allclose(loss.detach().numpy(), want_loss.detach().numpy())
+        np.testing.assert_allclose(g.numpy(), want_g.numpy())
+    assert all(type(z) is np.ndarray or z == 0 for z in elementwise._ZEROS.values())
+    assert cached.cache_info().hits > 0

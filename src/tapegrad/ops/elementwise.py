@@ -151,7 +151,9 @@ def _zeros_for_maximum(data):
     key = (data.shape, data.strides, data.dtype)
     zeros = _ZEROS.get(key)
     if zeros is None:
-        zeros = np.zeros_like(data, subok=False)
+        # Of a plain view: zeros_like of the graph cache's traced array would be a traced
+        # op of the running recording, and this array outlives it.
+        zeros = np.zeros_like(np.ndarray.view(data, np.ndarray))
         if zeros.strides != data.strides:
             zeros = 0
         elif data.size > 1 << 16:
