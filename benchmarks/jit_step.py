@@ -223,6 +223,12 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--cnn-steps", type=int, default=30)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--record-ops",
+        type=int,
+        default=10_000,
+        help="also time recording a step of about this many array ops (0: skip)",
+    )
     args = parser.parse_args(argv)
     if torch is not None:
         torch.set_num_threads(1)
@@ -241,7 +247,56 @@ def main(argv=None):
             "digits CNN (demo model), batch 64, CrossEntropyLoss, Adam, train mode", results, info
         )
         out["cnn"] = results
+        if args.record_ops:
+            out["record"] = recording_cost(args.record_ops)
     return out
+
+
+def recording_cost(n_ops):
+    """Calls before the first replay (warm-up) and the time of each of them, for a step of
+    about ``n_ops`` recorded array ops: a chain of small elementwise ops (as
+    ``benchmarks/overhead.py``), its backward and an in-place update of the leaf."""
+    w = tg.tensor(np.linspace(-1.0, 1.0, 16, dtype=np.float32), requires_grad=True)
+    links = max(1, n_ops // 10)  # 4 forward ops per link, about 6 in the backward
+
+    def step(x):
+        y = x * w
+        for i in range(links):
+            y = tg.tanh(y * 0.99 + 0.01)
+            y = tg.exp(y) if i % 2 else tg.sigmoid(y)
+        loss = y.sum()
+        loss.backward()
+        with tg.no_grad():
+            w.sub_(w.grad * 1e-3)
+            w.grad = None
+        return loss
+
+    cached = tg.jit.cache(step)
+    x = tg.ones(16)
+    times = []
+    while cached.cache_info().hits == 0 and len(times) < 10:
+        t0 = time.perf_counter()
+        cached(x)
+        times.append(time.perf_counter() - t0)
+    eager_t0 = time.perf_counter()
+    step(x)
+    eager = time.perf_counter() - eager_t0
+    replay_t0 = time.perf_counter()
+    cached(x)
+    replay = time.perf_counter() - replay_t0
+    n = _program_ops(cached, x)
+    warm = len(times) - 1  # the last timed call replayed
+    print(f"recording a step of {n} array ops ({links} links of the small-op chain):")
+    print(f"  calls before the first replay: {warm}")
+    print("  each of them, s: " + ", ".join(f"{t:.2f}" for t in times[:warm]))
+    print(f"  eager call {eager:.3f} s, replay {replay * 1e3:.1f} ms")
+    return {"warm_up_calls": warm, "recording_s": times[:warm], "eager_s": eager, "ops": n}
+
+
+def _program_ops(cached, x):
+    """The number of array ops in the replay program (from ``explain()``'s first line)."""
+    head = cached.explain(x).splitlines()[0]
+    return int(head.split(": ")[1].split(" array ops")[0])
 
 
 def run_mlp(n_steps, repeats):

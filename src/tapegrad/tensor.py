@@ -36,8 +36,9 @@ class VersionCounter:
         """Record one in-place modification made by ``op_name``, called ``depth`` frames up."""
         self.value += 1
         frame = sys._getframe(depth)
-        # Walk out of tapegrad's own frames so the location is the user's line.
-        while frame is not None and _is_internal(frame.f_code.co_filename):
+        # Walk out of tapegrad's own frames so the location is the user's line
+        # (_is_internal inlined: this runs at every in-place op).
+        while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
             frame = frame.f_back
         if frame is not None:
             self.where = (frame.f_code.co_filename, frame.f_lineno, op_name)
@@ -442,8 +443,11 @@ class Tensor:
             create_graph: record the backward pass, so gradients can be differentiated again.
             inputs: accumulate only into these tensors.
         """
-        from .autograd import engine  # noqa: PLC0415 - engine sits above tensor
+        engine = _ENGINE[0]  # engine sits above tensor: imported at the first call
+        if engine is None:
+            from .autograd import engine  # noqa: PLC0415 - 1.5 us per call, so cached
 
+            _ENGINE[0] = engine
         engine.backward(
             (self,),
             None if gradient is None else (gradient,),
@@ -639,6 +643,8 @@ PRINT_OPTIONS = dict(DEFAULT_PRINT_OPTIONS)
 # the tensor world. The graph cache (tapegrad.jit) must know when that happens while
 # it records, so it installs a listener here; with no listener this costs one check.
 READ_LISTENERS: list = []
+
+_ENGINE: list = [None]  # tapegrad.autograd.engine, once Tensor.backward first ran
 
 # While tapegrad.jit records, RETRACE[0] maps a plain array that is ``np.asarray`` of a
 # traced array (same memory and layout) back to the traced one, so ops that call

@@ -375,8 +375,24 @@ def accumulator_of(leaf: Tensor) -> AccumulateGrad:
     ref = leaf._accumulator
     node = ref() if ref is not None else None
     if node is None:
-        node = AccumulateGrad(leaf)
-        leaf._accumulator = weakref.ref(node)
+        # AccumulateGrad(leaf) inlined (keep in step with Node.__init__): a leaf's Node
+        # dies with each freed graph, so every training step makes one per parameter.
+        node = _new_node(AccumulateGrad)
+        node._backward = _accumulate_marker
+        node.next_functions = ()
+        node._name = "AccumulateGrad"
+        node._out_meta = ((leaf.shape, leaf.dtype),)
+        node._saved_versions = None
+        node._saved_output = None
+        node._pre_hooks = None
+        node._hooks = None
+        node._tensor_hooks = None
+        node._retain_refs = None
+        node._released = False
+        node._view_version = None
+        node.metadata = None
+        node.variable = leaf
+        leaf._accumulator = _weakref(node)
     return node
 
 
@@ -553,6 +569,7 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
 
 
 _new_node = object.__new__
+_weakref = weakref.ref
 
 
 def keeps_arrays(out: Tensor) -> Tensor:

@@ -13,6 +13,7 @@ from ..autograd.graph import batched_shape, fresh_grad, make_result
 from ..grad_mode import STATE
 from ..ops.indexing import scatter_back, take_index
 from ..ops.linalg import matmul_array
+from ..tensor import Tensor
 
 
 def linear(x, w, b=None):
@@ -26,15 +27,14 @@ def linear(x, w, b=None):
         out += b._data
     need_x, need_w = x._rg, w._rg
     need_b = b is not None and b._rg
+    if not (STATE.enabled and (need_x or need_w or need_b)):
+        return Tensor._wrap(out)  # nothing to record: skip building the rule
     x_shape = xd.shape
     n_in, n_out = wd.shape[1], wd.shape[0]
-
     out_shape = out.shape
-    arrays_ok = xd.size and out.size and xd.dtype == wd.dtype and xd.dtype.kind == "f"
-    arrays_ok = arrays_ok and xd.dtype.itemsize >= 4
 
     def backward(g):
-        if arrays_ok and not STATE.enabled and g._data.shape == out_shape:
+        if not STATE.enabled and g._data.shape == out_shape and _arrays_ok(x._data, w._data):
             return _linear_backward_arrays(g._data, x, w, need_x, need_w, need_b)
         gx = gw = gb = None
         if need_x:
@@ -49,8 +49,19 @@ def linear(x, w, b=None):
                 gb = g2.sum(dim=-2)
         return gx, gw, gb
 
-    saved = tuple(t for t, need in ((w, need_x), (x, need_w)) if need)
+    if need_x:
+        saved = (w, x) if need_w else (w,)
+    else:
+        saved = (x,) if need_w else None
     return make_result(out, (x, w, b), backward, "AddmmBackward", saved=saved)
+
+
+def _arrays_ok(xd, wd) -> bool:
+    """Whether the first-order rule may run on arrays (same float dtype of 32 bits or
+    more, nothing empty); else the rule in Tensor ops."""
+    dtype = xd.dtype
+    ok = xd.size and wd.shape[0] and dtype == wd.dtype and dtype.kind == "f"
+    return bool(ok) and dtype.itemsize >= 4
 
 
 def check_embedding_indices(idx, n):

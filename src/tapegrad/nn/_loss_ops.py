@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.graph import make_result
+from ..autograd.graph import fresh_grad, make_result
 from ..grad_mode import STATE
 from ..ops.softmax import softmax
 from ..tensor import Tensor
@@ -54,11 +54,12 @@ def index_cross_entropy_mean(x, t, valid):
     gradient is ``g · (softmax(x) − onehot(t)) · valid / Σ valid``.
     """
     xd = x._data
-    shifted = xd - xd.max(axis=1, keepdims=True)
+    # The ufuncs' reduce, not the methods: the same reductions without the Python wrappers.
+    shifted = xd - np.maximum.reduce(xd, axis=1, keepdims=True)
     e = np.exp(shifted)
-    s = e.sum(axis=1, keepdims=True)
+    s = np.add.reduce(e, axis=1, keepdims=True)
     w = valid.astype(xd.dtype)
-    count = w.sum()
+    count = np.add.reduce(w, axis=None)
     w /= np.maximum(count, 1)  # all zeros when every sample is ignored
     # Along-axis gathers and writes, not fancy indexing with np.arange: no constant index
     # array for the graph cache to mistake for a copy of a traced one, and every write
@@ -78,6 +79,10 @@ def index_cross_entropy_mean(x, t, valid):
         prob = e / s
         prob -= onehot
         prob *= w[:, None]
+        gd = g._data
+        if gd.ndim == 0:  # (not batched): scaled in place, a fresh array (Note [Fresh gradients])
+            prob *= gd
+            return (fresh_grad(prob),)
         return (g * Tensor._wrap(prob),)
 
     return make_result(out, (x,), backward, "CrossEntropyBackward", saved=(x,))

@@ -108,9 +108,10 @@ def _index_cross_entropy_mean(x, t, ignore_index):
             f"{list(x.shape)} (expected {list(x.shape[:1])})"
         )
     valid = t != ignore_index
-    bad = valid & ((t < 0) | (t >= n_classes))
+    safe = np.where(valid, t, 0)  # 0 is a class (n_classes > 0): ignored samples pass
+    bad = (safe < 0) | (safe >= n_classes)  # where valid, safe is t
     _trace.raise_if(bad, _target_error, "cross_entropy", t, bad, n_classes)
-    return _loss_ops.index_cross_entropy_mean(x, np.where(valid, t, 0), valid)
+    return _loss_ops.index_cross_entropy_mean(x, safe, valid)
 
 
 def _mean_over(coef, denom):

@@ -98,7 +98,9 @@ def linear(input, weight, bias=None):
             f"{list(weight.shape)} don't match (need input.shape[-1] == weight.shape[1])"
         )
     try:
-        _same_dtype("linear", input, weight, bias)
+        dtype = input._data.dtype  # _same_dtype's set only when some dtype differs
+        if weight._data.dtype is not dtype or (bias is not None and bias._data.dtype is not dtype):
+            _same_dtype("linear", input, weight, bias)
         return _linear(input, weight, bias)
     except AttributeError as exc:  # a vmap-batched argument (Note [vmap levels])
         if type(exc).__name__ != "BatchedAccess":
