@@ -1,48 +1,26 @@
 """Issue 15: batching rules for pooling, convolutions, embedding, attention and the index
 family (_batch_rules_more.py): each against a Python loop for in_dims 0 and 1 and under
 nested vmap, with no fallback allowed, and per-sample gradients (vmap(grad)) against a
-loop of gradients, in float64; a few against torch.func."""
+loop of gradients, in float64 (tests/_vmap_harness.py); a few against torch.func."""
 
 import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad import _batched, _vmap
+
+from ._vmap_harness import (
+    _ints,
+    _run_grad,
+    _run_in_dims,
+    _run_nested,
+    _tensor,
+    no_fallback,  # noqa: F401 - autouse: a fallback fails the test
+)
 
 F = tg.func
 NF = tg.nn.functional
-B = 3
 
 
-@pytest.fixture(autouse=True)
-def no_fallback(monkeypatch):
-    """A rule that gives up (the per-op loop or the whole-function loop) fails the test."""
-
-    def refuse(name, *a, **k):
-        raise AssertionError(f"vmap fell back to a loop for {name}")
-
-    monkeypatch.setattr(_batched, "loop", refuse)
-    monkeypatch.setattr(_vmap, "_loop", lambda *a, **k: refuse("the whole function"))
-
-
-def _ints(rng, high, shape):
-    return rng.integers(0, high, size=shape)
-
-
-def _tensor(a):
-    a = np.asarray(a)
-    return tg.tensor(a, dtype=tg.int64 if a.dtype.kind in "iu" else tg.float64)
-
-
-def _first(out):
-    return out[0] if isinstance(out, tuple) else out
-
-
-def _as_list(out):
-    return list(out) if isinstance(out, tuple) else [out]
-
-
-# name -> (fn(*tensors), make(rng, batch) -> arrays, mapped flags, float arg for vmap(grad))
 CASES = {
     "max_pool1d": (
         lambda x: NF.max_pool1d(x, 3, stride=2, padding=1),
@@ -403,71 +381,22 @@ def _perm_index(rng, batch, shape, size, axis=-1):
 IDS = list(CASES)
 
 
-def _loop(fn, args, mapped, n):
-    outs = [_as_list(fn(*[a[b] if m else a for a, m in zip(args, mapped)])) for b in range(n)]
-    return [np.stack([o[k].detach().numpy() for o in outs]) for k in range(len(outs[0]))]
-
-
-def _assert_close(got, want):
-    got = _as_list(got)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert tuple(g.shape) == w.shape
-        np.testing.assert_allclose(g.detach().numpy(), w, rtol=1e-12, atol=1e-13)
-
-
 @pytest.mark.parametrize("in_dim", [0, 1])
 @pytest.mark.parametrize("name", IDS)
 def test_rule_matches_a_loop(name, in_dim):
-    fn, make, mapped, _ = CASES[name]
-    arrays = make(np.random.default_rng(0), (B,))
-    args = [_tensor(a) for a in arrays]
-    want = _loop(fn, args, mapped, B)
-    dims, moved = [], []
-    for a, m in zip(arrays, mapped):
-        if m and in_dim == 1 and a.ndim > 1:
-            moved.append(_tensor(np.moveaxis(a, 0, 1)))
-            dims.append(1)
-        else:
-            moved.append(_tensor(a))
-            dims.append(0 if m else None)
-    _assert_close(F.vmap(fn, in_dims=tuple(dims))(*moved), want)
+    _run_in_dims(CASES[name], in_dim)
 
 
 @pytest.mark.parametrize("name", IDS)
 def test_rule_under_nested_vmap(name):
-    fn, make, mapped, _ = CASES[name]
-    arrays = make(np.random.default_rng(1), (2, B))
-    args = [_tensor(a) for a in arrays]
-    dims = tuple(0 if m else None for m in mapped)
-    got = _as_list(F.vmap(F.vmap(fn, in_dims=dims), in_dims=dims)(*args))
-    for i in range(2):
-        row = [a[i] if m else a for a, m in zip(args, mapped)]
-        want = _loop(fn, row, mapped, B)
-        for g, w in zip(got, want):
-            np.testing.assert_allclose(g[i].detach().numpy(), w, rtol=1e-12, atol=1e-13)
+    _run_nested(CASES[name])
 
 
 @pytest.mark.parametrize("name", IDS)
 def test_per_sample_gradients_through_the_rule(name):
     """vmap(grad(f)) with respect to the float argument ``k`` equals a loop of grads; an
     unmapped argument gets per-sample gradients too (Note [grad under vmap])."""
-    fn, make, mapped, k = CASES[name]
-    arrays = make(np.random.default_rng(2), (B,))
-    args = [_tensor(a) for a in arrays]
-    rng = np.random.default_rng(3)
-    probe = [_tensor(rng.standard_normal(o.shape[1:])) for o in _loop(fn, args, mapped, B)[:1]]
-
-    def loss(*a):
-        return (_first(fn(*a)) * probe[0]).sum()
-
-    dims = tuple(0 if m else None for m in mapped)
-    got = F.vmap(F.grad(loss, argnums=k), in_dims=dims)(*args)
-    want = [
-        F.grad(loss, argnums=k)(*[a[b] if m else a for a, m in zip(args, mapped)]).numpy()
-        for b in range(B)
-    ]
-    np.testing.assert_allclose(got.numpy(), np.stack(want), rtol=1e-11, atol=1e-13)
+    _run_grad(CASES[name])
 
 
 def test_embedding_with_a_batched_table_refuses_an_index_out_of_range():

@@ -341,3 +341,6 @@ def install(rules=RULES) -> None:
     rules["index_add"] = _index_op("add")
     rules["index_copy"] = _index_op("copy")
     rules["index_fill"] = _index_op("fill")
+    from . import _batch_rules_ext  # noqa: PLC0415 - copies, solves, addmm, RNN cells
+
+    _batch_rules_ext.install(rules)
