@@ -358,6 +358,18 @@ CASES = {
         (True, True),
         0,
     ),
+    "index_fill-tensor-value-batched-index": (
+        lambda x, i, v: x.index_fill(1, i, v),
+        lambda r, b: [r.standard_normal(b + (3, 5)), _ints(r, 5, b + (2,)), r.standard_normal(())],
+        (True, True, False),
+        2,
+    ),
+    "conv2d-same-padding": (
+        lambda x, w: NF.conv2d(x, w, padding="same"),
+        lambda r, b: [r.standard_normal(b + (2, 5, 5)), r.standard_normal(b + (3, 2, 3, 3))],
+        (True, True),
+        1,
+    ),
     "index_fill-tensor-value": (
         lambda x, i, v: x.index_fill(0, i, v),
         lambda r, b: [r.standard_normal(b + (4, 3)), _ints(r, 4, (2,)), r.standard_normal(())],

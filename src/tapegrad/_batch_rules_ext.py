@@ -279,7 +279,6 @@ def install(rules) -> None:
     for name in (
         "logdet", "matrix_exp", "cholesky_inverse", "eigh", "eigvalsh", "svd", "svdvals",
         "pinv", "cond", "lu_factor", "lu_factor_ex", "cholesky_ex", "inv_ex", "matrix_rank",
-        "qr",
     ):  # fmt: skip
         rules[name] = _matrix
     rules["addmm"] = _addmm(lambda a, b: _op("mm", a, b))

@@ -97,7 +97,7 @@ def _conv(k, transposed=False):
         if _any_at(rest.values(), level) or w.ndim != k + 2:
             return NotImplemented
         if not _at(w, level) and not _at(b, level):
-            return fold(name, fn, level, (x, w, b), rest)
+            return fold(name, fn, level, (x, w, b, *rest.values()), {})
         if transposed or x.ndim not in (k + 1, k + 2):
             return NotImplemented
         n = _n(level, x, w, b)
@@ -115,7 +115,7 @@ def _conv(k, transposed=False):
         if b is not None:
             bv = op("reshape", _full(b, level, n), (n * O,))
         rest["groups"] = rest["groups"] * n
-        out = _call(name, fn, (xv, wv, bv), rest)
+        out = _call(name, fn, (xv, wv, bv, *rest.values()), {})  # positional: any rule
         out = op("reshape", out, (N, n, O, *tuple(out.shape)[2:]))
         out = op("movedim", out, 1, 0)
         if single:
@@ -254,9 +254,9 @@ def _take_along_dim(name, fn, level, args, kwargs):
 
 
 def _index_as_full(index, level, n, nd, shape):
-    """A batched 1-D ``index`` (n, k) as a gather/scatter index of physical ``shape``
+    """A 1-D ``index`` (batched: (n, k)) as a gather/scatter index of physical ``shape``
     (the batch first, ``k`` at physical dim ``nd``)."""
-    iv = index._bval
+    iv = _full(index, level, n)
     k = tuple(iv.shape)[1]
     view = [n] + [1] * (len(shape) - 1)
     view[nd] = k
@@ -274,11 +274,13 @@ def _index_op(kind):
         x, index = a["input"], a["index"]
         source = a.get("source")
         value = a.get("value")
-        if not isinstance(index, Tensor) or x.ndim == 0 or _at(value, level):
+        if not isinstance(index, Tensor) or x.ndim == 0:
+            return NotImplemented
+        if _at(value, level) and (kind != "fill" or value.ndim != 0 or index.ndim != 1):
             return NotImplemented
         if isinstance(source, Tensor) and source.ndim != x.ndim:
             return NotImplemented
-        if not _at(index, level):
+        if not _at(index, level) and not _at(value, level):
             if kind == "select":
                 return NotImplemented
             extra = ("alpha",) if "alpha" in a else ()
@@ -288,18 +290,19 @@ def _index_op(kind):
         nd = _shift(a["dim"], x.ndim)
         if nd is None:
             return NotImplemented
-        n = _n(level, x, index, source)
+        n = _n(level, x, index, source, value)
         xv = _full(x, level, n)
         if kind == "select":
             shape = tuple(xv.shape)
             return wrap(op("gather", xv, nd, _index_as_full(index, level, n, nd, shape)), level)
         if kind == "fill":
             shape = list(xv.shape)
-            shape[nd] = tuple(index._bval.shape)[1]
+            shape[nd] = tuple(index.shape)[0]
             full = _index_as_full(index, level, n, nd, tuple(shape))
-            if isinstance(value, Tensor):
-                value = op("_cast", op("expand", value, tuple(full.shape)), xv.dtype)
-                return wrap(op("scatter", xv, nd, full, value), level)
+            if isinstance(value, Tensor):  # 0-d, maybe batched: one value per element
+                vv = op("reshape", _full(value, level, n), (n,) + (1,) * x.ndim)
+                vv = op("_cast", op("expand", vv, tuple(full.shape)), xv.dtype)
+                return wrap(op("scatter", xv, nd, full, vv), level)
             return wrap(op("scatter", xv, nd, full, value=value), level)
         sv = _full(source, level, n)
         full = _index_as_full(index, level, n, nd, tuple(sv.shape))
@@ -313,14 +316,27 @@ def _index_op(kind):
     return rule
 
 
+def _first_of(*candidates):
+    def rule(name, fn, level, args, kwargs):
+        for cand in candidates:
+            out = cand(name, fn, level, args, kwargs)
+            if out is not NotImplemented:
+                return out
+        return NotImplemented
+
+    return rule
+
+
 def install(rules=RULES) -> None:
     """Register this file's rules (called by _batch_rules._install)."""
     for k in (1, 2, 3):
         for kind in ("max_pool", "avg_pool", "adaptive_avg_pool", "adaptive_max_pool"):
             rules[f"{kind}{k}d"] = _images(k + 1)
-        if k != 2:  # conv2d's rule is in _batch_rules_linalg.py
+        if k != 2:
             rules[f"conv{k}d"] = _conv(k)
         rules[f"conv_transpose{k}d"] = _conv(k, transposed=True)
+    # conv2d: its own rule (_batch_rules_linalg.py) first, this one for what it leaves
+    rules["conv2d"] = _first_of(rules["conv2d"], _conv(2))
     rules["embedding"] = _embedding
     rules["scaled_dot_product_attention"] = _attention
     rules["gather"] = _gather

@@ -108,6 +108,6 @@ from .ops._registry import vmap_hooked as _vmap_hooked  # noqa: E402
 
 for _name in (
     "eigh", "eigvalsh", "svd", "svdvals", "pinv", "cond", "lu_factor", "lu_factor_ex",
-    "cholesky_ex", "inv_ex", "matrix_rank", "qr",
+    "cholesky_ex", "inv_ex", "matrix_rank",
 ):  # fmt: skip
     globals()[_name] = _vmap_hooked(_name, globals()[_name])
