@@ -26,6 +26,8 @@ from __future__ import annotations
 import functools
 import inspect
 
+import numpy as np
+
 from ._batch_rules import _any_at, _at, _call, _pad, _shift
 from ._batched import RULES, BatchedTensor, op, wrap, wrap_out
 from .tensor import Tensor
@@ -141,6 +143,8 @@ def _embedding(name, fn, level, args, kwargs):
         return NotImplemented
     wv = w._bval
     n, V, D = (tuple(wv.shape)[0], *w.shape)
+    if pad is not None and not -V <= pad < V:
+        return NotImplemented  # the loop gives the op's own error
     from .nn._fused import check_embedding_indices  # noqa: PLC0415 - nn sits above
 
     inner = idx
@@ -148,23 +152,13 @@ def _embedding(name, fn, level, args, kwargs):
         inner = inner._bval
     check_embedding_indices(inner._data, V)  # before the offsets can hide a bad index
     iv = _full(idx, level, n)
-    offsets = Tensor._wrap(inner._data.dtype.type(V) * _arange(n, inner._data.dtype))
+    offsets = Tensor._wrap(np.arange(n, dtype=inner._data.dtype) * inner._data.dtype.type(V))
     iv = op("add", iv, op("reshape", offsets, (n,) + (1,) * idx.ndim))
-    table = op("reshape", wv, (n * V, D))
-    out = _call(name, fn, (iv, table, None), {})
-    if pad is not None:
-        if not -V <= pad < V:
-            return NotImplemented  # the loop gives the op's own error
-        # padding_idx changes the gradient only: its rows get none
+    out = _call(name, fn, (iv, op("reshape", wv, (n * V, D)), None), {})
+    if pad is not None:  # padding_idx changes the gradient only: its rows get none
         hit = op("unsqueeze", op("eq", _full(idx, level, n), pad % V), -1)
         out = op("where", hit, out.detach(), out)
     return wrap(out, level)
-
-
-def _arange(n, dtype):
-    import numpy as np  # noqa: PLC0415
-
-    return np.arange(n, dtype=dtype)
 
 
 def _attention(name, fn, level, args, kwargs):
