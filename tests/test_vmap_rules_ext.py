@@ -243,6 +243,48 @@ CASES = {
         (True, False),
         0,
     ),
+    "linalg.norm": (
+        lambda x: tg.linalg.norm(x),
+        lambda r, b: [r.standard_normal(b + (2, 3))],
+        (True,),
+        0,
+    ),
+    "linalg.norm-matrix-ord": (
+        lambda x: tg.linalg.norm(x, 1, keepdim=True),
+        lambda r, b: [r.standard_normal(b + (2, 3))],
+        (True,),
+        0,
+    ),
+    "linalg.norm-dim": (
+        lambda x: tg.linalg.norm(x, 3, dim=0),
+        lambda r, b: [r.standard_normal(b + (2, 3))],
+        (True,),
+        0,
+    ),
+    "linalg.norm-fro-dims": (
+        lambda x: tg.linalg.norm(x, dim=(1, 2)),
+        lambda r, b: [r.standard_normal(b + (2, 3, 2))],
+        (True,),
+        0,
+    ),
+    "linalg.cross": (
+        lambda u, v: tg.linalg.cross(u, v, dim=0),
+        lambda r, b: [r.standard_normal(b + (3, 2)), r.standard_normal((3, 1))],
+        (True, False),
+        0,
+    ),
+    "kron": (
+        lambda u, v: tg.kron(u, v),
+        lambda r, b: [r.standard_normal(b + (2, 3)), r.standard_normal(b + (3,))],
+        (True, True),
+        1,
+    ),
+    "inner": (
+        lambda u, v: tg.inner(u, v),
+        lambda r, b: [r.standard_normal(b + (2, 3)), r.standard_normal((4, 3))],
+        (True, False),
+        0,
+    ),
     "lstm_cell": (
         lambda x, h, c, *w: tg.lstm_cell(x, (h, c), *w),
         lambda r, b: _cell_args(r, b, 4, True),

@@ -150,6 +150,75 @@ def _matrix(name, fn, level, args, kwargs):
     return wrap_out(_call(name, fn, (x._bval, *args[1:]), kwargs), level)
 
 
+def _linalg_norm(name, fn, level, args, kwargs):
+    """linalg.norm as its own body does it, with the vector/matrix norm ops (which batch)."""
+    names = ("A", "ord", "dim", "keepdim")
+    a = dict(zip(names, args)) | kwargs
+    A, ord_, dim, keepdim = a["A"], a.get("ord"), a.get("dim"), a.get("keepdim", False)
+    if set(a) - {*names, "dtype"} or _any_at([ord_, dim], level):
+        return NotImplemented
+    kw = {"dtype": a["dtype"]} if a.get("dtype") is not None else {}
+    if dim is not None and not isinstance(dim, (tuple, list)):
+        dim = (dim,)
+    if dim is None:
+        if ord_ is None or A.ndim == 1:
+            return _op("vector_norm", A, 2 if ord_ is None else ord_, None, keepdim, **kw)
+        if A.ndim == 2:
+            return _op("matrix_norm", A, ord_, keepdim=keepdim, **kw)
+        return NotImplemented
+    if len(dim) == 1:
+        return _op("vector_norm", A, 2 if ord_ is None else ord_, tuple(dim), keepdim, **kw)
+    if len(dim) == 2:
+        ord_ = "fro" if ord_ is None else ord_
+        if A.ndim >= 2 and [d % A.ndim for d in dim] == [A.ndim - 2, A.ndim - 1]:
+            # the last two dims: left at matrix_norm's default, the form its rule takes
+            return _op("matrix_norm", A, ord_, keepdim=keepdim, **kw)
+        return _op("matrix_norm", A, ord_, tuple(dim), keepdim, **kw)
+    return NotImplemented
+
+
+def _linalg_cross(name, fn, level, args, kwargs):
+    """Inputs broadcast, so ``dim`` counted from the right holds on the physical values."""
+    if len(args) != 2 or set(kwargs) - {"dim"}:
+        return NotImplemented
+    a, b = args
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        return NotImplemented
+    rank = max(a.ndim, b.ndim)
+    d = kwargs.get("dim", -1)
+    if not isinstance(d, int) or rank == 0 or not -rank <= d < rank:
+        return NotImplemented
+    phys = [_pad(t._bval, rank - t.ndim) if _at(t, level) else t for t in (a, b)]
+    return wrap(_call(name, fn, phys, {"dim": d - rank if d >= 0 else d}), level)
+
+
+def _kron(name, fn, level, args, kwargs):
+    """kron from batched ops: interleaved size-1 dims, a product, one reshape."""
+    if len(args) != 2 or kwargs or not all(isinstance(t, Tensor) for t in args):
+        return NotImplemented
+    a, b = args
+    r = max(a.ndim, b.ndim)
+    sa = (1,) * (r - a.ndim) + tuple(a.shape)
+    sb = (1,) * (r - b.ndim) + tuple(b.shape)
+    A = _op("reshape", a, tuple(x for s in sa for x in (s, 1)))
+    Bm = _op("reshape", b, tuple(x for s in sb for x in (1, s)))
+    return _op("reshape", _op("mul", A, Bm), tuple(x * y for x, y in zip(sa, sb)))
+
+
+def _inner(name, fn, level, args, kwargs):
+    if len(args) != 2 or kwargs or not all(isinstance(t, Tensor) for t in args):
+        return NotImplemented
+    a, b = args
+    if a.ndim == 0 or b.ndim == 0:
+        return _op("mul", a, b)
+    k = tuple(a.shape)[-1]
+    if tuple(b.shape)[-1] != k:
+        return NotImplemented
+    rows = _op("reshape", a, (-1, k))
+    cols = _op("transpose", _op("reshape", b, (-1, k)), 0, 1)
+    return _op("reshape", _op("matmul", rows, cols), tuple(a.shape)[:-1] + tuple(b.shape)[:-1])
+
+
 # -- add-matmul family ----------------------------------------------------------------------
 
 
@@ -287,6 +356,10 @@ def install(rules) -> None:
     rules["baddbmm"] = _addmm(lambda a, b: _op("bmm", a, b))
     rules["addbmm"] = _addmm(_bmm_sum)
     rules["vdot"] = _vdot
+    rules["linalg_norm"] = _linalg_norm
+    rules["linalg_cross"] = _linalg_cross
+    rules["kron"] = _kron
+    rules["inner"] = _inner
     rules["lstm_cell"] = _cell("lstm")
     rules["gru_cell"] = _cell("gru")
     rules["rnn_tanh_cell"] = _cell("tanh")

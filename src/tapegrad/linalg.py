@@ -111,3 +111,4 @@ for _name in (
     "cholesky_ex", "inv_ex", "matrix_rank",
 ):  # fmt: skip
     globals()[_name] = _vmap_hooked(_name, globals()[_name])
+cross = _vmap_hooked("linalg_cross", cross)
