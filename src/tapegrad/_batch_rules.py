@@ -482,6 +482,9 @@ def _install():
     from . import _batch_rules_nn  # noqa: PLC0415
 
     _batch_rules_nn.install(RULES)
+    from . import _batch_rules_more  # noqa: PLC0415 - pooling, conv, embedding, index ops
+
+    _batch_rules_more.install(RULES)
 
 
 _install()

@@ -89,12 +89,12 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     _check_pairs(primals, tangents, "jvp")
     keep = STATE.enabled
     f = _func()
-    if fwAD._STATE.level is not None:  # nested: no second level; differentiate a vjp
+    if fwAD.check_transform_nesting("jvp"):  # nested: no second level; differentiate a vjp
         out, tans, aux, own = _jvp_by_vjp(func, primals, tangents, has_aux)
     elif f._batched.LEVELS.active:  # under vmap: duals of the physical values
         out, tans, aux, own = _jvp_under_vmap(func, primals, tangents, has_aux)
     else:
-        with fwAD.dual_level(), enable_grad():
+        with fwAD.transform_level(), enable_grad():
             duals = tuple(fwAD.make_dual(p, t) for p, t in zip(primals, tangents))
             out, aux = f._split_aux(func(*duals), has_aux, "jvp")
             is_tuple, outs = _outs(out, "jvp")
@@ -116,7 +116,7 @@ def _jvp_under_vmap(func, primals, tangents, has_aux):
     under vmap]), made dual physically, rewrapped; the batching rules carry the tangents."""
     f = _func()
     vg = f._vmap_grad
-    with fwAD.dual_level(), enable_grad():
+    with fwAD.transform_level(), enable_grad():
         duals = []
         for p, t in zip(primals, tangents):
             pp, rewrap = vg.expand_physical(p)
@@ -183,9 +183,12 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     f = _func()
 
     def wrapper(*args, **kwargs):
-        if f._batched.LEVELS.active:
-            # Under vmap the Jacobian comes from one batched reverse pass over the output
-            # basis (Note [grad under vmap]): the same values; forward mode there is future work.
+        nested = fwAD.check_transform_nesting("jacfwd")
+        if f._batched.LEVELS.active and not nested:
+            from ._func_fwd_vmap import jacfwd_under_vmap  # noqa: PLC0415 - it imports us
+
+            return jacfwd_under_vmap(func, argnums, has_aux, args, kwargs)
+        if f._batched.LEVELS.active:  # nested in a transform's level under vmap: reverse
             return f.jacrev(func, argnums, has_aux)(*args, **kwargs)
         single, nums = f._argnums(argnums, len(args), "jacfwd")
         if any(isinstance(args[i], (tuple, list, dict)) for i in nums):
@@ -210,7 +213,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
         def push(rows, batch):
             call_args = list(args)
-            with fwAD.dual_level(), fwAD.batched_tangents(batch), enable_grad():
+            with fwAD.transform_level(), fwAD.batched_tangents(batch), enable_grad():
                 duals = [fwAD.make_dual(x, t) for x, t in zip(xs, directions(rows))]
                 for i, d in zip(nums, duals):
                     call_args[i] = d
@@ -223,7 +226,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 ]
             return is_tuple, outs, tans, aux, duals
 
-        if fwAD._STATE.level is not None:
+        if nested:
             is_tuple, outs, cols, aux, own = _columns_by_vjp(func, args, nums, kwargs, has_aux, n)
         else:
             try:

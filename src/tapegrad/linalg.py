@@ -102,3 +102,13 @@ for _info in _OPS.values():
         if _value is _info.fn and not _key.startswith("_"):
             globals()[_key] = _exported(_info)
 del _info, _key, _value
+
+# vmap dispatch (Note [vmap levels]): rules in tapegrad/_batch_rules_ext.py.
+from .ops._registry import vmap_hooked as _vmap_hooked  # noqa: E402
+
+for _name in (
+    "eigh", "eigvalsh", "svd", "svdvals", "pinv", "cond", "lu_factor", "lu_factor_ex",
+    "cholesky_ex", "inv_ex", "matrix_rank",
+):  # fmt: skip
+    globals()[_name] = _vmap_hooked(_name, globals()[_name])
+cross = _vmap_hooked("linalg_cross", cross)

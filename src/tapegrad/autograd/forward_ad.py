@@ -22,7 +22,15 @@ Tangents may carry a leading batch of B directions (``jacfwd``): the derived rul
 runs the backward under the batch prefix of Note [Batched gradients], and a rule that
 returns a gradient without the prefix raises BatchingError (callers fall back).
 
-Limits: one level at a time (no nested dual levels); ops run under ``no_grad`` record
+Levels (as PyTorch 2.13): one dual level at a time. Entering a level while one is open
+raises RuntimeError("Nested forward mode AD is not supported at the moment"), and so does
+a tg.func forward transform (``jvp``, ``jacfwd``) called inside a ``dual_level()`` the
+user opened, or ``dual_level()`` entered inside such a transform. The transforms compose
+with each other (``jvp`` of ``jvp``, ``jacfwd(jacfwd(f))``): a transform that finds a level
+opened by another transform (``_STATE.transform``) computes its ``J t`` as the derivative
+of a vector-Jacobian product instead (_func_fwd.py), which needs no second level.
+
+Limits: ops run under ``no_grad`` record
 nothing and so propagate no tangent (unlike PyTorch): turning grad mode off while
 tangents are live warns once, and an in-place op there on a tensor with a tangent
 raises rather than leave the tangent stale.
@@ -65,20 +73,26 @@ class _Level(threading.local):
     tangents = None  # id(tensor) -> (tensor, tangent)
     batch = ()  # (B,) while tangents carry B directions
     busy = False  # inside a derived rule: its own ops need no tangents
+    transform = False  # the open level belongs to a tg.func transform, not to the user
 
 
 _STATE = _Level()
 _OPEN = [0]  # open levels over all threads (the hook stays installed while any is open)
 
 
+NESTED = "Nested forward mode AD is not supported at the moment"
+
+
 def enter_dual_level() -> int:
-    """Open a dual level and return its index (0). Nested levels are not supported."""
+    """Open a dual level and return its index (0).
+
+    Raises:
+        RuntimeError: a level is already open (PyTorch's message; see the Note on levels).
+    """
     if _STATE.level is not None:
-        raise NotImplementedError(
-            "forward_ad: nested dual levels are not supported by tapegrad; use one "
-            "dual_level() at a time"
-        )
+        raise RuntimeError(NESTED)
     _STATE.level = 0
+    _STATE.transform = False
     _STATE.tangents = {}
     _STATE.batch = ()
     _OPEN[0] += 1
@@ -92,7 +106,13 @@ def exit_dual_level(*, level=None) -> None:
     """Close the open dual level: every tangent made inside it is dropped."""
     if _STATE.level is None:
         raise RuntimeError("forward_ad: exit_dual_level called with no open dual level")
+    if level is not None and level != _STATE.level:
+        raise RuntimeError(
+            "Trying to exit a forward AD level that was not the last one that was created. "
+            "This is not supported."
+        )
     _STATE.level = None
+    _STATE.transform = False
     _STATE.tangents = None
     _STATE.batch = ()
     _OPEN[0] -= 1
@@ -121,6 +141,28 @@ def dual_level():
         exit_dual_level(level=level)
 
 
+@contextlib.contextmanager
+def transform_level():
+    """The dual level of a tg.func transform (jvp, jacfwd): as :func:`dual_level`, marked
+    so that a nested transform differentiates a vjp instead (see the Note on levels)."""
+    level = enter_dual_level()
+    _STATE.transform = True
+    try:
+        yield level
+    finally:
+        exit_dual_level(level=level)
+
+
+def check_transform_nesting(name: str) -> bool:
+    """True if a tg.func transform's level is open (the caller nests in it); raise as
+    PyTorch does when the open level is the user's own ``dual_level()``."""
+    if _STATE.level is None:
+        return False
+    if not _STATE.transform:
+        raise RuntimeError(f"{name}: {NESTED} (called inside a forward_ad.dual_level())")
+    return True
+
+
 def make_dual(tensor: Tensor, tangent: Tensor, *, level=None) -> Tensor:
     """A tensor with ``tensor``'s value that carries ``tangent`` (same shape, float dtype).
 
@@ -131,6 +173,8 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level=None) -> Tensor:
         raise RuntimeError(
             "make_dual: no dual level is open; use `with tg.autograd.forward_ad.dual_level():`"
         )
+    if level is not None and level != _STATE.level:
+        raise RuntimeError(f"make_dual: Invalid level given to _make_dual (level {level})")
     if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
         raise TypeError("make_dual: expected Tensors for the primal and the tangent")
     if tensor._data.dtype.kind != "f":
@@ -186,6 +230,8 @@ def tangent_of(t) -> Tensor | None:
 
 def unpack_dual(tensor: Tensor, *, level=None) -> UnpackedDualTensor:
     """``(primal, tangent)``; the tangent is None where ``tensor`` carries none."""
+    if level is not None and _STATE.level is not None and level != _STATE.level:
+        raise RuntimeError(f"unpack_dual: Invalid level given to _fw_primal (level {level})")
     return UnpackedDualTensor(tensor, tangent_of(tensor))
 
 

@@ -178,3 +178,10 @@ def _batch_shape(query, key, value, grouped):
             f"{_OP}: the batch dims of query {list(query.shape)}, key {list(key.shape)} and "
             f"value {list(value.shape)} cannot be broadcast together"
         ) from None
+
+
+# vmap dispatch (Note [vmap levels]); the batching rules are in tapegrad/_batch_rules_more.py.
+from ..ops._registry import vmap_hooked as _vmap_hooked  # noqa: E402
+
+for _name in ("scaled_dot_product_attention",):
+    globals()[_name] = _vmap_hooked(_name, globals()[_name])

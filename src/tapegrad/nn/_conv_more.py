@@ -180,3 +180,10 @@ def conv_transpose1d(
         one(dilation, "dilation"),
     ).squeeze(2)
     return out.squeeze(0) if added else out
+
+
+# vmap dispatch (Note [vmap levels]); the batching rules are in tapegrad/_batch_rules_more.py.
+from ..ops._registry import vmap_hooked as _vmap_hooked  # noqa: E402
+
+for _name in ("conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d"):
+    globals()[_name] = _vmap_hooked(_name, globals()[_name])

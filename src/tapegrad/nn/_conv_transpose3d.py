@@ -68,3 +68,10 @@ def conv_transpose3d(
     if bias is not None:
         out = out + bias.reshape((-1, 1, 1, 1))
     return out.squeeze(0) if added else out
+
+
+# vmap dispatch (Note [vmap levels]); the batching rules are in tapegrad/_batch_rules_more.py.
+from ..ops._registry import vmap_hooked as _vmap_hooked  # noqa: E402
+
+for _name in ("conv_transpose3d",):
+    globals()[_name] = _vmap_hooked(_name, globals()[_name])

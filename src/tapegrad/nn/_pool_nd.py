@@ -331,3 +331,10 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return max_unpool_nd(
         "max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size
     )
+
+
+# vmap dispatch (Note [vmap levels]); the batching rules are in tapegrad/_batch_rules_more.py.
+from ..ops._registry import vmap_hooked as _vmap_hooked  # noqa: E402
+
+for _name in ("max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d"):
+    globals()[_name] = _vmap_hooked(_name, globals()[_name])

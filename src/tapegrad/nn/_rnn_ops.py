@@ -186,3 +186,11 @@ def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """h' = relu(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh), as ``torch.rnn_relu_cell``."""
     _check_cell("rnn_relu_cell", input, hx, w_ih, w_hh, 1)
     return (linear(input, w_ih, b_ih) + linear(hx, w_hh, b_hh)).relu()
+
+
+# vmap dispatch for the cell modules, which call these directly (Note [vmap levels]); the
+# batching rules are in tapegrad/_batch_rules_ext.py.
+from ..ops._registry import vmap_hooked as _vmap_hooked  # noqa: E402
+
+for _name in ("lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"):
+    globals()[_name] = _vmap_hooked(_name, globals()[_name])

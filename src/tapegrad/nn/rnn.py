@@ -418,7 +418,7 @@ class RNNCellBase(Module):
         if not batched:
             input = input.unsqueeze(0)
         if hx is None:
-            z = np.zeros((input.shape[0], self.hidden_size), input._data.dtype)
+            z = np.zeros((input.shape[0], self.hidden_size), input.dtype)  # vmap: no ._data
             hx = tuple(Tensor._wrap(z) for _ in range(n_states))
         elif not batched:
             hx = tuple(t.unsqueeze(0) for t in (hx if isinstance(hx, tuple) else (hx,)))
