@@ -31,3 +31,11 @@ def torch_mod():
     if torch is None:
         pytest.skip("PyTorch is not installed: reference comparison skipped (pip install torch)")
     return torch
+
+
+def pytest_collection_modifyitems(config, items):
+    """Test ids must not hold object addresses: each xdist worker collects on its own, and
+    ids that differ between workers end the run ("Different tests were collected")."""
+    bad = [item.nodeid for item in items if " at 0x" in item.nodeid]
+    if bad:
+        raise pytest.UsageError(f"test ids with object addresses: {bad[:3]}")
