@@ -22,8 +22,10 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(autouse=True)
 def _idle_two_cpus(monkeypatch):
-    """The rules' machine checks, fixed: two CPUs, not busy (a loaded machine says no)."""
+    """The rules' machine checks, fixed: two CPUs, not busy (a loaded machine says no),
+    splitting on (whatever TAPEGRAD_INTRA_OP says)."""
     monkeypatch.setattr(_parallel, "_CPUS", [2])
+    monkeypatch.setattr(_parallel, "ENABLED", [True])
     monkeypatch.setattr(_parallel, "busy", lambda: False)
 
 
