@@ -1,6 +1,10 @@
 """Note [Intra-op parallelism]: elementwise kernels split over threads give bitwise the
 one-thread result, follow NumPy's BLAS thread count, raise the kernel's errors, and replay
-under tapegrad.jit. (The suite pins BLAS to one thread: these tests raise it to two.)"""
+under tapegrad.jit; map_rows and pair share one pool and one set of rules. (The suite pins
+BLAS to one thread: these tests raise it to two, and take the machine as two idle CPUs.)"""
+
+import os
+import threading
 
 import numpy as np
 import pytest
@@ -14,6 +18,15 @@ threadpoolctl = pytest.importorskip("threadpoolctl")
 pytestmark = pytest.mark.skipif(
     not tg._blas_threads._handles(), reason="needs NumPy on OpenBLAS (thread count)"
 )
+
+
+@pytest.fixture(autouse=True)
+def _idle_two_cpus(monkeypatch):
+    """The rules' machine checks, fixed: two CPUs, not busy (a loaded machine says no),
+    splitting on (whatever TAPEGRAD_INTRA_OP says)."""
+    monkeypatch.setattr(_parallel, "_CPUS", [2])
+    monkeypatch.setattr(_parallel, "ENABLED", [True])
+    monkeypatch.setattr(_parallel, "busy", lambda: False)
 
 
 def _threads(n):
@@ -42,8 +55,8 @@ def test_num_threads_follows_blas():
         assert _parallel.num_threads() == 1
     with _threads(2):
         assert _parallel.num_threads() == 2
-        with tg._blas_threads.one_thread(1):
-            assert _parallel.num_threads() == 1
+        with tg._blas_threads.one_thread(1):  # the count it saved: the user's
+            assert _parallel.num_threads() == 2
 
 
 def _fail_on_negative(outs, ins):
@@ -146,3 +159,68 @@ def test_splitting_can_be_turned_off():
             assert _parallel._blocks((a,), ()) == [(0, 4)]
         finally:
             _parallel.ENABLED[0] = True
+
+
+def test_the_rules_say_one_thread(monkeypatch):
+    with _threads(2):
+        assert _parallel.num_threads() == 2
+        monkeypatch.setattr(_parallel, "busy", lambda: True)
+        assert _parallel.num_threads() == 1
+        monkeypatch.setattr(_parallel, "busy", lambda: False)
+        monkeypatch.setattr(_parallel, "_CPUS", [1])
+        assert _parallel.num_threads() == 1
+        monkeypatch.setattr(_parallel, "_CPUS", [2])
+        monkeypatch.setattr(_parallel, "ENABLED", [False])  # as TAPEGRAD_INTRA_OP=0
+        assert _parallel.num_threads() == 1 and not _parallel.two_cores()
+        ident = []
+        _parallel.pair(lambda: ident.append(threading.get_ident()), lambda: ident.append(1))
+        assert ident[0] == threading.get_ident() and ident[1] == 1  # in order, here
+
+
+def _record_thread(outs, ins, seen):
+    seen.append(threading.get_ident())
+    outs[0][...] = ins[0]
+
+
+def test_pair_and_map_rows_share_one_pool():
+    """Nested work runs on its caller alone: map_rows inside either piece of a pair, and a
+    pair inside a map_rows block, never wait on the pool they are part of."""
+    x = np.ones((4, _parallel.MIN_ELEMENTS), np.float32)
+    outs = [np.empty_like(x) for _ in range(2)]
+    seen = [[], []]
+
+    def piece(i):
+        _parallel.map_rows(_record_thread, (outs[i],), (x,), (seen[i],))
+        return threading.get_ident()
+
+    with _threads(2):
+        here, there = _parallel.pair(lambda: piece(0), lambda: piece(1))
+        assert here == threading.get_ident() and there != here
+        assert seen == [[here], [there]]  # each map_rows ran whole, on its own thread
+        assert there in {t.ident for t in threading.enumerate() if t.name.startswith("tapegrad-")}
+        seen = [[], []]
+        _parallel.map_rows(_record_thread, (outs[0],), (x,), (seen[0],))
+        assert set(seen[0]) == {here, there}  # the pair's worker serves map_rows too
+    for out in outs:
+        np.testing.assert_array_equal(out, x)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_starts_its_own_pool():
+    x = np.ones((4, _parallel.MIN_ELEMENTS), np.float32)
+    out = np.empty_like(x)
+    with _threads(2):
+        _parallel.map_rows(_record_thread, (out,), (x,), ([],))  # the parent's pool exists
+        assert _parallel._POOL["workers"]
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child reports through its exit status
+            ok = False
+            try:
+                fresh = not _parallel._POOL["workers"]
+                seen = []
+                _parallel.map_rows(_record_thread, (out,), (x,), (seen,))
+                ok = fresh and len(set(seen)) == 2 and (out == 1).all()
+            finally:
+                os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

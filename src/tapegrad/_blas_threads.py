@@ -21,19 +21,8 @@ block to leave. While ``tapegrad.jit`` records, entering and leaving are logged 
 calls of the program (``tapegrad._trace.HOOK``), so replays run their GEMMs on one
 thread too.
 
-Note [Two cores for small kernels]
-One small GEMM on two OpenBLAS threads loses (above), but two *independent* pieces of
-work, each on one BLAS thread, can run side by side: the two halves of a batch in a
-convolution, or its input and weight gradients. :func:`pair` runs one piece in the
-caller and the other on a helper thread that sleeps on a lock between jobs (no
-spinning: on a loaded machine the pair costs a wake-up, not a core). NumPy drops the
-GIL inside its loops and GEMMs, so the pieces overlap wherever they spend their time
-in NumPy. It runs the pieces one after the other when :func:`two_cores` says no: fewer
-than two CPUs for this process, BLAS limited to one thread (``threadpool_limits(1)``,
-which users take as "one core"), no OpenBLAS found, more runnable threads on the
-machine than CPUs (:func:`busy`: a second core is not free, and waking a helper onto a
-busy core cost ~20% more CPU per step and saved no time, measured at load 10 on 2
-cores), or the helper already busy (a nested or concurrent pair).
+Two *independent* pieces of work, each on one BLAS thread, can run side by side on two
+cores instead: Note [Intra-op parallelism] in _parallel.py.
 """
 
 from __future__ import annotations
@@ -41,11 +30,10 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-import time
 
 from . import _trace
 
-__all__ = ["one_thread", "SMALL_MNK", "pair", "two_cores", "busy"]
+__all__ = ["one_thread", "SMALL_MNK", "user_threads"]
 
 # Products with m·n·k below this run on one thread (~0.15 ms of float32 GEMM on one core).
 SMALL_MNK = 1 << 23
@@ -154,114 +142,13 @@ class one_thread:  # noqa: N801 - used like a function: ``with one_thread(mnk):`
         return False
 
 
-class _Helper:
-    """One daemon thread that runs the jobs :func:`pair` hands it, one at a time."""
-
-    def __init__(self):
-        self.busy = threading.Lock()  # held by the pair using the helper
-        self.go = threading.Lock()
-        self.done = threading.Lock()
-        self.go.acquire()
-        self.done.acquire()
-        self.job = self.result = self.error = None
-        threading.Thread(target=self._loop, name="tapegrad-pair", daemon=True).start()
-
-    def _loop(self):
-        while True:
-            self.go.acquire()
-            try:
-                self.result = self.job()
-            except BaseException as e:  # noqa: BLE001 - re-raised in the caller
-                self.error = e
-            self.job = None
-            self.done.release()
-
-
-_HELPER = [None]
-
-
-def _reset_after_fork():
-    _HELPER[0] = None  # the child has no helper thread; a new one starts on first use
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
-
-
-def _cpus():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-_CPUS = [None]
-
-
-_BUSY = {"at": -1.0, "busy": False}
-_BUSY_EVERY = 0.05  # seconds between two reads of the run queue
-
-
-def _runnable():
-    """Threads running or ready to run on the whole machine now (Linux), or None."""
-    try:
-        with open("/proc/loadavg") as f:  # "0.56 1.74 2.02 3/456 12345": 3 runnable now
-            return int(f.read().split()[3].split("/")[0])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def busy():
-    """Whether more threads are runnable than this process has CPUs (read at most every
-    50 ms; the 1-minute load average would lag behind a benchmark by a minute)."""
-    now = time.monotonic()
-    if now - _BUSY["at"] > _BUSY_EVERY:
-        n = _runnable()
-        _BUSY["busy"] = n is not None and n > (_CPUS[0] or _cpus())
-        _BUSY["at"] = now
-    return _BUSY["busy"]
-
-
-def two_cores():
-    """Whether :func:`pair` may use a second core (Note [Two cores for small kernels])."""
-    if _CPUS[0] is None:
-        _CPUS[0] = _cpus()
+def user_threads() -> int:
+    """NumPy's OpenBLAS thread count as the user set it: inside a :class:`one_thread` block,
+    the count the outermost block saved; 1 without OpenBLAS."""
     handles = _handles()
-    if _CPUS[0] < 2 or not handles:
-        return False
+    if not handles:
+        return 1
     with _LOCK:
-        if _STATE["depth"]:  # inside one_thread: the count it saved is the user's
-            threads = _STATE["saved"][0]
-        else:
-            threads = handles[0][0]()
-    return threads > 1 and not busy()
-
-
-def pair(first, second, parallel=True):
-    """``(first(), second())``, ``second`` on the helper thread when ``parallel`` and
-    :func:`two_cores` allow (Note [Two cores for small kernels]). Both must be plain
-    array work that is safe to run concurrently (disjoint outputs)."""
-    if not (parallel and two_cores()):
-        return first(), second()
-    helper = _HELPER[0]
-    if helper is None:
-        with _LOCK:
-            helper = _HELPER[0]
-            if helper is None:
-                helper = _HELPER[0] = _Helper()
-    if not helper.busy.acquire(blocking=False):
-        return first(), second()
-    try:
-        helper.job, helper.error = second, None
-        helper.go.release()
-        try:
-            a = first()
-        finally:
-            helper.done.acquire()
-        b, err = helper.result, helper.error
-        helper.result = helper.error = None
-        if err is not None:
-            raise err
-        return a, b
-    finally:
-        helper.busy.release()
+        if _STATE["depth"]:
+            return _STATE["saved"][0]
+        return handles[0][0]()

@@ -1,27 +1,49 @@
-"""Row-independent array kernels split over threads, as torch's ``at::parallel_for``.
+"""Array work split over a pool of worker threads, as torch's ``at::parallel_for``.
 
 Note [Intra-op parallelism]
-PyTorch runs an elementwise kernel over more than 32,768 elements on all of its intra-op
-threads; NumPy runs every ufunc on one. For a fused kernel of many passes (exact GELU's
-erf is some twenty ufunc calls over a 16 x 64 x 256 activation) that leaves the second
-core idle while the kernel makes up a tenth of a small GPT's step; so do the per-head
-GEMMs and softmax of attention, each too small for OpenBLAS to split. :func:`map_rows`
-runs ``kernel(outs, ins, *shared)`` on blocks of rows (the first axis) of arrays, one
-block per thread, on persistent worker threads (NumPy releases the GIL inside its ufunc
-loops and BLAS calls, so the blocks run at once), with OpenBLAS on one thread meanwhile
-(the blocks already fill the cores). Rows are independent, so an elementwise kernel gives
-bitwise the one-thread result; a kernel with GEMMs gives the products of one BLAS thread
-(the same bits for attention's small GEMMs, tests/test_parallel_kernels.py).
+NumPy runs every ufunc on one thread, and OpenBLAS hands a GEMM to its other threads only
+when it is large (Note [Small GEMMs on one thread]), so the small kernels that make up a
+small model's step leave the second core idle: exact GELU's erf (some twenty ufunc calls
+over a 16 x 64 x 256 activation, a tenth of a small GPT's step), the per-head GEMMs and
+softmax of attention, a small convolution's GEMMs. NumPy releases the GIL inside its
+ufunc loops and BLAS calls, so independent pieces of such work run at once on separate
+Python threads. One pool of persistent daemon worker threads, sleeping on a queue between
+jobs (no spinning: on a loaded machine a job costs a wake-up, not a core), runs them in
+two shapes:
 
-How many threads: as many as NumPy's OpenBLAS uses at the moment of the call
-(``openblas_get_num_threads``, found as in Note [Small GEMMs on one thread]), so
-``torch.set_num_threads``/threadpoolctl limits, ``--threads 1`` and ``one_thread`` blocks
-all hold for these kernels too; one thread below :data:`MIN_ELEMENTS` per extra thread,
-without OpenBLAS, when a kernel is called from a worker, or with the environment variable
-``TAPEGRAD_INTRA_OP=0`` (read at import; :data:`ENABLED` at run time), which turns the
-splitting off everywhere. While ``tapegrad.jit``
-records, the whole call is logged as one call of the program (``tapegrad._trace.HOOK``), so
-replays split it the same way.
+* :func:`map_rows` runs ``kernel(outs, ins, *shared)`` on blocks of rows (the first
+  axis) of arrays, one block per thread, the caller taking the first; OpenBLAS is held
+  at one thread meanwhile (the blocks already fill the cores). Rows are independent, so
+  an elementwise kernel gives bitwise the one-thread result, and a kernel with GEMMs the
+  products of one BLAS thread (the same bits for attention's small GEMMs,
+  tests/test_parallel_kernels.py). Used by GELU (ops/gelu_kernels.py) and attention
+  (nn/_attention_split.py). One thread below :data:`MIN_ELEMENTS` per extra thread.
+* :func:`pair` is the two-job case: ``(first(), second())`` with ``second`` on a worker
+  while the caller runs ``first``: the two halves of a batch in a convolution, or its
+  input and weight gradients (nn/_conv_ops.py, nn/_conv_grid.py). Each piece chooses
+  its own BLAS threads (``one_thread`` inside it), and it must be plain array work with
+  outputs disjoint from the other's.
+
+One set of rules, :func:`num_threads`, decides how many threads either may use: one
+(the work runs on the caller alone) with the environment variable ``TAPEGRAD_INTRA_OP=0``
+(read at import; :data:`ENABLED` at run time), fewer than two CPUs for this process,
+no OpenBLAS found, or more runnable threads on the machine than CPUs (:func:`busy`: a
+second core is not free); otherwise NumPy's OpenBLAS thread count (found as in Note
+[Small GEMMs on one thread]; inside a ``one_thread`` block the count it saved), so
+``torch.set_num_threads``/threadpoolctl limits and ``--threads 1`` hold here too
+(``threadpool_limits(1)`` is how users say "one core"). Work started on a worker, or by
+the caller while the pool runs another split (nested in the caller's own piece, or from a
+concurrent Python thread), runs on its caller alone: the pool serves one split at a
+time and never waits on itself. The busy check, measured on a 2-core machine: waking a
+helper onto a busy core cost ~20% more CPU per conv step and saved no time (load 10),
+and so it does for map_rows: the split GELU forward and backward of a 16 x 64 x 256
+activation took 2.94 ms of wall time and 1.88 ms of CPU against 2.32 ms and 1.43 ms on one
+thread (load 16), causal attention's over 16 x 4 x 64 x 32 heads 5.4 ms and 3.5 ms against
+4.5 ms and 3.0 ms (load 18).
+
+While ``tapegrad.jit`` records, a :func:`map_rows` call is logged as one call of the
+program (``tapegrad._trace.HOOK``), whose replays split it by these rules as they run;
+:func:`pair` runs inside opaque kernels (Note [Opaque kernels] in _trace.py), one call each.
 """
 
 from __future__ import annotations
@@ -29,50 +51,102 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import time
 
 from . import _blas_threads, _trace
 
-__all__ = ["map_rows", "num_threads", "MIN_ELEMENTS", "ENABLED"]
+__all__ = ["map_rows", "pair", "num_threads", "two_cores", "busy", "MIN_ELEMENTS", "ENABLED"]
 
-#: Elements per thread below which a kernel runs on the calling thread alone.
+#: Elements per thread below which :func:`map_rows` runs a kernel on the calling thread alone.
 MIN_ELEMENTS = 1 << 15
 
-#: ``ENABLED[0]``: whether kernels may be split at all (``TAPEGRAD_INTRA_OP=0`` turns it off).
+#: ``ENABLED[0]``: whether work may be split at all (``TAPEGRAD_INTRA_OP=0`` turns it off).
 ENABLED = [os.environ.get("TAPEGRAD_INTRA_OP", "1").strip() != "0"]
 
-_LOCK = threading.Lock()
-_POOL = {"pid": None, "workers": []}
+# workers: job queues of the worker threads; grow: held while adding one; in_use: held by
+# the split running on the pool
+_POOL = {"workers": [], "grow": threading.Lock(), "in_use": threading.Lock()}
 _LOCAL = threading.local()  # .worker: True on pool threads (no nested splitting)
 
 
+def _reset_after_fork():
+    """The child has no worker threads, and a split running in the parent at the fork will
+    never release the pool there: a new pool starts on first use."""
+    _POOL.update(workers=[], grow=threading.Lock(), in_use=threading.Lock())
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def _cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+_CPUS = [None]
+
+_BUSY = {"at": -1.0, "busy": False}
+_BUSY_EVERY = 0.05  # seconds between two reads of the run queue
+
+
+def _runnable():
+    """Threads running or ready to run on the whole machine now (Linux), or None."""
+    try:
+        with open("/proc/loadavg") as f:  # "0.56 1.74 2.02 3/456 12345": 3 runnable now
+            return int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def busy() -> bool:
+    """Whether more threads are runnable than this process has CPUs (read at most every
+    50 ms; the 1-minute load average would lag behind a benchmark by a minute)."""
+    now = time.monotonic()
+    if now - _BUSY["at"] > _BUSY_EVERY:
+        n = _runnable()
+        _BUSY["busy"] = n is not None and n > (_CPUS[0] or _cpus())
+        _BUSY["at"] = now
+    return _BUSY["busy"]
+
+
 def num_threads() -> int:
-    """The threads an elementwise kernel may use now: NumPy's OpenBLAS thread count."""
-    handles = _blas_threads._handles()
-    if not handles:
+    """The threads a split may use now (Note [Intra-op parallelism]): NumPy's OpenBLAS
+    thread count as the user set it, or 1 where a rule says no."""
+    if not ENABLED[0]:
         return 1
-    return max(1, handles[0][0]())
+    if _CPUS[0] is None:
+        _CPUS[0] = _cpus()
+    if _CPUS[0] < 2:
+        return 1
+    threads = _blas_threads.user_threads()  # 1 without OpenBLAS
+    if threads <= 1 or busy():
+        return 1
+    return threads
+
+
+def two_cores() -> bool:
+    """Whether a second core may be used now (Note [Intra-op parallelism])."""
+    return num_threads() > 1
 
 
 def _worker(jobs):
     _LOCAL.worker = True
     while True:
-        job = jobs.get()
-        if job is None:
-            return
-        kernel, outs, ins, shared, done = job
+        fn, args, done = jobs.get()
         try:
-            kernel(outs, ins, *shared)
+            result = fn(*args)
         except BaseException as e:  # noqa: BLE001 - handed back to the caller, raised there
-            done.put(e)
+            done.put((None, e))
         else:
-            done.put(None)
+            done.put((result, None))
 
 
 def _workers(n):
-    """``n`` job queues of persistent daemon worker threads (rebuilt after a fork)."""
-    with _LOCK:
-        if _POOL["pid"] != os.getpid():
-            _POOL["pid"], _POOL["workers"] = os.getpid(), []
+    """``n`` job queues of persistent daemon worker threads."""
+    with _POOL["grow"]:
         workers = _POOL["workers"]
         while len(workers) < n:
             jobs = queue.SimpleQueue()
@@ -83,9 +157,54 @@ def _workers(n):
         return workers[:n]
 
 
+def _acquire():
+    """The pool's lock, taken for one split; None on a worker or while another split runs."""
+    if getattr(_LOCAL, "worker", False):
+        return None
+    lock = _POOL["in_use"]
+    return lock if lock.acquire(blocking=False) else None
+
+
+def _run(first, rest):
+    """Run ``first = (fn, args)`` here and each of ``rest`` on its own worker, with the
+    pool held (:func:`_acquire`); the results in order, or the first error once all are done."""
+    done = queue.SimpleQueue()
+    for q, (fn, args) in zip(_workers(len(rest)), rest, strict=True):
+        q.put((fn, args, done))
+    results, error = [None], None
+    try:
+        results[0] = first[0](*first[1])
+    except BaseException as e:  # noqa: BLE001 - wait for the workers before raising
+        error = e
+    # The order the workers finish in does not matter: only the first error is raised.
+    for _ in rest:
+        result, e = done.get()
+        results.append(result)
+        if error is None and e is not None:
+            error = e
+    if error is not None:
+        raise error
+    return results
+
+
+def pair(first, second, parallel=True):
+    """``(first(), second())``, ``second`` on a worker thread when ``parallel`` and the
+    rules allow (Note [Intra-op parallelism]); else one after the other. Both must be plain
+    array work that is safe to run concurrently (disjoint outputs)."""
+    if not (parallel and two_cores()):
+        return first(), second()
+    lock = _acquire()
+    if lock is None:
+        return first(), second()
+    try:
+        return tuple(_run((first, ()), [(second, ())]))
+    finally:
+        lock.release()
+
+
 def map_rows(kernel, outs, ins, shared=()) -> None:
     """Run ``kernel(outs, ins, *shared)`` over row blocks of the arrays, on several threads
-    when they are large.
+    when they are large (Note [Intra-op parallelism]).
 
     Args:
         kernel: a module-level function ``kernel(outs, ins, *shared)`` that writes every
@@ -105,9 +224,9 @@ def map_rows(kernel, outs, ins, shared=()) -> None:
 def _blocks(outs, ins):
     """Row ranges, one per thread; a single one where splitting does not pay."""
     rows = outs[0].shape[0] if outs[0].ndim else 1
-    if not ENABLED[0] or getattr(_LOCAL, "worker", False):
-        return [(0, rows)]
     size = sum(a.size for a in outs)
+    if size // MIN_ELEMENTS < 2:  # before num_threads(): no system calls for small kernels
+        return [(0, rows)]
     n = min(num_threads(), rows, size // MIN_ELEMENTS)
     if n <= 1 or not all(a.ndim and a.shape[0] == rows for a in outs + ins):
         return [(0, rows)]
@@ -117,27 +236,18 @@ def _blocks(outs, ins):
 
 def _map_rows(kernel, outs, ins, shared=()):
     blocks = _blocks(outs, ins)
-    if len(blocks) == 1:
+    lock = _acquire() if len(blocks) > 1 else None
+    if lock is None:
         kernel(outs, ins, *shared)
         return
-    done = queue.SimpleQueue()
-    jobs = _workers(len(blocks) - 1)
+
+    def job(a, b):
+        return kernel, (tuple(o[a:b] for o in outs), tuple(x[a:b] for x in ins), *shared)
+
     # The blocks share the cores: a GEMM inside a kernel runs on one BLAS thread.
     _blas_threads._enter()
     try:
-        for q, (a, b) in zip(jobs, blocks[1:]):
-            q.put((kernel, tuple(o[a:b] for o in outs), tuple(x[a:b] for x in ins), shared, done))
-        a, b = blocks[0]
-        error = None
-        try:
-            kernel(tuple(o[a:b] for o in outs), tuple(x[a:b] for x in ins), *shared)
-        except BaseException as e:  # noqa: BLE001 - wait for the workers before raising
-            error = e
-        for _ in jobs:
-            e = done.get()
-            if error is None and e is not None:
-                error = e
+        _run(job(*blocks[0]), [job(a, b) for a, b in blocks[1:]])
     finally:
         _blas_threads._leave()
-    if error is not None:
-        raise error
+        lock.release()

@@ -1,5 +1,5 @@
 """Convolution and max pooling as opaque kernels (Note [Opaque kernels] in _trace.py) and
-split over two cores (Note [Two cores for small kernels] in _blas_threads.py): the same
+split over two cores (Note [Intra-op parallelism] in _parallel.py): the same
 results as the serial kernels and as PyTorch, eagerly and in tg.jit replays."""
 
 import threading
@@ -9,7 +9,7 @@ import pytest
 
 import tapegrad as tg
 import tapegrad.nn.functional as F
-from tapegrad import _blas_threads, _trace
+from tapegrad import _blas_threads, _parallel, _trace
 from tapegrad.nn import _conv_ops
 
 rng = np.random.default_rng(0)
@@ -45,14 +45,14 @@ def test_paired_convolution_matches_serial_and_torch(case, monkeypatch, torch_mo
     g = rng.standard_normal(tuple(shape)).astype(np.float32)
     serial = _step(x, w, b, g, s, p, groups)
     jobs = []
-    original = _blas_threads.pair
+    original = _parallel.pair
 
     def counting_pair(first, second, parallel=True):
         jobs.append(parallel)
         return original(first, second, parallel)
 
     monkeypatch.setattr(_conv_ops, "PAIR_MNK", 0)
-    monkeypatch.setattr(_blas_threads, "two_cores", lambda: True)
+    monkeypatch.setattr(_parallel, "two_cores", lambda: True)
     monkeypatch.setattr(_conv_ops, "pair", counting_pair)
     monkeypatch.setattr(_conv_ops._conv_grid, "pair", counting_pair)
     paired = _step(x, w, b, g, s, p, groups)
@@ -67,24 +67,24 @@ def test_paired_convolution_matches_serial_and_torch(case, monkeypatch, torch_mo
 
 
 def test_pair_runs_both_in_order_and_raises_the_helpers_error(monkeypatch):
-    monkeypatch.setattr(_blas_threads, "two_cores", lambda: True)
+    monkeypatch.setattr(_parallel, "two_cores", lambda: True)
     threads = []
 
     def job(v):
         threads.append(threading.get_ident())
         return v
 
-    assert _blas_threads.pair(lambda: job(1), lambda: job(2)) == (1, 2)
-    assert len(set(threads)) == 2  # the second ran on the helper thread
+    assert _parallel.pair(lambda: job(1), lambda: job(2)) == (1, 2)
+    assert len(set(threads)) == 2  # the second ran on a worker thread
 
     def fail():
         raise ValueError("from the helper")
 
     with pytest.raises(ValueError, match="from the helper"):
-        _blas_threads.pair(lambda: 1, fail)
-    # nested: the helper is busy, so the inner pair runs serially (no deadlock)
-    inner = lambda: _blas_threads.pair(lambda: 3, lambda: 4)  # noqa: E731
-    assert _blas_threads.pair(inner, inner) == ((3, 4), (3, 4))
+        _parallel.pair(lambda: 1, fail)
+    # nested: the pool is in use (or this is a worker), so the inner pairs run serially
+    inner = lambda: _parallel.pair(lambda: 3, lambda: 4)  # noqa: E731
+    assert _parallel.pair(inner, inner) == ((3, 4), (3, 4))
 
 
 def test_pair_is_serial_when_blas_is_limited_to_one_thread():
@@ -92,9 +92,9 @@ def test_pair_is_serial_when_blas_is_limited_to_one_thread():
     if not _blas_threads._handles():
         pytest.skip("no OpenBLAS found in this process")
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
-        assert not _blas_threads.two_cores()
+        assert not _parallel.two_cores()
         with _blas_threads.one_thread(1):  # inside the limit: the user's count decides
-            assert not _blas_threads.two_cores()
+            assert not _parallel.two_cores()
 
 
 def _cnn_step(w):
@@ -200,16 +200,16 @@ def test_2x2_pooling_double_backward_through_the_gradient(torch_mod):
 
 def test_no_pair_when_the_machine_is_busy(monkeypatch):
     """More runnable threads than CPUs: the second core is not free, so pairs run serially."""
-    if not _blas_threads._handles() or _blas_threads._cpus() < 2:
+    if not _blas_threads._handles() or _parallel._cpus() < 2:
         pytest.skip("needs OpenBLAS and two CPUs")
-    monkeypatch.setattr(_blas_threads, "_BUSY", {"at": -1.0, "busy": False})
-    monkeypatch.setattr(_blas_threads, "_runnable", lambda: 1000)
-    assert _blas_threads.busy() and not _blas_threads.two_cores()
+    monkeypatch.setattr(_parallel, "_BUSY", {"at": -1.0, "busy": False})
+    monkeypatch.setattr(_parallel, "_runnable", lambda: 1000)
+    assert _parallel.busy() and not _parallel.two_cores()
     threads = []
-    _blas_threads.pair(
+    _parallel.pair(
         lambda: threads.append(threading.get_ident()), lambda: threads.append(threading.get_ident())
     )
     assert set(threads) == {threading.get_ident()}
-    monkeypatch.setattr(_blas_threads, "_BUSY", {"at": -1.0, "busy": True})
-    monkeypatch.setattr(_blas_threads, "_runnable", lambda: 1)
-    assert not _blas_threads.busy()
+    monkeypatch.setattr(_parallel, "_BUSY", {"at": -1.0, "busy": True})
+    monkeypatch.setattr(_parallel, "_runnable", lambda: 1)
+    assert not _parallel.busy()

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._blas_threads import pair
+from .._parallel import pair
 
 __all__ = ["use_grid", "grid_columns", "grid_conv", "grid_weight_grad"]
 
@@ -76,8 +76,8 @@ def grid_columns(xp, kernel, dilation, ones):
 def grid_conv(xp, wm, bias, kernel, out_hw, dilation, dtype, halves=None):
     """Forward on the grid: the (N, Ho, Wo, O) channels-last result (a view of the grid),
     for ``xp`` the padded (N, Hp, Wp, C) input, ``wm`` the (O, kh·kw·C) weight and
-    ``bias`` (O,) or None. ``halves``: two sample ranges to run as a pair (Note [Two cores
-    for small kernels] in tapegrad/_blas_threads.py), each its own grid."""
+    ``bias`` (O,) or None. ``halves``: two sample ranges to run as a pair (Note [Intra-op
+    parallelism] in tapegrad/_parallel.py), each its own grid."""
     if bias is not None:
         wm = np.concatenate([wm, bias[:, None]], axis=1)
     n, hp, wp, _ = xp.shape

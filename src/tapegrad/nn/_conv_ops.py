@@ -39,8 +39,9 @@ from typing import NamedTuple
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .. import _blas_threads
-from .._blas_threads import one_thread, pair
+from .. import _parallel
+from .._blas_threads import one_thread
+from .._parallel import pair
 from .._trace import opaque
 from ..autograd.graph import make_result
 from ..grad_mode import STATE
@@ -118,7 +119,7 @@ def padded_nhwc(x, pads, value=0.0):
 _BLOCK_BYTES = 1 << 19  # im2col columns per GEMM (Note [Convolution memory])
 
 # A kernel of at least this many multiply-adds is split into two halves of its batch that
-# run side by side (Note [Two cores for small kernels] in tapegrad/_blas_threads.py).
+# run side by side (Note [Intra-op parallelism] in tapegrad/_parallel.py).
 PAIR_MNK = 1 << 22
 
 
@@ -126,7 +127,7 @@ def _halves(n, mnk):
     """The sample ranges ``((0, h), (h, n))`` to run as a pair, or None when the work is too
     small, the batch has one sample, or no second core is free (then one whole-batch pass
     costs less than two halves run one after the other)."""
-    if n < 2 or mnk < PAIR_MNK or not _blas_threads.two_cores():
+    if n < 2 or mnk < PAIR_MNK or not _parallel.two_cores():
         return None
     return (0, n // 2), (n // 2, n)
 
@@ -226,7 +227,7 @@ def _input_grad_by_taps(gm, w, x_shape, out_hw, geom):
 
     The same sum as ``gm @ W`` followed by :func:`_col2im`, without the (P, kh·kw·C)
     intermediate (Note [Convolution memory]); each product lands as a whole NHWC block.
-    The two halves of a large batch run as a pair (Note [Two cores for small kernels]).
+    The two halves of a large batch run as a pair (Note [Intra-op parallelism]).
     """
     n = x_shape[0]
     gxp = new_like(gm, padded_shape(x_shape, geom))
@@ -324,7 +325,7 @@ def _forward_kernel(x, w, bias, out_hw, geom):
 def _backward_kernel(g, x, w, x_shape, geom, need_b):
     """First-order ``(gx, gw, gb)`` of conv for the output gradient ``g``: gx when x_shape is
     given, gw when ``x`` is, gb when ``need_b`` (None for the others); an opaque kernel.
-    gx and gw run as a pair (Note [Two cores for small kernels])."""
+    gx and gw run as a pair (Note [Intra-op parallelism])."""
     gm = _out_grad_matrix(g)
     out_hw = g.shape[2:]
     gx = gw = gb = None
@@ -348,7 +349,7 @@ def _backward_kernel(g, x, w, x_shape, geom, need_b):
 
 def _im2col_conv(x, w, bias, out_hw, geom, dtype):
     """(N, Ho, Wo, O) = im2col(x) @ Wᵀ (+ bias through a column of ones), block by block; the
-    two halves of a large batch as a pair (Note [Two cores for small kernels])."""
+    two halves of a large batch as a pair (Note [Intra-op parallelism])."""
     n, o = x.shape[0], w.shape[0]
     wms = _weight_matrices(w, geom.groups, bias)
     rows = out_hw[0] * out_hw[1]
@@ -435,7 +436,7 @@ def _weight_grad_kernel(x, g, w_shape, geom):
 
 def _weight_grad_array(x, gm, w_shape, out_hw, geom):
     """The (O, C/G, kh, kw) weight gradient for the (P, O) output gradient ``gm``; the two
-    halves of a large batch as a pair, their sums added (Note [Two cores for small kernels])."""
+    halves of a large batch as a pair, their sums added (Note [Intra-op parallelism])."""
     o, cg, kh, kw = w_shape
     rows = out_hw[0] * out_hw[1]
     halves = _halves(x.shape[0], gm.size * cg * kh * kw)
