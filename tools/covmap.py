@@ -118,7 +118,8 @@ def build(work: Path, root: Path, out: Path, jobs: int) -> dict:
     if proc.returncode != 0:
         tail = "\n".join(proc.stdout.splitlines()[-15:])
         raise SystemExit(f"the unmutated suite does not pass under coverage:\n{tail}")
-    extra = {"fingerprint": fingerprint(root), "suite_seconds": wall}
+    # the copy that ran (the tree as it was when copied; root may have changed since)
+    extra = {"fingerprint": fingerprint(work), "suite_seconds": wall}
     cmap = convert(str(data / "cov*"), work, extra)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(cmap))
