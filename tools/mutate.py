@@ -231,7 +231,7 @@ def run_tests(workdir: Path, args, timeout, select=None):
     )
     if select is not None:
         listing = workdir / ".selected-tests"
-        listing.write_text("".join(f"{t}\n" for t in select))
+        listing.write_text("".join(f"{t}\n" for t in select))  # in this order
         env["TAPEGRAD_SELECT"] = str(listing)
         args = [*args, *sorted({t.split("::")[0] for t in select})]
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
@@ -262,6 +262,14 @@ def quick_tests(workdir: Path, m: Mutant):
     return hits
 
 
+def _seconds(cmap, test):
+    """The test's duration in the unmutated run (from the line map)."""
+    index = cmap.get("_index")
+    if index is None:
+        index = cmap["_index"] = {t: i for i, t in enumerate(cmap["tests"])}
+    return cmap["seconds"][index[test]]
+
+
 def run_selected(work: Path, m: Mutant, cmap, args, timeout):
     """Run the tests that can observe ``m`` (Note [Mutant test selection] in covmap.py).
 
@@ -269,7 +277,8 @@ def run_selected(work: Path, m: Mutant, cmap, args, timeout):
     suite when the selected tests pass (code that runs at import time).
     """
     ids, outside = covmap.select(cmap, m.path, *m.lines)
-    tests = sorted({cmap["tests"][i] for i in ids})
+    # fastest first: with -x a failing test ends the run, and a short one fails sooner
+    tests = sorted({cmap["tests"][i] for i in ids}, key=lambda t: (_seconds(cmap, t), t))
     full = outside or not m.in_body
     spawners = [t for t in cmap["spawners"] if t not in set(tests)]
     mode = "full" if full else f"{len(tests)}+{len(spawners)}"
@@ -277,7 +286,7 @@ def run_selected(work: Path, m: Mutant, cmap, args, timeout):
     # the covering tests first (most mutants die there), then those starting a process
     for run in (tests, [] if full else spawners):
         if run and status == "passed":
-            secs = sum(cmap["seconds"][cmap["tests"].index(t)] for t in run)
+            secs = sum(_seconds(cmap, t) for t in run)
             xdist = ["-n", str(args.jobs)] if args.jobs and len(run) > 300 else []
             budget = timeout if full else min(timeout, 120 + 10 * secs)
             status, t, why = run_tests(work, xdist, budget, select=run)
