@@ -167,9 +167,19 @@ def mutants_of(path: Path, root: Path):
     where = _where(tree)
     rel = str(path.relative_to(root))
     found = []
+    lines = [ln.encode() for ln in source.splitlines(keepends=True)]
+
+    def segment(node):
+        """``ast.get_source_segment`` without re-splitting the source for every node."""
+        if getattr(node, "end_lineno", None) is None:
+            return None
+        l0, c0, l1, c1 = node.lineno - 1, node.col_offset, node.end_lineno - 1, node.end_col_offset
+        if l0 == l1:
+            return lines[l0][c0:c1].decode()
+        return (lines[l0][c0:] + b"".join(lines[l0 + 1 : l1]) + lines[l1][:c1]).decode()
 
     def add(node, kind, new_node=None, text=None):
-        before = ast.get_source_segment(source, node)
+        before = segment(node)
         if before is None:
             return
         after = text if text is not None else ast.unparse(new_node)
