@@ -311,7 +311,7 @@ def merge_reports(paths, out):
         text = Path(path).read_text()
         head = head or text.split("\n\n")[:2]
         rows += [ln for ln in text.splitlines() if ln.startswith("| `")]
-    rows.sort()
+    rows = sorted({ln.split("` |")[0]: ln for ln in rows}.values())  # a mutant once
     verdicts = [ln.rsplit(" | ", 2)[-2] for ln in rows]
     valid = [v for v in verdicts if v != "invalid"]
     killed = valid.count("killed")
@@ -370,6 +370,15 @@ def main(argv=None):
     )
     p.add_argument("--shard", default="0/1", help="K/N: run only mutants K, K+N, ... of the sample")
     p.add_argument("--skip", type=int, default=0, help="skip the first N mutants (of the shard)")
+    p.add_argument("--reverse", action="store_true", help="run the shard's mutants last first")
+    p.add_argument(
+        "--skip-done",
+        nargs="+",
+        default=(),
+        metavar="REPORT",
+        help="before each mutant, skip it if one of these reports has it (a second process "
+        "with --reverse on the same shard then meets the first one in the middle)",
+    )
     p.add_argument(
         "--merge",
         nargs="+",
@@ -399,6 +408,8 @@ def main(argv=None):
         )
     k, n = (int(v) for v in args.shard.split("/"))
     pool = pool[k::n][args.skip :]
+    if args.reverse:
+        pool = pool[::-1]
     if args.list:
         for m in pool:
             print(m.label())
@@ -433,6 +444,10 @@ def main(argv=None):
 
     results = []
     for i, m in enumerate(pool, 1):
+        if _done_elsewhere(m, args.skip_done):
+            print(f"[{i}/{len(pool)}] decided by another run: {m.label()}", flush=True)
+            results.append((m, "elsewhere", "", ""))
+            continue
         target = work / m.path
         original = target.read_text()
         target.write_text(apply(original, m))
@@ -466,8 +481,27 @@ def main(argv=None):
     return 0
 
 
+def _row_label(m):
+    return f"| `{m.label().replace('|', '/').replace(chr(10), ' ')}` |"
+
+
+def _done_elsewhere(m, reports):
+    """Whether a row of one of ``reports`` (another run of the same sample) has ``m``."""
+    start = _row_label(m)
+    for path in reports:
+        try:
+            text = Path(path).read_text()
+        except OSError:
+            continue
+        if any(ln.startswith(start) for ln in text.splitlines()):
+            return True
+    return False
+
+
 def write_report(args, argv, root, results, planned):
     """The score and table so far (rewritten after each mutant: a cut run keeps its part)."""
+    planned -= sum(r[1] == "elsewhere" for r in results)
+    results = [r for r in results if r[1] != "elsewhere"]
     valid = [r for r in results if r[1] != "invalid"]
     killed = sum(r[1] == "killed" for r in valid)
     score = 100.0 * killed / max(1, len(valid))
