@@ -44,6 +44,7 @@ import ast
 import dataclasses
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -247,12 +248,25 @@ def run_tests(workdir: Path, args, timeout, select=None):
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
     cmd += ["-p", "covmap_plugin", *args]
     start = time.monotonic()
+    # The limit is CPU time of each process (an infinite loop), not wall time: on a
+    # loaded machine a wall-clock limit cut slow but passing runs and counted them
+    # as kills. The wall-clock limit is only a backstop.
     try:
         proc = subprocess.run(
-            cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout
+            cmd,
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=max(10 * timeout, 3600),
+            preexec_fn=lambda: resource.setrlimit(
+                resource.RLIMIT_CPU, (int(timeout), int(timeout) + 30)
+            ),
         )
     except subprocess.TimeoutExpired:
-        return "timeout", time.monotonic() - start, ""
+        return "timeout", time.monotonic() - start, "timeout (wall clock)"
+    if proc.returncode < 0 or "node down" in proc.stdout or "crashed" in proc.stdout:
+        return "timeout", time.monotonic() - start, f"timeout: over {timeout:.0f} s of CPU"
     tail = proc.stdout.strip().splitlines()[-1:] if proc.stdout else []
     failed = [ln for ln in proc.stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))]
     # 5: no test collected (every selected test deselected), not a failure
