@@ -279,3 +279,23 @@ def test_nodes_that_run_twice_do_not_keep_their_inputs_alive():
     joined.backward()  # every Node on the way saved nothing
     # d/dw per pass: cat 1.5 + 1, stack 1.5 + 1, Double 2 * 1.5
     np.testing.assert_allclose(w.grad.numpy(), np.full(3, 2 * (2.5 + 2.5 + 3.0)))
+
+
+def test_custom_function_second_backward_names_its_node():
+    # like the built-in nodes (ExpBackward above), the message names the Function's node
+    class Square(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = Square.apply(x).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match=r"\(SquareBackward has already freed its saved"):
+        y.backward()

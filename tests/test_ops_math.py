@@ -422,3 +422,15 @@ def test_frobenius_norm_over_three_dims_is_an_error(torch_mod):
         torch_mod.norm(torch_mod.ones(2, 2, 2), "fro", dim=(0, 1, 2))
     with pytest.raises(RuntimeError, match="norm: 'fro' takes at most 2 dims"):
         tg.norm(tg.ones(2, 2, 2), "fro", dim=(0, 1, 2))
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile_with_at_most_one_valid_value_matches_torch(interpolation, torch_mod):
+    nan = float("nan")
+    q = [0.0, 0.25, 0.9, 1.0]
+    for fn, row in (("quantile", [[3.0], [-1.0]]), ("nanquantile", [[nan, 2.0, nan], [nan] * 3])):
+        ours = getattr(tg, fn)(tg.tensor(row), tg.tensor(q), dim=1, interpolation=interpolation)
+        ref = getattr(torch_mod, fn)(
+            torch_mod.tensor(row), torch_mod.tensor(q), dim=1, interpolation=interpolation
+        )
+        np.testing.assert_array_equal(ours.numpy(), ref.numpy(), err_msg=fn)

@@ -13,7 +13,7 @@ interpreters) are listed, with every test's duration, in
 ``<data file>.tests.<pid>.json``: lines run in the child are not traced, so the
 mutation tool runs those tests for every mutant.
 
-With ``TAPEGRAD_SELECT`` (a file of node ids) it runs only those tests.
+With ``TAPEGRAD_SELECT`` (a file of node ids) it runs only those tests, in that order.
 """
 
 from __future__ import annotations
@@ -88,8 +88,11 @@ def pytest_collection_modifyitems(session, config, items):
     if not _SELECT:
         return
     with open(_SELECT) as fh:
-        wanted = set(fh.read().splitlines())
-    keep = [it for it in items if it.nodeid in wanted]
+        order = {t: i for i, t in enumerate(fh.read().splitlines())}
+    wanted = order
+    # in the file's order (tools/mutate.py lists the fastest tests first: with -x the
+    # first failure ends the run sooner)
+    keep = sorted((it for it in items if it.nodeid in wanted), key=lambda it: order[it.nodeid])
     drop = [it for it in items if it.nodeid not in wanted]
     if drop:
         config.hook.pytest_deselected(items=drop)

@@ -44,6 +44,7 @@ import ast
 import dataclasses
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -167,9 +168,19 @@ def mutants_of(path: Path, root: Path):
     where = _where(tree)
     rel = str(path.relative_to(root))
     found = []
+    lines = [ln.encode() for ln in source.splitlines(keepends=True)]
+
+    def segment(node):
+        """``ast.get_source_segment`` without re-splitting the source for every node."""
+        if getattr(node, "end_lineno", None) is None:
+            return None
+        l0, c0, l1, c1 = node.lineno - 1, node.col_offset, node.end_lineno - 1, node.end_col_offset
+        if l0 == l1:
+            return lines[l0][c0:c1].decode()
+        return (lines[l0][c0:] + b"".join(lines[l0 + 1 : l1]) + lines[l1][:c1]).decode()
 
     def add(node, kind, new_node=None, text=None):
-        before = ast.get_source_segment(source, node)
+        before = segment(node)
         if before is None:
             return
         after = text if text is not None else ast.unparse(new_node)
@@ -231,18 +242,31 @@ def run_tests(workdir: Path, args, timeout, select=None):
     )
     if select is not None:
         listing = workdir / ".selected-tests"
-        listing.write_text("".join(f"{t}\n" for t in select))
+        listing.write_text("".join(f"{t}\n" for t in select))  # in this order
         env["TAPEGRAD_SELECT"] = str(listing)
         args = [*args, *sorted({t.split("::")[0] for t in select})]
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
     cmd += ["-p", "covmap_plugin", *args]
     start = time.monotonic()
+    # The limit is CPU time of each process (an infinite loop), not wall time: on a
+    # loaded machine a wall-clock limit cut slow but passing runs and counted them
+    # as kills. The wall-clock limit is only a backstop.
     try:
         proc = subprocess.run(
-            cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout
+            cmd,
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=max(10 * timeout, 3600),
+            preexec_fn=lambda: resource.setrlimit(
+                resource.RLIMIT_CPU, (int(timeout), int(timeout) + 30)
+            ),
         )
     except subprocess.TimeoutExpired:
-        return "timeout", time.monotonic() - start, ""
+        return "timeout", time.monotonic() - start, "timeout (wall clock)"
+    if proc.returncode < 0 or "node down" in proc.stdout or "crashed" in proc.stdout:
+        return "timeout", time.monotonic() - start, f"timeout: over {timeout:.0f} s of CPU"
     tail = proc.stdout.strip().splitlines()[-1:] if proc.stdout else []
     failed = [ln for ln in proc.stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))]
     # 5: no test collected (every selected test deselected), not a failure
@@ -262,6 +286,14 @@ def quick_tests(workdir: Path, m: Mutant):
     return hits
 
 
+def _seconds(cmap, test):
+    """The test's duration in the unmutated run (from the line map)."""
+    index = cmap.get("_index")
+    if index is None:
+        index = cmap["_index"] = {t: i for i, t in enumerate(cmap["tests"])}
+    return cmap["seconds"][index[test]]
+
+
 def run_selected(work: Path, m: Mutant, cmap, args, timeout):
     """Run the tests that can observe ``m`` (Note [Mutant test selection] in covmap.py).
 
@@ -269,7 +301,8 @@ def run_selected(work: Path, m: Mutant, cmap, args, timeout):
     suite when the selected tests pass (code that runs at import time).
     """
     ids, outside = covmap.select(cmap, m.path, *m.lines)
-    tests = sorted({cmap["tests"][i] for i in ids})
+    # fastest first: with -x a failing test ends the run, and a short one fails sooner
+    tests = sorted({cmap["tests"][i] for i in ids}, key=lambda t: (_seconds(cmap, t), t))
     full = outside or not m.in_body
     spawners = [t for t in cmap["spawners"] if t not in set(tests)]
     mode = "full" if full else f"{len(tests)}+{len(spawners)}"
@@ -277,7 +310,7 @@ def run_selected(work: Path, m: Mutant, cmap, args, timeout):
     # the covering tests first (most mutants die there), then those starting a process
     for run in (tests, [] if full else spawners):
         if run and status == "passed":
-            secs = sum(cmap["seconds"][cmap["tests"].index(t)] for t in run)
+            secs = sum(_seconds(cmap, t) for t in run)
             xdist = ["-n", str(args.jobs)] if args.jobs and len(run) > 300 else []
             budget = timeout if full else min(timeout, 120 + 10 * secs)
             status, t, why = run_tests(work, xdist, budget, select=run)
@@ -292,7 +325,7 @@ def merge_reports(paths, out):
         text = Path(path).read_text()
         head = head or text.split("\n\n")[:2]
         rows += [ln for ln in text.splitlines() if ln.startswith("| `")]
-    rows.sort()
+    rows = sorted({ln.split("` |")[0]: ln for ln in rows}.values())  # a mutant once
     verdicts = [ln.rsplit(" | ", 2)[-2] for ln in rows]
     valid = [v for v in verdicts if v != "invalid"]
     killed = valid.count("killed")
@@ -351,6 +384,15 @@ def main(argv=None):
     )
     p.add_argument("--shard", default="0/1", help="K/N: run only mutants K, K+N, ... of the sample")
     p.add_argument("--skip", type=int, default=0, help="skip the first N mutants (of the shard)")
+    p.add_argument("--reverse", action="store_true", help="run the shard's mutants last first")
+    p.add_argument(
+        "--skip-done",
+        nargs="+",
+        default=(),
+        metavar="REPORT",
+        help="before each mutant, skip it if one of these reports has it (a second process "
+        "with --reverse on the same shard then meets the first one in the middle)",
+    )
     p.add_argument(
         "--merge",
         nargs="+",
@@ -380,6 +422,8 @@ def main(argv=None):
         )
     k, n = (int(v) for v in args.shard.split("/"))
     pool = pool[k::n][args.skip :]
+    if args.reverse:
+        pool = pool[::-1]
     if args.list:
         for m in pool:
             print(m.label())
@@ -414,6 +458,10 @@ def main(argv=None):
 
     results = []
     for i, m in enumerate(pool, 1):
+        if _done_elsewhere(m, args.skip_done):
+            print(f"[{i}/{len(pool)}] decided by another run: {m.label()}", flush=True)
+            results.append((m, "elsewhere", "", ""))
+            continue
         target = work / m.path
         original = target.read_text()
         target.write_text(apply(original, m))
@@ -447,8 +495,27 @@ def main(argv=None):
     return 0
 
 
+def _row_label(m):
+    return f"| `{m.label().replace('|', '/').replace(chr(10), ' ')}` |"
+
+
+def _done_elsewhere(m, reports):
+    """Whether a row of one of ``reports`` (another run of the same sample) has ``m``."""
+    start = _row_label(m)
+    for path in reports:
+        try:
+            text = Path(path).read_text()
+        except OSError:
+            continue
+        if any(ln.startswith(start) for ln in text.splitlines()):
+            return True
+    return False
+
+
 def write_report(args, argv, root, results, planned):
     """The score and table so far (rewritten after each mutant: a cut run keeps its part)."""
+    planned -= sum(r[1] == "elsewhere" for r in results)
+    results = [r for r in results if r[1] != "elsewhere"]
     valid = [r for r in results if r[1] != "invalid"]
     killed = sum(r[1] == "killed" for r in valid)
     score = 100.0 * killed / max(1, len(valid))

@@ -74,3 +74,19 @@ def test_activation_second_derivatives_match_torch(torch_mod):
             (gg,) = m.autograd.grad(g.sum(), [t])
             res.append(gg.detach().numpy())
         np.testing.assert_allclose(res[0], res[1], atol=1e-10, err_msg=name)
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_prelu_per_channel_weight_needs_a_channel_dim_like_torch(shape, torch_mod):
+    # torch: a 1-D input is one channel (not shape[0] channels), a 0-d input is refused
+    x = np.linspace(-1.0, 1.0, int(np.prod(shape))).reshape(shape)
+    w = np.array([0.1, 0.2, 0.3])
+    with pytest.raises(RuntimeError) as theirs:
+        torch_mod.nn.functional.prelu(torch_mod.tensor(x), torch_mod.tensor(w))
+    with pytest.raises(RuntimeError) as ours:
+        tg.nn.functional.prelu(tg.tensor(x), tg.tensor(w))
+    assert str(ours.value) == f"prelu: {theirs.value}"
+    # one weight for every element still works, as in torch
+    out = tg.nn.functional.prelu(tg.tensor(x), tg.tensor(w[:1])).numpy()
+    ref = torch_mod.nn.functional.prelu(torch_mod.tensor(x), torch_mod.tensor(w[:1])).numpy()
+    np.testing.assert_allclose(out, ref)

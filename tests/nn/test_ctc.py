@@ -82,3 +82,21 @@ def test_ctc_unbatched_module_and_errors(torch_mod):
     assert g.shape == x.shape
     with pytest.raises(NotImplementedError, match="double backward"):
         tg.autograd.grad(loss, x, create_graph=True)
+
+
+def test_ctc_empty_target_matches_torch(torch_mod):
+    # a target of length 0: the only path is all blanks (one end state, not two)
+    def run(m):
+        x = m.tensor(LOGITS, requires_grad=True)
+        loss = m.nn.functional.ctc_loss(
+            x.log_softmax(2),
+            m.tensor(PADDED),
+            m.tensor(INPUT_LENGTHS),
+            m.tensor([0, 2, 0]),
+            reduction="none",
+        )
+        loss.sum().backward()
+        return loss.detach().numpy(), x.grad.numpy()
+
+    for a, b in zip(run(tg), run(torch_mod), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)

@@ -222,3 +222,12 @@ def test_feature_alpha_dropout_and_modules():
         mod.eval()
         assert mod(inp) is inp
     assert out.shape == x.shape
+
+
+def test_instance_norm_without_input_stats_needs_running_stats_like_torch(torch_mod):
+    x = np.random.default_rng(0).standard_normal((2, 3, 4))
+    with pytest.raises(RuntimeError) as theirs:
+        torch_mod.nn.functional.instance_norm(torch_mod.tensor(x), use_input_stats=False)
+    with pytest.raises(RuntimeError) as ours:
+        tg.nn.functional.instance_norm(tg.tensor(x), use_input_stats=False)
+    assert str(ours.value) == f"instance_norm: {theirs.value}"

@@ -150,7 +150,9 @@ def prelu(input, weight):
                            f"ndim = {weight.ndim}")  # fmt: skip
     w = weight
     if n != 1:
-        channels = input.shape[1] if input.ndim >= 2 else (input.shape[0] if input.ndim else 1)
+        if input.ndim == 0:
+            raise RuntimeError("prelu: Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.ndim >= 2 else 1  # a 1-D input is one channel
         if channels != n:
             raise RuntimeError(
                 f"prelu: Mismatch of parameter numbers and input channel size. Found parameter "

@@ -58,7 +58,7 @@ def _alpha_beta(lp, labels, T, blank):
     for t in range(1, T):
         prev = alpha[t - 1]
         one = np.concatenate(([neg], prev[:-1]))
-        two = np.where(skip, np.concatenate(([neg, neg], prev[:-2])), neg)
+        two = np.where(skip, np.concatenate(([neg, neg], prev))[:L], neg)  # L = 1: empty target
         alpha[t] = lpe[t] + _lse(prev, one, two)
     ends = [alpha[T - 1, L - 1]] + ([alpha[T - 1, L - 2]] if L > 1 else [])
     nll = -_lse(*[np.asarray(e) for e in ends])
@@ -71,7 +71,7 @@ def _alpha_beta(lp, labels, T, blank):
     for t in range(T - 2, -1, -1):
         nxt = beta[t + 1]
         one = np.concatenate((nxt[1:], [neg]))
-        two = np.where(skip_next, np.concatenate((nxt[2:], [neg, neg])), neg)
+        two = np.where(skip_next, np.concatenate((nxt[2:], [neg, neg]))[:L], neg)
         beta[t] = lpe[t] + _lse(nxt, one, two)
     return alpha, beta, float(nll), ext
 

@@ -75,7 +75,10 @@ def instance_norm(
     view = (1, c) + (1,) * len(spatial)
     if not use_input_stats:
         if running_mean is None or running_var is None:
-            raise RuntimeError("instance_norm: running stats are needed when use_input_stats=False")
+            raise RuntimeError(
+                "instance_norm: Expected running_mean and running_var to be defined when "
+                "use_input_stats is false"
+            )
         invstd = Tensor._wrap((1.0 / np.sqrt(running_var._data + eps)).astype(input.dtype))
         out = (input - running_mean.detach().reshape(view)) * invstd.reshape(view)
         if weight is not None:

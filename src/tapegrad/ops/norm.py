@@ -6,6 +6,8 @@ vector_norm, with a = |x| and N = the norm over the reduced dims:
     ord ±inf: d/dx = g·sign(x)/k at the k entries with a = N, else 0
     ord 0:    the count of non-zeros; d/dx = 0
     other p:  d/dx = g·sign(x)·a^(p−1)/N^(p−1), 0 where x = 0 or N = 0
+The zeros at N = 0 (and x = 0 for p < 1) are masked like PyTorch's, so a second
+derivative through them is NaN there as in torch (0·inf), not a made-up 0.
 matrix_norm composes vector ops ('fro', 1, −1, inf, −inf).
 """
 
@@ -20,7 +22,7 @@ from ..autograd.graph import make_result
 from ..tensor import Tensor, _check_dim
 from ._mathutil import const, unreduce
 from ._registry import register
-from ._util import float_data, normalize_dims
+from ._util import float_data, normalize_dims, reduce_grad
 from .elementwise import where
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "linalg_norm"]
@@ -81,18 +83,39 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
             share = np.sign(xd) * mask / np.sum(mask, axis=dims, keepdims=True)
             return (gk * const(share.astype(g._data.dtype, copy=False)),)
         origin = n._data == 0
-        safe_n = where(origin, 1.0, n)
-        scale = gk / (safe_n if p == 2 else safe_n ** (p - 1))
-        if _trace.recording() or origin.any():  # (a replay cannot branch on values)
-            scale = scale * const(~origin)
+        masked = _trace.recording() or origin.any()  # (a replay cannot branch on values)
         if p == 2:
-            return (scale * x,)
-        zero = xd == 0
-        return (scale * const(np.sign(xd)) * where(zero, 1.0, x.abs()) ** (p - 1),)
+            return (gk * (_masked_div(x, n, origin) if masked else x / n),)
+        if p < 1:  # sign(x)·|x|^(p−1) masked at x = 0, times N^(1−p)
+            zero = xd == 0
+            scaled = _masked_div(const(np.sign(xd)), x.abs() ** (1 - p), zero)
+            return (scaled * gk * n ** (1 - p),)
+        scaled = const(np.sign(xd)) * x.abs() ** (p - 1) if p < 2 else x * x.abs() ** (p - 2)
+        denom = n ** (p - 1)
+        return (scaled * (_masked_div(gk, denom, origin) if masked else gk / denom),)
 
     return make_result(
         out, (x,), backward, "LinalgVectorNormBackward", saved=(x,), save_output=True
     )
+
+
+def _masked_div(a, b, mask):
+    """``a / b``, and 0 where ``mask`` (there b = 0): PyTorch's ``(a / b).masked_fill_(mask, 0)``.
+
+    As in torch, the derivatives at the masked entries are NaN (torch's 0 / 0 there), so a
+    second derivative of a norm through its masked origin is NaN as in torch, not a
+    made-up 0; computed without dividing by zero (no warning, also in a jit replay).
+    """
+    safe = np.where(mask, 1, b._data)
+    out = np.where(mask, 0, a._data / safe).astype(np.result_type(a._data, b._data), copy=False)
+
+    def backward(g, out):
+        sb = where(mask, 1.0, b)
+        ga = where(mask, math.nan, g / sb)
+        gb = where(mask, math.nan, -(g * out) / sb)
+        return reduce_grad(ga, a), reduce_grad(gb, b)
+
+    return make_result(out, (a, b), backward, "MaskedDivBackward", saved=(b,), save_output=True)
 
 
 def _two_dims(dim, ndim, op):
