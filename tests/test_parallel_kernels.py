@@ -224,3 +224,19 @@ def test_a_forked_child_starts_its_own_pool():
                 os._exit(0 if ok else 1)
         _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize(("value", "enabled"), [(None, False), ("0", False), ("1", True)])
+def test_splitting_is_opt_in(value, enabled):
+    # Off unless TAPEGRAD_INTRA_OP=1: on the 2-core machine the split lost to OpenBLAS's
+    # spinning threads (Note [Intra-op parallelism]).
+    import os  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    env = {k: v for k, v in os.environ.items() if k != "TAPEGRAD_INTRA_OP"}
+    if value is not None:
+        env["TAPEGRAD_INTRA_OP"] = value
+    code = "import tapegrad._parallel as p; print(p.ENABLED[0])"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == str(enabled), out.stderr

@@ -24,22 +24,31 @@ two shapes:
   its own BLAS threads (``one_thread`` inside it), and it must be plain array work with
   outputs disjoint from the other's.
 
-One set of rules, :func:`num_threads`, decides how many threads either may use: one
-(the work runs on the caller alone) with the environment variable ``TAPEGRAD_INTRA_OP=0``
-(read at import; :data:`ENABLED` at run time), fewer than two CPUs for this process,
-no OpenBLAS found, or more runnable threads on the machine than CPUs (:func:`busy`: a
-second core is not free); otherwise NumPy's OpenBLAS thread count (found as in Note
-[Small GEMMs on one thread]; inside a ``one_thread`` block the count it saved), so
-``torch.set_num_threads``/threadpoolctl limits and ``--threads 1`` hold here too
-(``threadpool_limits(1)`` is how users say "one core"). Work started on a worker, or by
-the caller while the pool runs another split (nested in the caller's own piece, or from a
-concurrent Python thread), runs on its caller alone: the pool serves one split at a
-time and never waits on itself. The busy check, measured on a 2-core machine: waking a
-helper onto a busy core cost ~20% more CPU per conv step and saved no time (load 10),
-and so it does for map_rows: the split GELU forward and backward of a 16 x 64 x 256
-activation took 2.94 ms of wall time and 1.88 ms of CPU against 2.32 ms and 1.43 ms on one
-thread (load 16), causal attention's over 16 x 4 x 64 x 32 heads 5.4 ms and 3.5 ms against
-4.5 ms and 3.0 ms (load 18).
+Off by default; ``TAPEGRAD_INTRA_OP=1`` (read at import; :data:`ENABLED` at run time)
+turns it on. Measured on the idle 2-core development machine at the end of the fourth
+session (default BLAS threads, ``benchmarks/gpt_step.py --rounds 5``, four alternating
+pairs of runs), the split lost: GPT step eager 1.39-1.56x torch with it against
+1.26-1.35x without, cached 1.15-1.32x against 0.99-1.19x; the digits CNN
+(``benchmarks/cnn_cells.py``) showed no difference beyond the noise. OpenBLAS's own
+threads spin-wait on the second core for a while after every GEMM, so a worker woken
+there competes with them instead of finding a free core. Keep it off until a
+measurement on a machine with free cores says otherwise.
+
+One set of rules, :func:`num_threads`, decides how many threads either may use: one (the
+work runs on the caller alone) unless ``TAPEGRAD_INTRA_OP=1``, with fewer than two CPUs for
+this process, no OpenBLAS found, or more runnable threads on the machine than CPUs
+(:func:`busy`: a second core is not free); otherwise NumPy's OpenBLAS thread count (found
+as in Note [Small GEMMs on one thread]; inside a ``one_thread`` block the count it saved),
+so ``torch.set_num_threads``/threadpoolctl limits and ``--threads 1`` hold here too
+(``threadpool_limits(1)`` is how users say "one core"). Work started on a worker, or by the
+caller while the pool runs another split (nested in the caller's own piece, or from a
+concurrent Python thread), runs on its caller alone: the pool serves one split at a time
+and never waits on itself. The busy check, measured on a 2-core machine: waking a helper
+onto a busy core cost ~20% more CPU per conv step and saved no time (load 10), and so it
+does for map_rows: the split GELU forward and backward of a 16 x 64 x 256 activation took
+2.94 ms of wall time and 1.88 ms of CPU against 2.32 ms and 1.43 ms on one thread (load
+16), causal attention's over 16 x 4 x 64 x 32 heads 5.4 ms and 3.5 ms against 4.5 ms and
+3.0 ms (load 18).
 
 While ``tapegrad.jit`` records, a :func:`map_rows` call is logged as one call of the
 program (``tapegrad._trace.HOOK``), whose replays split it by these rules as they run;
@@ -60,8 +69,9 @@ __all__ = ["map_rows", "pair", "num_threads", "two_cores", "busy", "MIN_ELEMENTS
 #: Elements per thread below which :func:`map_rows` runs a kernel on the calling thread alone.
 MIN_ELEMENTS = 1 << 15
 
-#: ``ENABLED[0]``: whether work may be split at all (``TAPEGRAD_INTRA_OP=0`` turns it off).
-ENABLED = [os.environ.get("TAPEGRAD_INTRA_OP", "1").strip() != "0"]
+#: ``ENABLED[0]``: whether work may be split at all (off unless ``TAPEGRAD_INTRA_OP=1``:
+#: Note [Intra-op parallelism] has the measurement).
+ENABLED = [os.environ.get("TAPEGRAD_INTRA_OP", "0").strip() == "1"]
 
 # workers: job queues of the worker threads; grow: held while adding one; in_use: held by
 # the split running on the pool
