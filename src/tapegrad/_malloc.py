@@ -12,12 +12,15 @@ time in every eager step of the benchmarks' small GPT (``benchmarks/gpt_step.py`
 ``getrusage``), a fifth of the step. PyTorch's own steps and ``tapegrad.jit`` replays
 (which reuse their buffers) fault next to never.
 
-:func:`tune` sets ``M_MMAP_THRESHOLD`` to :data:`MMAP_THRESHOLD` (16 MiB: below glibc's own
-ceiling for the adaptive threshold, 32 MiB; larger arrays still get fresh pages, which
-NumPy backs with huge pages) and ``M_TRIM_THRESHOLD`` to :data:`TRIM_THRESHOLD` (64 MiB), so
-a step's arrays come back from the heap without faults. The cost: up to 64 MiB of freed
-memory stays in the process instead of returning to the kernel. It changes nothing else
-(results are the same), and is skipped
+:func:`tune` sets ``M_MMAP_THRESHOLD`` to :data:`MMAP_THRESHOLD` (32 MiB, glibc's own
+ceiling for the adaptive threshold; larger arrays still get fresh pages, which NumPy backs
+with huge pages. It was 16 MiB at first, and then the (64, 256, 256) float32 per-sample
+weight gradients of ``benchmarks/func_transforms.py``, exactly 16 MiB, were mapped and
+faulted in afresh on every call: ``vmap(grad)`` took 5-7 ms instead of 2.6-2.9) and
+``M_TRIM_THRESHOLD`` to :data:`TRIM_THRESHOLD` (64 MiB), so a step's arrays come back from
+the heap without faults. The cost: up to 64 MiB of freed memory stays in the process
+instead of returning to the kernel. It changes nothing else (results are the same), and is
+skipped
 
 * outside glibc (macOS, musl, Windows) and where ``mallopt`` cannot be found,
 * when the user tuned malloc already (any ``MALLOC_*_`` tunable in the environment, or
@@ -33,7 +36,7 @@ import sys
 
 __all__ = ["tune", "MMAP_THRESHOLD", "TRIM_THRESHOLD"]
 
-MMAP_THRESHOLD = 16 << 20
+MMAP_THRESHOLD = 32 << 20
 TRIM_THRESHOLD = 64 << 20
 
 # glibc's malloc.h
