@@ -239,14 +239,16 @@ class RNNBase(Module):
         states = [("h_0" if lstm else "hx", h0, h_out)]
         if lstm:
             states.append(("c_0", c0, self.hidden_size))
+        want_dims = 3 if batched else 2
+        if any(t.ndim != want_dims for _, t, _ in states):  # torch's words
+            kind = f"For {'batched' if batched else 'unbatched'} {want_dims}-D input"
+            if lstm:
+                got = f"({h0.ndim}-D, {c0.ndim}-D) tensors"
+                raise RuntimeError(f"{kind}, hx and cx should also be {want_dims}-D but got {got}")
+            got = f"{h0.ndim}-D tensor"
+            raise RuntimeError(f"{kind}, hx should also be {want_dims}-D but got {got}")
         out = []
         for what, t, size in states:
-            want_dims = 3 if batched else 2
-            if t.ndim != want_dims:
-                raise RuntimeError(
-                    f"For {'batched' if batched else 'unbatched'} {want_dims - 1}-D input, "
-                    f"{what} should also be {want_dims}-D but got {t.ndim}-D tensor"
-                )
             if not batched:
                 t = t.unsqueeze(1)
             expected = (layers, n, size)
