@@ -102,3 +102,30 @@ def test_nll_loss_mean_over_nothing_is_nan_with_zero_gradient_like_torch(torch_m
     (lo, go), (lt, gt) = run(tg), run(torch_mod)
     assert np.isnan(lt) and np.isnan(lo)
     np.testing.assert_array_equal(go, gt)
+
+
+def test_copy_into_a_recorded_tensor_overwrites_and_routes_gradients_like_torch(torch_mod):
+    # copy_ while recording: values, the source's gradient and none for the overwritten
+    # history (torch: zeros).
+    def run(lib):
+        a = lib.ones(3, requires_grad=True)
+        s = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = a * 2
+        b.copy_(s * 3)
+        (b * lib.tensor([1.0, 10.0, 100.0])).sum().backward()
+        old = np.zeros(3, np.float32) if a.grad is None else a.grad.numpy()  # torch: zeros
+        return b.detach().numpy(), s.grad.numpy(), old
+
+    for ours, theirs in zip(run(tg), run(torch_mod), strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_cholesky_ex_info_names_the_first_failing_minor_like_torch(torch_mod):
+    # The leading minors' check compared eigenvalues with 0; a 1 there went unnoticed.
+    mats = np.array(
+        [[[2.0, 1.0], [1.0, 2.0]], [[0.5, 0.0], [0.0, 0.7]], [[1.0, 2.0], [2.0, 1.0]],
+         [[0.5, 0.0], [0.0, -1.0]]]
+    )  # fmt: skip
+    ours = tg.linalg.cholesky_ex(tg.tensor(mats)).info.numpy()
+    theirs = torch_mod.linalg.cholesky_ex(torch_mod.tensor(mats)).info.numpy()
+    np.testing.assert_array_equal(ours, theirs)
