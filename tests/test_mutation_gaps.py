@@ -129,3 +129,12 @@ def test_cholesky_ex_info_names_the_first_failing_minor_like_torch(torch_mod):
     ours = tg.linalg.cholesky_ex(tg.tensor(mats)).info.numpy()
     theirs = torch_mod.linalg.cholesky_ex(torch_mod.tensor(mats)).info.numpy()
     np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("groups", [2.0, True, np.int64(2), 2])
+def test_channel_shuffle_groups_must_be_an_int_like_torch(groups, torch_mod):
+    # int(groups) truncated a float silently; torch refuses floats and bools.
+    x = rng.standard_normal((1, 4, 2, 2))
+    ours = _error(lambda: tg.nn.functional.channel_shuffle(tg.tensor(x), groups))
+    theirs = _error(lambda: torch_mod.nn.functional.channel_shuffle(torch_mod.tensor(x), groups))
+    assert ours == theirs

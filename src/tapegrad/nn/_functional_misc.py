@@ -4,6 +4,8 @@ integer-coded modes) over ``grid_sample``. All are compositions of differentiabl
 
 from __future__ import annotations
 
+import numbers
+
 from ..ops._registry import register
 from ..tensor import Tensor
 from ._grid_sample import grid_sample
@@ -26,6 +28,11 @@ def channel_shuffle(input, groups):
         raise RuntimeError(
             f"channel_shuffle expects input with > 2 dims, but got input with sizes "
             f"{list(input.shape)}"
+        )
+    if isinstance(groups, bool) or not isinstance(groups, (int, numbers.Integral)):
+        raise TypeError(
+            f"channel_shuffle(): argument 'groups' (position 2) must be int, not "
+            f"{type(groups).__name__}"
         )
     groups = int(groups)
     if groups <= 0:
