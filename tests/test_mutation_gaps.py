@@ -138,3 +138,17 @@ def test_channel_shuffle_groups_must_be_an_int_like_torch(groups, torch_mod):
     ours = _error(lambda: tg.nn.functional.channel_shuffle(tg.tensor(x), groups))
     theirs = _error(lambda: torch_mod.nn.functional.channel_shuffle(torch_mod.tensor(x), groups))
     assert ours == theirs
+
+
+def test_pad_packed_sequence_defaults_to_time_first_like_torch(torch_mod):
+    # The tests passed batch_first everywhere; the default (False) was never used.
+    x = rng.standard_normal((4, 3, 2))  # (T, B, *)
+    lengths = [4, 2, 1]
+
+    def run(lib):
+        packed = lib.nn.utils.rnn.pack_padded_sequence(lib.tensor(x), lib.tensor(lengths))
+        padded, lens = lib.nn.utils.rnn.pad_packed_sequence(packed)
+        return padded.numpy(), lens.numpy()
+
+    for ours, theirs in zip(run(tg), run(torch_mod), strict=True):
+        np.testing.assert_array_equal(ours, theirs)
