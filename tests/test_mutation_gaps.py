@@ -152,3 +152,14 @@ def test_pad_packed_sequence_defaults_to_time_first_like_torch(torch_mod):
 
     for ours, theirs in zip(run(tg), run(torch_mod), strict=True):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def test_matmul_of_a_parameter_and_of_an_array_matches_torch(torch_mod):
+    # A Tensor subclass (Parameter) or a plain array as the first operand of the function
+    # form; only a sparse COO tensor takes the sparse path.
+    w, x = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
+    want = torch_mod.matmul(torch_mod.nn.Parameter(torch_mod.tensor(w)), torch_mod.tensor(x))
+    ours = tg.matmul(tg.nn.Parameter(tg.tensor(w)), tg.tensor(x))
+    np.testing.assert_allclose(ours.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+    assert ours.requires_grad
+    np.testing.assert_allclose(tg.matmul(w, tg.tensor(x)).numpy(), w @ x, rtol=1e-12)
