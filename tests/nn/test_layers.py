@@ -405,3 +405,17 @@ def test_softplus_module_matches_torch(torch_mod):
     a.sum().backward()
     b.sum().backward()
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("op", ["max_pool2d", "avg_pool2d"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"kernel_size": 0}, {"kernel_size": 2, "padding": -1}, {"kernel_size": 2, "stride": 0}],
+)
+def test_pool2d_bad_geometry_raises_runtime_error_like_torch(op, kwargs, torch_mod):
+    # The 2-D pools had their own geometry code raising ValueError; torch raises RuntimeError.
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    with pytest.raises(RuntimeError):
+        getattr(torch_mod.nn.functional, op)(torch_mod.tensor(x), **kwargs)
+    with pytest.raises(RuntimeError, match=op):
+        getattr(tg.nn.functional, op)(tg.tensor(x), **kwargs)

@@ -180,32 +180,13 @@ def _conv_pads(padding, kernel, stride, dilation):
 
 
 def _pool_setup(op, x, kernel_size, stride, padding, dilation, ceil_mode):
-    kernel = _pair(kernel_size, op, "kernel_size")
-    stride = kernel if stride is None or stride == [] else _pair(stride, op, "stride")
-    pad = _pair(padding, op, "padding")
-    dilation = _pair(dilation, op, "dilation")
-    if min(kernel) < 1 or min(stride) < 1 or min(dilation) < 1 or min(pad) < 0:
-        raise ValueError(f"{op}: kernel_size, stride and dilation must be positive, padding >= 0")
-    out_hw, pads = [], []
-    for axis in range(2):
-        n, k, s, d, p = x.shape[2 + axis], kernel[axis], stride[axis], dilation[axis], pad[axis]
-        if p > ((k - 1) * d + 1) // 2:
-            raise RuntimeError(
-                f"{op}: pad should be at most half of effective kernel size, but got "
-                f"pad={p}, kernel_size={k} and dilation={d}"
-            )
-        span = n + 2 * p - d * (k - 1) - 1
-        size = (-(-span // s) if ceil_mode else span // s) + 1
-        if ceil_mode and (size - 1) * s >= n + p:
-            size -= 1  # the last window must start inside the input or the left padding
-        if size < 1:
-            raise RuntimeError(
-                f"{op}: output size is too small for input of shape {list(x.shape)} "
-                f"(kernel {list(kernel)}, stride {list(stride)}, padding {list(pad)})"
-            )
-        out_hw.append(size)
-        pads.append((p, max(p, (size - 1) * s + d * (k - 1) + 1 - n - p)))
-    return kernel, tuple(out_hw), Geometry(stride, tuple(pads), dilation)
+    """The 2-D case of the pools' geometry (``_pool_nd._setup``), as a conv ``Geometry``."""
+    from ._pool_nd import _setup  # noqa: PLC0415 - _pool_nd imports this module
+
+    kernel, stride, dilation, out_hw, pads = _setup(
+        op, x, 2, kernel_size, stride, padding, dilation, ceil_mode
+    )
+    return kernel, out_hw, Geometry(stride, pads, dilation)
 
 
 def max_pool2d(
