@@ -181,9 +181,7 @@ def _conv_pads(padding, kernel, stride, dilation):
 
 def _pool_setup(op, x, kernel_size, stride, padding, dilation, ceil_mode):
     """The 2-D case of the pools' geometry (``_pool_nd._setup``), as a conv ``Geometry``."""
-    from ._pool_nd import _setup  # noqa: PLC0415 - _pool_nd imports this module
-
-    kernel, stride, dilation, out_hw, pads = _setup(
+    kernel, stride, dilation, out_hw, pads = _pool_nd_setup(  # bound below: a cycle
         op, x, 2, kernel_size, stride, padding, dilation, ceil_mode
     )
     return kernel, out_hw, Geometry(stride, pads, dilation)
@@ -470,6 +468,7 @@ __all__ += ["interpolate", "fold", "unfold"]
 # -- issue 10 (nn.functional ops of op_db): 3-D pools, unpooling, ... -----------------------
 from ._pool_nd import *  # noqa: E402, F403
 from ._pool_nd import __all__ as _pool_nd_names  # noqa: E402
+from ._pool_nd import _setup as _pool_nd_setup  # noqa: E402
 
 __all__ += _pool_nd_names
 from ._conv_transpose3d import conv_transpose3d  # noqa: E402
