@@ -2,39 +2,45 @@
 
 from __future__ import annotations
 
-import contextlib
-
 from .tensor import Tensor
 
 __all__ = ["functional_call", "stack_module_state"]
 
 
-def _owner(module, name: str):
-    """The submodule holding ``name`` (``"a.b.weight"``) and the attribute's last part."""
-    *path, attr = name.split(".")
-    for part in path:
-        sub = module._modules.get(part) if hasattr(module, "_modules") else None
-        if sub is None:
-            return None, attr
-        module = sub
-    return module, attr
+def _layout(module):
+    """One walk over ``module``'s tree: ``(owners, known, places)``.
 
-
-def _occurrences(module):
-    """id(tensor) -> [(owner, table, attr)] over every place a parameter or buffer sits."""
-    found = {}
-    for mod in module.modules():
+    owners: every dotted parameter/buffer name (every path to a shared submodule, as
+    ``named_parameters(remove_duplicate=False)``; None entries too) -> ``(owner, table,
+    attr)``; known: the names whose value is not None; places: id(tensor) -> every
+    ``(owner, table, attr)`` where that tensor sits (each module once).
+    """
+    owners, known, places = {}, [], {}
+    seen = set()
+    stack = [("", module)]
+    while stack:
+        prefix, mod = stack.pop()
+        first = id(mod) not in seen
+        seen.add(id(mod))
         for table in ("_parameters", "_buffers"):
             for attr, t in getattr(mod, table).items():
+                name = f"{prefix}.{attr}" if prefix else attr
+                owners.setdefault(name, (mod, table, attr))
                 if t is not None:
-                    found.setdefault(id(t), []).append((mod, table, attr))
-    return found
+                    known.append(name)
+                    if first:
+                        places.setdefault(id(t), []).append((mod, table, attr))
+        subs = [
+            (f"{prefix}.{k}" if prefix else k, m) for k, m in mod._modules.items() if m is not None
+        ]
+        stack.extend(reversed(subs))  # depth first, in registration order
+    return owners, known, places
 
 
-@contextlib.contextmanager
-def _swapped(module, values: dict, tie_weights: bool, strict: bool):
-    known = dict(module.named_parameters(remove_duplicate=False))
-    known.update(dict(module.named_buffers(remove_duplicate=False)))
+def _swap_in(module, values: dict, tie_weights: bool, strict: bool) -> list:
+    """Put ``values`` in place of the module's tensors; returns the undo list (the
+    caller restores it with :func:`_swap_out`, also when this raises)."""
+    owners, known, places = _layout(module)
     if strict:
         missing = sorted(set(known) - set(values))
         unexpected = sorted(set(values) - set(known))
@@ -43,7 +49,6 @@ def _swapped(module, values: dict, tie_weights: bool, strict: bool):
                 "Error(s) in reapplying state_dict for functional_call: "
                 f"Missing key(s): {missing}. Unexpected key(s): {unexpected}."
             )
-    places = _occurrences(module) if tie_weights else {}
     undo = []
     try:
         for name, value in values.items():
@@ -52,27 +57,28 @@ def _swapped(module, values: dict, tie_weights: bool, strict: bool):
                     f"functional_call: the value for {name!r} must be a Tensor, got "
                     f"{type(value).__name__}"
                 )
-            owner, attr = _owner(module, name)
-            if owner is None or (attr not in owner._parameters and attr not in owner._buffers):
+            where = owners.get(name)
+            if where is None:
                 raise RuntimeError(
                     f"functional_call: {type(module).__name__} has no parameter or buffer "
                     f"named {name!r}"
                 )
-            table = "_parameters" if attr in owner._parameters else "_buffers"
+            owner, table, attr = where
             original = getattr(owner, table)[attr]
-            targets = (
-                places.get(id(original), [(owner, table, attr)])
-                if tie_weights
-                else [(owner, table, attr)]
-            )
+            targets = places.get(id(original), (where,)) if tie_weights else (where,)
             for mod, tab, key in targets:
                 d = getattr(mod, tab)
                 undo.append((d, key, d[key]))
                 d[key] = value
-        yield
-    finally:
-        for d, key, old in reversed(undo):
-            d[key] = old
+    except BaseException:
+        _swap_out(undo)
+        raise
+    return undo
+
+
+def _swap_out(undo: list) -> None:
+    for d, key, old in reversed(undo):
+        d[key] = old
 
 
 def functional_call(
@@ -120,8 +126,11 @@ def functional_call(
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
-    with _swapped(module, merged, tie_weights, strict):
+    undo = _swap_in(module, merged, tie_weights, strict)
+    try:
         return module(*args, **(kwargs or {}))
+    finally:
+        _swap_out(undo)
 
 
 def stack_module_state(models):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _batch_rules  # noqa: F401 - fills _batched.RULES
+from . import random as tg_random
 from ._batched import LEVELS, BatchedAccess, BatchedTensor, install_methods, new_level, op
 from ._batched import warn_once as _warn
 from ._batched import wrap as _wrap
@@ -77,8 +78,6 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         if n == 0:
             raise ValueError("vmap: the mapped dimension has size 0; there is nothing to map")
         install_methods()
-        from . import random as tg_random  # noqa: PLC0415 - random imports heavier modules
-
         gen = tg_random.default_generator
         start = _rng_snapshot(gen)
         try:
@@ -261,8 +260,6 @@ def _cat_outs(parts, out_dims):
 
 def _loop(func, args, kwargs, dims, out_dims, n, randomness, start):
     """The exact fallback: func once per batch element, results stacked."""
-    from . import random as tg_random  # noqa: PLC0415
-
     results = []
     for b in range(n):
         if randomness == "same":

@@ -164,8 +164,12 @@ def value_and_grad(f, argnums=0, has_aux=False):
                 grads = engine.grad(out, diff, create_graph=keep, allow_unused=True)
             else:
                 grads = (None,) * len(diff)
+        # Without keep the engine recorded nothing: its gradients are fresh tensors that
+        # need no detaching.
         grads = tuple(
-            Tensor._wrap(np.zeros(d.shape, d.dtype)) if g is None else _release(g, keep, diff)
+            Tensor._wrap(np.zeros(d.shape, d.dtype))
+            if g is None
+            else (_release(g, keep, diff) if keep else g)
             for g, d in zip(grads, diff)
         )
         value = _release(out, keep, diff)
