@@ -7,41 +7,42 @@ from .tensor import Tensor
 __all__ = ["functional_call", "stack_module_state"]
 
 
-def _layout(module):
-    """One walk over ``module``'s tree: ``(owners, known, places)``.
+def _owner(module, name: str):
+    """The submodule holding ``name`` (``"a.b.weight"``) and the attribute's last part."""
+    *path, attr = name.split(".")
+    for part in path:
+        sub = module._modules.get(part) if hasattr(module, "_modules") else None
+        if sub is None:
+            return None, attr
+        module = sub
+    return module, attr
 
-    owners: every dotted parameter/buffer name (every path to a shared submodule, as
-    ``named_parameters(remove_duplicate=False)``; None entries too) -> ``(owner, table,
-    attr)``; known: the names whose value is not None; places: id(tensor) -> every
-    ``(owner, table, attr)`` where that tensor sits (each module once).
-    """
-    owners, known, places = {}, [], {}
+
+def _places(module):
+    """id(tensor) -> ``[(table, attr)]`` for every place a parameter or buffer sits (each
+    module once; ``table`` is the module's ``_parameters`` or ``_buffers`` dict)."""
+    places = {}
     seen = set()
-    stack = [("", module)]
+    stack = [module]
     while stack:
-        prefix, mod = stack.pop()
-        first = id(mod) not in seen
+        mod = stack.pop()
+        if id(mod) in seen:
+            continue
         seen.add(id(mod))
-        for table in ("_parameters", "_buffers"):
-            for attr, t in getattr(mod, table).items():
-                name = f"{prefix}.{attr}" if prefix else attr
-                owners.setdefault(name, (mod, table, attr))
+        for table in (mod._parameters, mod._buffers):
+            for attr, t in table.items():
                 if t is not None:
-                    known.append(name)
-                    if first:
-                        places.setdefault(id(t), []).append((mod, table, attr))
-        subs = [
-            (f"{prefix}.{k}" if prefix else k, m) for k, m in mod._modules.items() if m is not None
-        ]
-        stack.extend(reversed(subs))  # depth first, in registration order
-    return owners, known, places
+                    places.setdefault(id(t), []).append((table, attr))
+        stack.extend(m for m in mod._modules.values() if m is not None)
+    return places
 
 
 def _swap_in(module, values: dict, tie_weights: bool, strict: bool) -> list:
     """Put ``values`` in place of the module's tensors; returns the undo list (the
     caller restores it with :func:`_swap_out`, also when this raises)."""
-    owners, known, places = _layout(module)
     if strict:
+        known = dict(module.named_parameters(remove_duplicate=False))
+        known.update(dict(module.named_buffers(remove_duplicate=False)))
         missing = sorted(set(known) - set(values))
         unexpected = sorted(set(values) - set(known))
         if missing or unexpected:
@@ -49,6 +50,7 @@ def _swap_in(module, values: dict, tie_weights: bool, strict: bool) -> list:
                 "Error(s) in reapplying state_dict for functional_call: "
                 f"Missing key(s): {missing}. Unexpected key(s): {unexpected}."
             )
+    places = _places(module) if tie_weights else None
     undo = []
     try:
         for name, value in values.items():
@@ -57,17 +59,25 @@ def _swap_in(module, values: dict, tie_weights: bool, strict: bool) -> list:
                     f"functional_call: the value for {name!r} must be a Tensor, got "
                     f"{type(value).__name__}"
                 )
-            where = owners.get(name)
-            if where is None:
+            owner, attr = _owner(module, name)
+            if owner is None:
+                table = None
+            elif attr in owner._parameters:
+                table = owner._parameters
+            elif attr in owner._buffers:
+                table = owner._buffers
+            else:
+                table = None
+            if table is None:
                 raise RuntimeError(
                     f"functional_call: {type(module).__name__} has no parameter or buffer "
                     f"named {name!r}"
                 )
-            owner, table, attr = where
-            original = getattr(owner, table)[attr]
-            targets = places.get(id(original), (where,)) if tie_weights else (where,)
-            for mod, tab, key in targets:
-                d = getattr(mod, tab)
+            original = table[attr]
+            targets = ((table, attr),)
+            if places is not None and original is not None:
+                targets = places.get(id(original), targets)
+            for d, key in targets:
                 undo.append((d, key, d[key]))
                 d[key] = value
     except BaseException:

@@ -195,6 +195,13 @@ def _narrow(arg, dim, s, length):
 
 def _unwrap(out, out_dims, level, n):
     """func's result with this level's batch dim moved to ``out_dims``."""
+    if (
+        type(out) is BatchedTensor
+        and out._blevel == level
+        and type(out_dims) is int
+        and out_dims == 0
+    ):
+        return out._bval  # the common case: the batch stays in front
     if isinstance(out, Tensor):
         batched = type(out) is BatchedTensor and out._blevel == level
         if out_dims is None:
