@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 
-from ._batch_rules import _at
+from ._batch_rules import _at, _call
 from ._batched import op, wrap
 
 __all__ = ["install"]
@@ -23,8 +23,8 @@ def _layer_norm(name, fn, level, args, kwargs):
     a = _bind(fn, args, kwargs)
     x, shape, w, b, eps = a["input"], a["normalized_shape"], a["weight"], a["bias"], a["eps"]
     if not _at(w, level) and not _at(b, level):
-        return wrap(fn(x._bval, shape, w, b, eps), level)
-    base = fn(x._bval if _at(x, level) else x, shape, None, None, eps)
+        return wrap(_call(name, fn, (x._bval, shape, w, b, eps), {}), level)
+    base = _call(name, fn, (x._bval if _at(x, level) else x, shape, None, None, eps), {})
     out = wrap(base, level) if _at(x, level) else base
     if w is not None:
         out = op("mul", out, w)
@@ -47,7 +47,8 @@ def _cross_entropy(name, fn, level, args, kwargs):
     rows = op("reshape", xv, (-1, classes))
     targets = op("reshape", tv, (-1,))
     keep = {k: a[k] for k in ("ignore_index", "label_smoothing")}
-    per = fn(rows, targets, weight, reduction="none", **keep)
+    # dispatched: under nested vmap the rows are batched at the outer level (its rule)
+    per = _call(name, fn, (rows, targets, weight), {"reduction": "none", **keep})
     per = op("reshape", per, (n, -1))
     reduction = a["reduction"]
     if reduction == "none":
@@ -58,7 +59,7 @@ def _cross_entropy(name, fn, level, args, kwargs):
     valid = op("ne", targets, a["ignore_index"])
     w_rows = op("_cast", valid, xv.dtype)
     if weight is not None:
-        w_rows = op("mul", w_rows, op("getitem", weight, op("mul", targets, valid)))
+        w_rows = op("mul", w_rows, op("index_select", weight, 0, op("mul", targets, valid)))
     denom = op("sum", op("reshape", w_rows, (n, -1)), 1)
     return wrap(op("div", total, denom), level)
 
@@ -66,3 +67,6 @@ def _cross_entropy(name, fn, level, args, kwargs):
 def install(rules) -> None:
     rules["layer_norm"] = _layer_norm
     rules["cross_entropy"] = _cross_entropy
+    from . import _batch_rules_losses  # noqa: PLC0415 - it imports _batch_rules' helpers
+
+    _batch_rules_losses.install(rules)
