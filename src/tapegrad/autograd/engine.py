@@ -387,6 +387,18 @@ def _nodes_off_paths(deps, capture, accumulate):
     """Nodes that need not run: no target lies beyond them. A target's own Node runs
     only if another target lies beyond it (its gradient is captured before it would
     run); a leaf target's AccumulateGrad runs only when accumulating into ``.grad``."""
+    # The common case (grad with respect to every leaf the outputs reach, as the
+    # transforms ask): every path from a Node ends at an AccumulateGrad, so when each of
+    # them is a target, a target lies beyond every other Node and only the
+    # AccumulateGrads need not run.
+    for node in deps:
+        if type(node) is AccumulateGrad:
+            if node not in capture:
+                break
+        elif not any(node.next_functions):  # a Node with no inputs (never recorded)
+            break
+    else:
+        return {n for n in deps if type(n) is AccumulateGrad} if not accumulate else set()
     # beyond: the proper ancestors of the targets (a target lies strictly beyond them),
     # found by walking parent links up from the targets.
     parents = {}
