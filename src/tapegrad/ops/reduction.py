@@ -9,6 +9,8 @@ import numpy as np
 
 from .. import _dtypes
 from ..autograd.graph import batched_shape, make_result
+from ..grad_mode import STATE
+from ..tensor import Tensor
 from ._registry import register
 from ._util import normalize_dims
 
@@ -80,8 +82,17 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
     out = np.asanyarray(out).astype(dtype or data.dtype, copy=False)
 
     in_dtype = data.dtype
+    out_shape = out.shape
 
     def backward(g):
+        gd = g._data
+        if not STATE.enabled and gd.shape == out_shape and gd.dtype == in_dtype:
+            # Note [First-order fast paths] in arithmetic.py: the ops below on the arrays
+            # (a Python float divisor is weak: cast to g's dtype, as div casts it).
+            if in_dtype.kind == "f" and in_dtype.itemsize >= 4:
+                if not keepdim and dims:
+                    gd = gd.reshape(_kept_shape(in_shape, dims))
+                return (Tensor._wrap(np.broadcast_to(gd, in_shape) / float(max(count, 1))),)
         g = _expand_back(g, in_shape, dims, keepdim)
         if g._data.dtype.itemsize < 4:  # float16: 1/n is representable where n (> 65504) is not
             g = g * (1.0 / max(count, 1))
