@@ -1,5 +1,7 @@
 """Issue 15: batching rules for the fused losses (_batch_rules_losses.py): nll_loss,
-l1_loss, binary_cross_entropy (with logits), kl_div, gaussian_nll_loss. Each against a
+l1_loss, binary_cross_entropy (with logits), kl_div, gaussian_nll_loss; and for the
+norms that looped: group_norm (_batch_rules_nn.py), rms_norm and F.normalize (composed,
+now dispatched). Each against a
 Python loop for in_dims 0 and 1 and under nested vmap, with no fallback allowed, and
 per-sample gradients (vmap(grad)) against a loop of gradients, in float64
 (tests/_vmap_harness.py)."""
@@ -118,6 +120,40 @@ CASES["bce-unbatched-input"] = (
     lambda x, t: NF.binary_cross_entropy(x, t),
     lambda r, b: [_probs(r, (2, 3)), _probs(r, b + (2, 3))],
     (False, True),
+    0,
+)
+CASES["group_norm"] = (
+    lambda x, w, b: NF.group_norm(x, 2, w, b),
+    lambda r, b: [r.standard_normal(b + (2, 4, 3)), r.standard_normal(4), r.standard_normal(4)],
+    (True, False, False),
+    0,
+)
+CASES["group_norm-batched-affine"] = (  # per-sample gradients of the affine parameters
+    lambda x, w, b: NF.group_norm(x, 2, w, b),
+    lambda r, b: [
+        r.standard_normal(b + (2, 4, 3)),
+        r.standard_normal(b + (4,)),
+        r.standard_normal(b + (4,)),
+    ],  # fmt: skip
+    (True, True, True),
+    1,
+)
+CASES["group_norm-unbatched-input"] = (
+    lambda x, w: NF.group_norm(x, 4, w),
+    lambda r, b: [r.standard_normal((3, 4, 2, 2)), r.standard_normal(b + (4,))],
+    (False, True),
+    1,
+)
+CASES["rms_norm"] = (
+    lambda x, w: NF.rms_norm(x, (5,), w),
+    lambda r, b: [r.standard_normal(b + (3, 5)), r.standard_normal(5)],
+    (True, False),
+    0,
+)
+CASES["normalize"] = (
+    lambda x: NF.normalize(x, dim=-1),
+    lambda r, b: [r.standard_normal(b + (3, 5))],
+    (True,),
     0,
 )
 IDS = list(CASES)
