@@ -178,11 +178,11 @@ def value_and_grad(f, argnums=0, has_aux=False):
             else:
                 grads = (None,) * len(diff)
         # Without keep the engine recorded nothing: its gradients are fresh tensors that
-        # need no detaching.
+        # need no detaching (unless a custom backward handed out one that requires grad).
         grads = tuple(
             Tensor._wrap(np.zeros(d.shape, d.dtype))
             if g is None
-            else (_release(g, keep, diff) if keep else g)
+            else (_release(g, keep, diff) if keep or g.requires_grad else g)
             for g, d in zip(grads, diff)
         )
         value = _release(out, keep, diff)

@@ -56,6 +56,21 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None)
     return make_result(out, (input,), backward, "SumBackward")
 
 
+_FLOAT_MEAN = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+
+
+def _float_mean(data, dims, keepdim, count):
+    """``np.mean`` of a float32/float64 array without its Python layers: NumPy's own steps
+    (numpy/_core/_methods.py ``_mean``): the sum, then a division by the intp count
+    (computed in float64 and cast back), in place for an array, as a scalar of the
+    dtype for a full reduction. Bit-identical to np.mean."""
+    ret = np.add.reduce(data, axis=dims, keepdims=keepdim)
+    count = np.intp(count)
+    if isinstance(ret, np.ndarray):
+        return np.true_divide(ret, count, out=ret, casting="unsafe", subok=False)
+    return ret.dtype.type(ret / count)
+
+
 @register("mean")
 def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
     """Mean over ``dim`` (all dimensions when None); NaN for an empty reduction."""
@@ -76,7 +91,10 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
         count *= in_shape[d]
     if count:
         with np.errstate(invalid="ignore"):
-            out = np.mean(data, axis=dims, keepdims=keepdim, dtype=_dtypes.to_dtype(dtype))
+            if dtype is None and type(data) is np.ndarray and data.dtype in _FLOAT_MEAN:
+                out = _float_mean(data, dims, keepdim, count)
+            else:
+                out = np.mean(data, axis=dims, keepdims=keepdim, dtype=_dtypes.to_dtype(dtype))
     else:  # NaN, as PyTorch, without NumPy's "Mean of empty slice" warning
         out = np.full(np.sum(data, axis=dims, keepdims=keepdim).shape, np.nan)
     out = np.asanyarray(out).astype(dtype or data.dtype, copy=False)
