@@ -6,9 +6,11 @@
 * ``jacfwd`` vs ``jacrev`` for f: R^8 -> R^512 and f: R^512 -> R^8 (a two-layer tanh
   map, float64): forward mode should win on the first, reverse mode on the second.
 
-Run: PYTHONPATH=src python benchmarks/func_transforms.py [--repeat 5]
-Every figure is the best of ``--repeat`` runs, measured in the same process; results
-are checked against each other (and torch) before timings are printed.
+Run: PYTHONPATH=src python benchmarks/func_transforms.py [--repeat 21]
+Every figure is the median (and, in brackets, the minimum) of ``--repeat`` rounds in
+which the rows compared run one after the other (interleaved, so that a change in the
+machine's load hits them alike), in the same process; ratios are of the medians.
+Results are checked against each other (and torch) before timings are printed.
 """
 
 from __future__ import annotations
@@ -26,14 +28,20 @@ F = tg.func
 SIZES = (64, 256, 256, 10)
 
 
-def best_of(fn, repeat):
-    out = fn()  # warm-up
-    times = []
+def interleaved(fns: dict, repeat: int):
+    """``{name: (median, min, result)}``: each function once per round, round after round."""
+    results = {k: fn() for k, fn in fns.items()}  # warm-up
+    times = {k: [] for k in fns}
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    return {k: (float(np.median(v)), min(v), results[k]) for k, v in times.items()}
+
+
+def _ms(row) -> str:
+    return f"{row[0] * 1e3:8.2f} ms ({row[1] * 1e3:.2f})"
 
 
 def _mlp(m):
@@ -87,50 +95,52 @@ def per_sample(repeat, batch):
         out = F.functional_call(net, p, (xb.unsqueeze(0),))
         return ((out - yb.unsqueeze(0)) ** 2).mean()
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        t_vmap, g_vmap = best_of(
-            lambda: F.vmap(F.grad(loss), in_dims=(None, 0, 0))(params, x, y), repeat
-        )
-    t_loop, g_loop = best_of(
-        lambda: [F.grad(loss)(params, x[b], y[b]) for b in range(batch)], repeat
-    )
-    for k in params:
-        np.testing.assert_allclose(
-            g_vmap[k].numpy(), np.stack([g[k].numpy() for g in g_loop]), rtol=1e-4, atol=1e-6
-        )
     arrays = [params[k].numpy() for k in params]
-    t_np, g_np = best_of(lambda: numpy_per_sample(arrays, xa, ya), repeat)
-    for k, g in zip(params, g_np):
-        np.testing.assert_allclose(g_vmap[k].numpy(), g, rtol=1e-4, atol=1e-6)
-    print(f"per-sample gradients, MLP {'-'.join(map(str, SIZES))}, batch {batch}, float32")
-    print(f"  tapegrad vmap(grad(loss)):      {t_vmap * 1e3:8.2f} ms")
-    print(f"  tapegrad loop of grad(loss):    {t_loop * 1e3:8.2f} ms")
-    print(f"  loop / vmap:                    {t_loop / t_vmap:8.2f}x")
-    print(f"  NumPy by hand (the floor):      {t_np * 1e3:8.2f} ms")
-    print(f"  tapegrad vmap / NumPy:          {t_vmap / t_np:8.2f}x")
+    fns = {
+        "vmap": lambda: F.vmap(F.grad(loss), in_dims=(None, 0, 0))(params, x, y),
+        "loop": lambda: [F.grad(loss)(params, x[b], y[b]) for b in range(batch)],
+        "numpy": lambda: numpy_per_sample(arrays, xa, ya),
+    }
     try:
         import torch
     except ImportError:
+        torch = None
+    if torch is not None:
+        tnet = _mlp(torch)
+        tnet.load_state_dict({k: torch.tensor(v.numpy()) for k, v in net.state_dict().items()})
+        tparams = {k: v.detach() for k, v in tnet.named_parameters()}
+
+        def tloss(p, xb, yb):
+            out = torch.func.functional_call(tnet, p, (xb.unsqueeze(0),))
+            return ((out - yb.unsqueeze(0)) ** 2).mean()
+
+        tx, ty = torch.tensor(xa), torch.tensor(ya)
+        tper = torch.func.vmap(torch.func.grad(tloss), in_dims=(None, 0, 0))
+        fns["torch"] = lambda: tper(tparams, tx, ty)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        rows = interleaved(fns, repeat)
+    g_vmap, g_loop, g_np = rows["vmap"][2], rows["loop"][2], rows["numpy"][2]
+    for k, g in zip(params, g_np):
+        want = np.stack([gl[k].numpy() for gl in g_loop])
+        np.testing.assert_allclose(g_vmap[k].numpy(), want, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(g_vmap[k].numpy(), g, rtol=1e-4, atol=1e-6)
+        if torch is not None:
+            got = rows["torch"][2][k].numpy()
+            np.testing.assert_allclose(g_vmap[k].numpy(), got, rtol=1e-3, atol=1e-5)
+    t_vmap, t_loop, t_np = rows["vmap"][0], rows["loop"][0], rows["numpy"][0]
+    print(f"per-sample gradients, MLP {'-'.join(map(str, SIZES))}, batch {batch}, float32")
+    print(f"  (median of {repeat} interleaved rounds, minimum in brackets)")
+    print(f"  tapegrad vmap(grad(loss)):      {_ms(rows['vmap'])}")
+    print(f"  tapegrad loop of grad(loss):    {_ms(rows['loop'])}")
+    print(f"  loop / vmap:                    {t_loop / t_vmap:8.2f}x")
+    print(f"  NumPy by hand (the floor):      {_ms(rows['numpy'])}")
+    print(f"  tapegrad vmap / NumPy:          {t_vmap / t_np:8.2f}x")
+    if torch is None:
         print("  torch not installed: no torch.func timing")
         return
-    tnet = _mlp(torch)
-    tnet.load_state_dict({k: torch.tensor(v.numpy()) for k, v in net.state_dict().items()})
-    tparams = {k: v.detach() for k, v in tnet.named_parameters()}
-
-    def tloss(p, xb, yb):
-        out = torch.func.functional_call(tnet, p, (xb.unsqueeze(0),))
-        return ((out - yb.unsqueeze(0)) ** 2).mean()
-
-    tx, ty = torch.tensor(xa), torch.tensor(ya)
-    t_torch, g_torch = best_of(
-        lambda: torch.func.vmap(torch.func.grad(tloss), in_dims=(None, 0, 0))(tparams, tx, ty),
-        repeat,
-    )
-    for k in params:
-        np.testing.assert_allclose(g_vmap[k].numpy(), g_torch[k].numpy(), rtol=1e-3, atol=1e-5)
-    print(f"  torch.func vmap(grad(loss)):    {t_torch * 1e3:8.2f} ms")
-    print(f"  tapegrad vmap / torch.func:     {t_vmap / t_torch:8.2f}x")
+    print(f"  torch.func vmap(grad(loss)):    {_ms(rows['torch'])}")
+    print(f"  tapegrad vmap / torch.func:     {t_vmap / rows['torch'][0]:8.2f}x")
 
 
 def jac_modes(repeat):
@@ -144,8 +154,11 @@ def jac_modes(repeat):
         def f(x, W1=W1, W2=W2):
             return (W2 @ (W1 @ x).tanh()).tanh()
 
-        t_fwd, j_fwd = best_of(lambda f=f, x=x: F.jacfwd(f)(x), repeat)
-        t_rev, j_rev = best_of(lambda f=f, x=x: F.jacrev(f)(x), repeat)
+        rows = interleaved(
+            {"fwd": lambda f=f, x=x: F.jacfwd(f)(x), "rev": lambda f=f, x=x: F.jacrev(f)(x)},
+            repeat,
+        )
+        (t_fwd, _, j_fwd), (t_rev, _, j_rev) = rows["fwd"], rows["rev"]
         np.testing.assert_allclose(j_fwd.numpy(), j_rev.numpy(), rtol=1e-10, atol=1e-12)
         winner = "jacfwd" if t_fwd < t_rev else "jacrev"
         print(
@@ -156,7 +169,7 @@ def jac_modes(repeat):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=21)
     parser.add_argument("--batch", type=int, default=64)
     args = parser.parse_args(argv)
     per_sample(args.repeat, args.batch)

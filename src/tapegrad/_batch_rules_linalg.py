@@ -86,6 +86,9 @@ def _outer(name, fn, level, args, kwargs):
 
 def _linear(name, fn, level, args, kwargs):
     x, w, b = args
+    out = _vmap_linear.rule(x, w, b, level)  # Note [Per-sample linear]; None: not its case
+    if out is not None:
+        return out
     if x.ndim == 0 or w.ndim != 2:
         return NotImplemented
     dtypes = {t.dtype for t in (x, w, b) if t is not None}
@@ -94,9 +97,6 @@ def _linear(name, fn, level, args, kwargs):
         raise VmapUnsupported(f"linear: expected all tensors to have the same dtype, got {names}")
     if _at(x, level) and not _at(w, level) and not _at(b, level):
         return wrap(_call(name, fn, (x._bval, w, b), {}), level)  # one GEMM
-    out = _vmap_linear.rule(x, w, b, level)  # Note [Per-sample linear]
-    if out is not None:
-        return out
     out = op("matmul", x, op("transpose", w, 0, 1))
     return out if b is None else op("add", out, b)
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import inspect
 
-from ._batch_rules import _at
+from ._batch_rules import _at, _call
 from ._batched import op, wrap
+from .tensor import Tensor
 
 __all__ = ["install"]
 
@@ -23,12 +24,41 @@ def _layer_norm(name, fn, level, args, kwargs):
     a = _bind(fn, args, kwargs)
     x, shape, w, b, eps = a["input"], a["normalized_shape"], a["weight"], a["bias"], a["eps"]
     if not _at(w, level) and not _at(b, level):
-        return wrap(fn(x._bval, shape, w, b, eps), level)
-    base = fn(x._bval if _at(x, level) else x, shape, None, None, eps)
+        return wrap(_call(name, fn, (x._bval, shape, w, b, eps), {}), level)
+    base = _call(name, fn, (x._bval if _at(x, level) else x, shape, None, None, eps), {})
     out = wrap(base, level) if _at(x, level) else base
     if w is not None:
         out = op("mul", out, w)
     return out if b is None else op("add", out, b)
+
+
+def _group_norm(name, fn, level, args, kwargs):
+    """The statistics run on the batch folded into the samples, (B·N, C, *); a batched
+    weight or bias (per-sample gradients) is applied by the elementwise rules, with the
+    channel view the function itself uses."""
+    a = _bind(fn, args, kwargs)
+    x, groups, w, b, eps = a["input"], a["num_groups"], a["weight"], a["bias"], a["eps"]
+    if not isinstance(x, Tensor) or x.ndim < 2 or not isinstance(groups, int):
+        return NotImplemented
+    shape = tuple(x.shape)
+    for t in (w, b):
+        if t is not None and (not isinstance(t, Tensor) or tuple(t.shape) != shape[1:2]):
+            return NotImplemented  # the loop raises the function's own error
+    batched_affine = _at(w, level) or _at(b, level)
+    plain = (None, None) if batched_affine else (w, b)
+    if _at(x, level):
+        n = tuple(x._bval.shape)[0]
+        flat = op("reshape", x._bval, (n * shape[0],) + shape[1:])
+        out = _call(name, fn, (flat, groups, *plain, eps), {})
+        out = wrap(op("reshape", out, (n,) + shape), level)
+    else:
+        out = _call(name, fn, (x, groups, *plain, eps), {})
+    if not batched_affine:
+        return out
+    view = (shape[1],) + (1,) * (len(shape) - 2)
+    if w is not None:
+        out = op("mul", out, op("reshape", w, view))
+    return out if b is None else op("add", out, op("reshape", b, view))
 
 
 def _cross_entropy(name, fn, level, args, kwargs):
@@ -47,7 +77,8 @@ def _cross_entropy(name, fn, level, args, kwargs):
     rows = op("reshape", xv, (-1, classes))
     targets = op("reshape", tv, (-1,))
     keep = {k: a[k] for k in ("ignore_index", "label_smoothing")}
-    per = fn(rows, targets, weight, reduction="none", **keep)
+    # dispatched: under nested vmap the rows are batched at the outer level (its rule)
+    per = _call(name, fn, (rows, targets, weight), {"reduction": "none", **keep})
     per = op("reshape", per, (n, -1))
     reduction = a["reduction"]
     if reduction == "none":
@@ -58,7 +89,7 @@ def _cross_entropy(name, fn, level, args, kwargs):
     valid = op("ne", targets, a["ignore_index"])
     w_rows = op("_cast", valid, xv.dtype)
     if weight is not None:
-        w_rows = op("mul", w_rows, op("getitem", weight, op("mul", targets, valid)))
+        w_rows = op("mul", w_rows, op("index_select", weight, 0, op("mul", targets, valid)))
     denom = op("sum", op("reshape", w_rows, (n, -1)), 1)
     return wrap(op("div", total, denom), level)
 
@@ -66,3 +97,7 @@ def _cross_entropy(name, fn, level, args, kwargs):
 def install(rules) -> None:
     rules["layer_norm"] = _layer_norm
     rules["cross_entropy"] = _cross_entropy
+    rules["group_norm"] = _group_norm
+    from . import _batch_rules_losses  # noqa: PLC0415 - it imports _batch_rules' helpers
+
+    _batch_rules_losses.install(rules)

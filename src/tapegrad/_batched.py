@@ -39,6 +39,7 @@ import warnings
 
 import numpy as np
 
+from . import random as tg_random
 from .ops import _registry
 from .ops._registry import OPS
 from .tensor import Tensor
@@ -342,8 +343,6 @@ def loop(name: str, fn, level: int, args, kwargs):
     outs = []
     state = None
     if level in LEVELS.same:  # randomness="same": every element draws the same numbers
-        from . import random as tg_random  # noqa: PLC0415 - random sits above tensor
-
         state = tg_random.get_rng_state()
     for b in range(n):
         if state is not None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-
 from .tensor import Tensor
 
 __all__ = ["functional_call", "stack_module_state"]
@@ -20,22 +18,31 @@ def _owner(module, name: str):
     return module, attr
 
 
-def _occurrences(module):
-    """id(tensor) -> [(owner, table, attr)] over every place a parameter or buffer sits."""
-    found = {}
-    for mod in module.modules():
-        for table in ("_parameters", "_buffers"):
-            for attr, t in getattr(mod, table).items():
+def _places(module):
+    """id(tensor) -> ``[(table, attr)]`` for every place a parameter or buffer sits (each
+    module once; ``table`` is the module's ``_parameters`` or ``_buffers`` dict)."""
+    places = {}
+    seen = set()
+    stack = [module]
+    while stack:
+        mod = stack.pop()
+        if id(mod) in seen:
+            continue
+        seen.add(id(mod))
+        for table in (mod._parameters, mod._buffers):
+            for attr, t in table.items():
                 if t is not None:
-                    found.setdefault(id(t), []).append((mod, table, attr))
-    return found
+                    places.setdefault(id(t), []).append((table, attr))
+        stack.extend(m for m in mod._modules.values() if m is not None)
+    return places
 
 
-@contextlib.contextmanager
-def _swapped(module, values: dict, tie_weights: bool, strict: bool):
-    known = dict(module.named_parameters(remove_duplicate=False))
-    known.update(dict(module.named_buffers(remove_duplicate=False)))
+def _swap_in(module, values: dict, tie_weights: bool, strict: bool) -> list:
+    """Put ``values`` in place of the module's tensors; returns the undo list (the
+    caller restores it with :func:`_swap_out`, also when this raises)."""
     if strict:
+        known = dict(module.named_parameters(remove_duplicate=False))
+        known.update(dict(module.named_buffers(remove_duplicate=False)))
         missing = sorted(set(known) - set(values))
         unexpected = sorted(set(values) - set(known))
         if missing or unexpected:
@@ -43,7 +50,7 @@ def _swapped(module, values: dict, tie_weights: bool, strict: bool):
                 "Error(s) in reapplying state_dict for functional_call: "
                 f"Missing key(s): {missing}. Unexpected key(s): {unexpected}."
             )
-    places = _occurrences(module) if tie_weights else {}
+    places = _places(module) if tie_weights else None
     undo = []
     try:
         for name, value in values.items():
@@ -53,26 +60,35 @@ def _swapped(module, values: dict, tie_weights: bool, strict: bool):
                     f"{type(value).__name__}"
                 )
             owner, attr = _owner(module, name)
-            if owner is None or (attr not in owner._parameters and attr not in owner._buffers):
+            if owner is None:
+                table = None
+            elif attr in owner._parameters:
+                table = owner._parameters
+            elif attr in owner._buffers:
+                table = owner._buffers
+            else:
+                table = None
+            if table is None:
                 raise RuntimeError(
                     f"functional_call: {type(module).__name__} has no parameter or buffer "
                     f"named {name!r}"
                 )
-            table = "_parameters" if attr in owner._parameters else "_buffers"
-            original = getattr(owner, table)[attr]
-            targets = (
-                places.get(id(original), [(owner, table, attr)])
-                if tie_weights
-                else [(owner, table, attr)]
-            )
-            for mod, tab, key in targets:
-                d = getattr(mod, tab)
+            original = table[attr]
+            targets = ((table, attr),)
+            if places is not None and original is not None:
+                targets = places.get(id(original), targets)
+            for d, key in targets:
                 undo.append((d, key, d[key]))
                 d[key] = value
-        yield
-    finally:
-        for d, key, old in reversed(undo):
-            d[key] = old
+    except BaseException:
+        _swap_out(undo)
+        raise
+    return undo
+
+
+def _swap_out(undo: list) -> None:
+    for d, key, old in reversed(undo):
+        d[key] = old
 
 
 def functional_call(
@@ -120,8 +136,11 @@ def functional_call(
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
-    with _swapped(module, merged, tie_weights, strict):
+    undo = _swap_in(module, merged, tie_weights, strict)
+    try:
         return module(*args, **(kwargs or {}))
+    finally:
+        _swap_out(undo)
 
 
 def stack_module_state(models):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _batch_rules  # noqa: F401 - fills _batched.RULES
+from . import random as tg_random
 from ._batched import LEVELS, BatchedAccess, BatchedTensor, install_methods, new_level, op
 from ._batched import warn_once as _warn
 from ._batched import wrap as _wrap
@@ -77,8 +78,6 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         if n == 0:
             raise ValueError("vmap: the mapped dimension has size 0; there is nothing to map")
         install_methods()
-        from . import random as tg_random  # noqa: PLC0415 - random imports heavier modules
-
         gen = tg_random.default_generator
         start = _rng_snapshot(gen)
         try:
@@ -196,6 +195,13 @@ def _narrow(arg, dim, s, length):
 
 def _unwrap(out, out_dims, level, n):
     """func's result with this level's batch dim moved to ``out_dims``."""
+    if (
+        type(out) is BatchedTensor
+        and out._blevel == level
+        and type(out_dims) is int
+        and out_dims == 0
+    ):
+        return out._bval  # the common case: the batch stays in front
     if isinstance(out, Tensor):
         batched = type(out) is BatchedTensor and out._blevel == level
         if out_dims is None:
@@ -261,8 +267,6 @@ def _cat_outs(parts, out_dims):
 
 def _loop(func, args, kwargs, dims, out_dims, n, randomness, start):
     """The exact fallback: func once per batch element, results stacked."""
-    from . import random as tg_random  # noqa: PLC0415
-
     results = []
     for b in range(n):
         if randomness == "same":

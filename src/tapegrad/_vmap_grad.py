@@ -40,8 +40,8 @@ def lift_leaf(t, attached: bool):
         # A plain tensor: the stride-0 expansion straight on the array (the ops below
         # would record an unsqueeze and an expand only for the leaf to drop them).
         sizes = LEVELS.sizes
-        p = Tensor._wrap(_expand_front(t._data, tuple(sizes[lv] for lv in LEVELS.active)))
-        p._vc = t._vc
+        p = Tensor._wrap(_expand_front(t._data, tuple([sizes[lv] for lv in LEVELS.active])))
+        p._vc_ = t._vc  # the slot behind the _vc property: the leaf shares t's counter
         p._rg = True
     else:
         p = _expanded(t)
@@ -93,6 +93,8 @@ def _expanded(t):
 
 def rewrap_like(g, like):
     """Physical ``g`` wrapped with the levels of ``like`` (innermost wrapper outermost)."""
+    if type(like) is BatchedTensor and type(like._bval) is not BatchedTensor:
+        return wrap(g, like._blevel)  # one level: the common case
     levels = []
     while type(like) is BatchedTensor:
         levels.append(like._blevel)

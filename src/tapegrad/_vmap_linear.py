@@ -21,6 +21,7 @@ k = 1 matrix products. Here it is one Node on the physical values:
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -33,6 +34,16 @@ from .ops.linalg import matmul_array
 from .tensor import Tensor
 
 __all__ = ["per_sample_linear", "rule"]
+
+# OpenBLAS keeps a GEMM (not a GEMV: more than one row) of m·n·k <= 2^18 on one thread by
+# itself (Note [Small GEMMs on one thread]; ops/linalg.py's _gemm_rows): no block needed.
+_SERIAL_MNK = 1 << 18
+_NO_BLOCK = contextlib.nullcontext()
+
+
+def _gemm_block(rows: int, mnk: int):
+    """The thread block for one 2-D GEMM of ``rows`` rows and ``mnk`` multiply-adds."""
+    return _NO_BLOCK if rows > 1 and mnk <= _SERIAL_MNK else one_thread(mnk)
 
 
 def per_sample_linear(x, w, b):
@@ -61,13 +72,19 @@ def per_sample_linear(x, w, b):
         return None
     shared = wd.strides[0] == 0  # one weight for every element: one GEMM
     x3 = xd.reshape(n, m, n_in)
-    with one_thread(n * m * n_in * n_out):  # Note [Small GEMMs on one thread]
-        if shared:
+    if shared:
+        with _gemm_block(n * m, n * m * n_in * n_out):  # Note [Small GEMMs on one thread]
             out = matmul_array(x3.reshape(n * m, n_in), wd[0].T).reshape(n, m, n_out)
-        else:
+    else:
+        with one_thread(n * m * n_in * n_out):
             out = np.matmul(x3, wd.transpose(0, 2, 1))
     if bd is not None:
-        out += bd[:, None, :] if bd.ndim == 2 else bd
+        if bd.ndim == 1:
+            out += bd
+        elif bd.strides[0] == 0:  # one bias for every element (a lifted parameter)
+            out += bd[0]
+        else:
+            out += bd[:, None, :]
     out = out.reshape(x_shape[:-1] + (n_out,))
     need_x, need_w = x._rg, w._rg
     need_b = b is not None and b._rg
@@ -99,10 +116,11 @@ def _backward_arrays(gd, x, w, need_x, need_w, need_b, b_batched, m, shared):
     g3 = gd.reshape(n, m, n_out)
     gx = gw = gb = None
     if need_x:
-        with one_thread(n * m * n_in * n_out):  # Note [Small GEMMs on one thread]
-            if shared:
+        if shared:
+            with _gemm_block(n * m, n * m * n_in * n_out):  # Note [Small GEMMs on one thread]
                 gxd = matmul_array(g3.reshape(n * m, n_out), wd[0])
-            else:
+        else:
+            with one_thread(n * m * n_in * n_out):
                 gxd = np.matmul(g3, wd)
         gx = fresh_grad(gxd.reshape(x._data.shape))
     if need_w:
@@ -125,7 +143,7 @@ def rule(x, w, b, level):
     ``level`` over plain physical values, ``b`` None, batched likewise or a plain Tensor.
     Returns the BatchedTensor result, or None to compose the op from the generic rules."""
     xv, wv = _plain(x, level), _plain(w, level)
-    if xv is None or wv is None or wv.ndim != 3:
+    if xv is None or wv is None or wv.ndim != 3 or xv.ndim < 2:
         return None
     if b is None:
         bv = None

@@ -103,10 +103,23 @@ def _release(x, keep: bool, own):
 
 
 def _reaches_other_leaf(t, own) -> bool:
+    """Whether a leaf other than this level's variables ``own`` feeds ``t``."""
+    root = _vmap_grad.physical(t).grad_fn
+    if root is None:
+        return False
     own_ids = {id(_vmap_grad.physical(o)) for o in own}
-    for node in graph.iter_graph([_vmap_grad.physical(t)]):
-        if type(node) is graph.AccumulateGrad and id(node.variable) not in own_ids:
-            return True
+    seen = {root}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if type(node) is graph.AccumulateGrad:
+            if id(node.variable) not in own_ids:
+                return True
+            continue
+        for edge in node.next_functions:
+            if edge is not None and edge[0] not in seen:
+                seen.add(edge[0])
+                stack.append(edge[0])
     return False
 
 
@@ -164,8 +177,12 @@ def value_and_grad(f, argnums=0, has_aux=False):
                 grads = engine.grad(out, diff, create_graph=keep, allow_unused=True)
             else:
                 grads = (None,) * len(diff)
+        # Without keep the engine recorded nothing: its gradients are fresh tensors that
+        # need no detaching (unless a custom backward handed out one that requires grad).
         grads = tuple(
-            Tensor._wrap(np.zeros(d.shape, d.dtype)) if g is None else _release(g, keep, diff)
+            Tensor._wrap(np.zeros(d.shape, d.dtype))
+            if g is None
+            else (_release(g, keep, diff) if keep or g.requires_grad else g)
             for g, d in zip(grads, diff)
         )
         value = _release(out, keep, diff)

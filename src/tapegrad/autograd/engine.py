@@ -387,36 +387,43 @@ def _nodes_off_paths(deps, capture, accumulate):
     """Nodes that need not run: no target lies beyond them. A target's own Node runs
     only if another target lies beyond it (its gradient is captured before it would
     run); a leaf target's AccumulateGrad runs only when accumulating into ``.grad``."""
-    # Post-order over the reachable subgraph, iteratively. reaches[n]: n is a target
-    # or a target lies beyond n; beyond[n]: a target lies strictly beyond n.
-    reaches = {}
-    beyond = {}
-    for start in deps:
-        if start in reaches:
-            continue
-        stack = [(start, iter(start.next_functions))]
-        reaches[start] = None  # in progress
-        while stack:
-            node, it = stack[-1]
-            advanced = False
-            for edge in it:
-                if edge is not None and edge[0] not in reaches:
-                    child = edge[0]
-                    reaches[child] = None
-                    stack.append((child, iter(child.next_functions)))
-                    advanced = True
-                    break
-            if advanced:
-                continue
-            stack.pop()
-            hit = any(edge is not None and reaches.get(edge[0]) for edge in node.next_functions)
-            beyond[node] = hit
-            reaches[node] = hit or node in capture
-    skip = {n for n, hit in beyond.items() if not hit and type(n) is not AccumulateGrad}
-    if not accumulate:
-        skip.update(n for n in deps if type(n) is AccumulateGrad)
+    # The common case (grad with respect to every leaf the outputs reach, as the
+    # transforms ask): every path from a Node ends at an AccumulateGrad, so when each of
+    # them is a target, a target lies beyond every other Node and only the
+    # AccumulateGrads need not run.
+    for node in deps:
+        if type(node) is AccumulateGrad:
+            if node not in capture:
+                break
+        elif not any(node.next_functions):  # a Node with no inputs (never recorded)
+            break
     else:
-        skip.update(n for n in deps if type(n) is AccumulateGrad and n not in capture)
+        return {n for n in deps if type(n) is AccumulateGrad} if not accumulate else set()
+    # beyond: the proper ancestors of the targets (a target lies strictly beyond them),
+    # found by walking parent links up from the targets.
+    parents = {}
+    for node in deps:
+        for edge in node.next_functions:
+            if edge is not None:
+                up = parents.get(edge[0])
+                if up is None:
+                    parents[edge[0]] = [node]
+                else:
+                    up.append(node)
+    beyond = set()
+    stack = list(capture)
+    while stack:
+        for parent in parents.get(stack.pop(), ()):
+            if parent not in beyond:
+                beyond.add(parent)
+                stack.append(parent)
+    skip = set()
+    for n in deps:
+        if type(n) is AccumulateGrad:
+            if not accumulate or n not in capture:
+                skip.add(n)
+        elif n not in beyond:
+            skip.add(n)
     return skip
 
 

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.norm import vector_norm
+from ..ops import norm as _norm  # noqa: F401 - registers vector_norm
+from ..ops._registry import OPS, exported
 from ..tensor import Tensor
 
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist"]
+
+# The exported form of vector_norm (ops/norm.py): under vmap a batched input reaches its
+# batching rule instead of the whole-function loop (Note [vmap levels]).
+vector_norm = exported(OPS["vector_norm"])  # _norm imported: registered
 
 
 def _floor_value(t, eps):

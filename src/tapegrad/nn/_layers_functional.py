@@ -118,7 +118,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
             f"input of shape {list(input.shape)}"
         )
     if eps is None:
-        eps = float(np.finfo(input._data.dtype).eps)
+        eps = float(np.finfo(input.dtype).eps)  # dtype, not _data: batched under vmap
     dims = tuple(range(-k, 0))
     out = input * ((input * input).mean(dim=dims, keepdim=True) + eps).rsqrt()
     return out if weight is None else out * weight
@@ -259,3 +259,9 @@ def embedding_bag(
     if not bags:
         return Tensor._wrap(np.zeros((0, weight.shape[1]), weight._data.dtype))
     return stack(bags, 0)
+
+
+# group_norm's statistics read the data: under vmap, its batching rule (_batch_rules_nn.py).
+from ..ops._registry import vmap_hooked as _vmap_hooked  # noqa: E402
+
+group_norm = _vmap_hooked("group_norm", group_norm)

@@ -500,5 +500,8 @@ joining = _exported_namespace(joining)
 # Fused kernels with a batching rule (_batch_rules_nn.py); the hook costs a call frame.
 from ..ops._registry import vmap_hooked as _vmap_hooked  # noqa: E402
 
-for _name in ("cross_entropy", "layer_norm", "max_pool2d", "avg_pool2d", "embedding"):
+for _name in ("cross_entropy", "layer_norm", "max_pool2d", "avg_pool2d", "embedding") + (
+    "nll_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "gaussian_nll_loss",
+):  # fmt: skip
     globals()[_name] = _vmap_hooked(_name, globals()[_name])

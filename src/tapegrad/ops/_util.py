@@ -94,6 +94,12 @@ def normalize_dims(dim, ndim: int, op: str) -> tuple:
 
 def shape_arg(args, op: str) -> tuple:
     """Accept ``f(2, 3)`` and ``f((2, 3))`` alike."""
+    if len(args) == 1 and type(args[0]) is tuple:  # the hot path: a tuple of plain ints
+        for a in args[0]:
+            if type(a) is not int:
+                break
+        else:
+            return args[0]
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
     out = []

@@ -349,7 +349,13 @@ def pow(input, exponent):
         ga = gb = None
         with np.errstate(divide="ignore", invalid="ignore"):
             if na:
-                if tb is None:
+                if tb is None and p != 0 and not STATE.enabled:
+                    # Note [First-order fast paths]: g * p * ta ** (p - 1) on the arrays,
+                    # each step as its op computes it (mul's weak scalar, pow's plain one).
+                    gp = _times(g._data, p)
+                    powd = _compute(np.power, ta._data, p - 1, "pow", ta, None)
+                    ga = reduce_grad(Tensor._wrap(_compute(np.multiply, gp, powd, "mul", 0, 0)), ta)
+                elif tb is None:
                     ga = g * 0.0 if p == 0 else reduce_grad(g * p * ta ** (p - 1), ta)
                 else:
                     ga = g * tb * ta ** (tb - 1)

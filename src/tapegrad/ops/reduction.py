@@ -9,6 +9,8 @@ import numpy as np
 
 from .. import _dtypes
 from ..autograd.graph import batched_shape, make_result
+from ..grad_mode import STATE
+from ..tensor import Tensor
 from ._registry import register
 from ._util import normalize_dims
 
@@ -54,6 +56,21 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None)
     return make_result(out, (input,), backward, "SumBackward")
 
 
+_FLOAT_MEAN = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+
+
+def _float_mean(data, dims, keepdim, count):
+    """``np.mean`` of a float32/float64 array without its Python layers: NumPy's own steps
+    (numpy/_core/_methods.py ``_mean``): the sum, then a division by the intp count
+    (computed in float64 and cast back), in place for an array, as a scalar of the
+    dtype for a full reduction. Bit-identical to np.mean."""
+    ret = np.add.reduce(data, axis=dims, keepdims=keepdim)
+    count = np.intp(count)
+    if isinstance(ret, np.ndarray):
+        return np.true_divide(ret, count, out=ret, casting="unsafe", subok=False)
+    return ret.dtype.type(ret / count)
+
+
 @register("mean")
 def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
     """Mean over ``dim`` (all dimensions when None); NaN for an empty reduction."""
@@ -74,14 +91,26 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
         count *= in_shape[d]
     if count:
         with np.errstate(invalid="ignore"):
-            out = np.mean(data, axis=dims, keepdims=keepdim, dtype=_dtypes.to_dtype(dtype))
+            if dtype is None and type(data) is np.ndarray and data.dtype in _FLOAT_MEAN:
+                out = _float_mean(data, dims, keepdim, count)
+            else:
+                out = np.mean(data, axis=dims, keepdims=keepdim, dtype=_dtypes.to_dtype(dtype))
     else:  # NaN, as PyTorch, without NumPy's "Mean of empty slice" warning
         out = np.full(np.sum(data, axis=dims, keepdims=keepdim).shape, np.nan)
     out = np.asanyarray(out).astype(dtype or data.dtype, copy=False)
 
     in_dtype = data.dtype
+    out_shape = out.shape
 
     def backward(g):
+        gd = g._data
+        if not STATE.enabled and gd.shape == out_shape and gd.dtype == in_dtype:
+            # Note [First-order fast paths] in arithmetic.py: the ops below on the arrays
+            # (a Python float divisor is weak: cast to g's dtype, as div casts it).
+            if in_dtype.kind == "f" and in_dtype.itemsize >= 4:
+                if not keepdim and dims:
+                    gd = gd.reshape(_kept_shape(in_shape, dims))
+                return (Tensor._wrap(np.broadcast_to(gd, in_shape) / float(max(count, 1))),)
         g = _expand_back(g, in_shape, dims, keepdim)
         if g._data.dtype.itemsize < 4:  # float16: 1/n is representable where n (> 65504) is not
             g = g * (1.0 / max(count, 1))
