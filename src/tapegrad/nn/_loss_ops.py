@@ -71,13 +71,17 @@ def index_cross_entropy_mean(x, t, valid):
     out = np.asanyarray(nan - (picked * w).sum(), dtype=xd.dtype)
 
     def backward(g):
-        onehot = np.zeros(xd.shape, xd.dtype)
-        np.put_along_axis(onehot, column, 1, 1)
         if STATE.enabled:  # create_graph: softmax as a function of x
+            onehot = np.zeros(xd.shape, xd.dtype)
+            np.put_along_axis(onehot, column, 1, 1)
             coef = Tensor._wrap(w[:, None])
             return (g * ((softmax(x, 1) - Tensor._wrap(onehot)) * coef),)
         prob = e / s
-        prob -= onehot
+        # softmax − onehot(t): 1 taken off the target column of each row, in place (a dense
+        # one-hot array cost a fill, a scatter and a full pass over the N x C gradient)
+        at_target = np.take_along_axis(prob, column, 1)
+        at_target -= 1
+        np.put_along_axis(prob, column, at_target, 1)
         prob *= w[:, None]
         gd = g._data
         if gd.ndim == 0:  # (not batched): scaled in place, a fresh array (Note [Fresh gradients])
