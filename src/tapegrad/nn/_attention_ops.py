@@ -143,6 +143,17 @@ def _t(a):
     return a.swapaxes(-1, -2).copy()  # .copy(): a method call tapegrad.jit's tracer sees
 
 
+def _tv(a):
+    """The last two axes of a C-contiguous array swapped, as a view: each matrix is then
+    Fortran-ordered, which NumPy's matmul hands to BLAS with a transpose flag (faster than
+    copying first: 92 against 160 us for the 16 x 2 x 64 x 64 probabilities of a small GPT,
+    the same bits); a copy (:func:`_t`) for any other layout (a strided view's transpose
+    is slow)."""
+    if a.flags.c_contiguous:
+        return a.swapaxes(-1, -2)
+    return _t(a)
+
+
 def _backward_arrays(gd, p, drop, q, k, v, bias, scale):
     """Note [Attention backward] on arrays (no graph is recorded without create_graph)."""
     if drop is None and q._rg and k._rg and v._rg and (bias is None or not bias._rg):
@@ -152,7 +163,7 @@ def _backward_arrays(gd, p, drop, q, k, v, bias, scale):
     gq = gk = gv = gb = None
     if v._rg:
         pd = p if drop is None else p * drop
-        gv = reduce_grad(Tensor._wrap(np.matmul(_t(pd), gd)), v)
+        gv = reduce_grad(Tensor._wrap(np.matmul(_tv(pd), gd)), v)
     if q._rg or k._rg or (bias is not None and bias._rg):
         dp = np.matmul(gd, _t(v._data))
         if drop is not None:
@@ -166,5 +177,5 @@ def _backward_arrays(gd, p, drop, q, k, v, bias, scale):
         if q._rg:
             gq = reduce_grad(Tensor._wrap(np.matmul(ds, k._data)), q)
         if k._rg:
-            gk = reduce_grad(Tensor._wrap(np.matmul(_t(ds), q._data)), k)
+            gk = reduce_grad(Tensor._wrap(np.matmul(_tv(ds), q._data)), k)
     return gq, gk, gv, gb

@@ -74,13 +74,13 @@ def backward(gd, p, q, k, v, scale):
 
 
 def _backward_kernel(outs, ins, scale):
-    from ._attention_ops import _row_sums, _t  # noqa: PLC0415 - a cycle at import
+    from ._attention_ops import _row_sums, _t, _tv  # noqa: PLC0415 - a cycle at import
 
     (gq, gk, gv), (gd, p, q, k, v) = outs, ins
-    np.matmul(_t(p), gd, out=gv)
+    np.matmul(_tv(p), gd, out=gv)
     ds = np.matmul(gd, _t(v))
     ds -= _row_sums(ds * p)
     ds *= p
     ds *= ds.dtype.type(scale)
     np.matmul(ds, k, out=gq)
-    np.matmul(_t(ds), q, out=gk)
+    np.matmul(_tv(ds), q, out=gk)

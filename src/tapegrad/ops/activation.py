@@ -14,7 +14,7 @@ from ..autograd.graph import make_result
 from ._registry import register
 from ._util import float_data
 from .elementwise import sigmoid_array, where
-from .gelu_kernels import gelu_backward, normal_cdf
+from .gelu_kernels import gelu_backward, normal_cdf_and_gauss
 
 __all__ = ["erf", "gelu", "silu", "softplus"]
 
@@ -64,13 +64,14 @@ def gelu(input, approximate="none"):
     """
     x = float_data(input)
     if approximate == "none":
-        # One fused kernel each way (ops/gelu_kernels.py); Φ(x) is kept for the backward.
-        cdf = normal_cdf(x)
+        # One fused kernel each way (ops/gelu_kernels.py); Φ(x) and, for float32,
+        # e^(−x²/2) are kept for the backward.
+        cdf, gauss = normal_cdf_and_gauss(x)
         out = x * cdf
         return make_result(
             out,
             (input,),
-            lambda g: (gelu_backward(g, input, cdf),),
+            lambda g: (gelu_backward(g, input, cdf, gauss),),
             "GeluBackward",
             saved=(input,),
         )

@@ -8,6 +8,13 @@ even degree-8 denominator on [−4, 4], ±1 beyond): within 4.2e-7 of the exact 
 near ±1, 4 ulp relative near 0), the size of float32 rounding in 1 + erf, in NumPy calls
 only (no Python loop, recordable by tapegrad.jit). Other dtypes use SciPy's erf.
 
+GELU's own forward (:func:`normal_cdf_and_gauss`) takes another float32 route, the one
+PyTorch's vectorised CPU erf takes (Abramowitz & Stegun 7.1.26: erfc(z) = t·P(t)·e^(−z²),
+t = 1/(1 + p·z), P of degree 4, within 1.5e-7 of the exact erf): some twenty passes over
+the array instead of twenty-seven, and the e^(−x²/2) it computes is the one the gradient
+needs (x·φ(x) = x·e^(−x²/2)/√(2π)), so the backward keeps it instead of taking another
+exponential (309 → ~120 us for a 16 x 64 x 256 activation on one core).
+
 ``_gelu_backward(grad, input)`` = grad·(Φ(x) + x·φ(x)), φ the standard normal density,
 is one differentiable op (as PyTorch's ``aten.gelu_backward``), with its own derivative
 in tapegrad ops, so ``create_graph=True`` still yields every order:
@@ -29,7 +36,7 @@ from ..tensor import Tensor
 from ._registry import register
 from ._util import reduce_grad
 
-__all__ = ["normal_cdf", "gelu_backward"]
+__all__ = ["normal_cdf", "normal_cdf_and_gauss", "gelu_backward"]
 
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -68,6 +75,38 @@ _BETA = [
 _HALF_ALPHA = [a * _F32(0.5) for a in _ALPHA]
 
 
+# Abramowitz & Stegun 7.1.26 for erfc(|z|)/2 at z = x/√2: t = 1/(1 + p·|x|/√2), then
+# erfc(|z|)/2 = t·(a1 + t·(a2 + t·(a3 + t·(a4 + t·a5))))/2 · e^(−x²/2). The coefficients are
+# halved (exact in float32), Horner from a5 down.
+_AS_P = _F32(0.3275911 * _INV_SQRT_2)
+_AS_HALF_A = [
+    _F32(0.5) * _F32(c) for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
+]
+
+
+def _cdf_gauss_f32(x, c=None, e=None):
+    """``(Φ(x), e^(−x²/2))`` of a float32 array, written into ``c`` and ``e`` when given.
+
+    Φ(±inf) is 1 and 0, NaN stays NaN (no clipping: t → 0 and e^(−x²/2) → 0 in the tails).
+    """
+    t = np.abs(x)
+    t *= _AS_P
+    t += _F32(1.0)
+    np.divide(_F32(1.0), t, out=t)
+    h = np.multiply(t, _AS_HALF_A[0], out=c)
+    for a in _AS_HALF_A[1:]:
+        h += a
+        h *= t
+    e = np.multiply(x, x, out=e)
+    e *= _F32(-0.5)
+    np.exp(e, out=e)
+    h *= e  # erfc(|x|/√2)/2
+    np.subtract(_F32(0.5), h, out=h)  # erf(|x|/√2)/2
+    np.copysign(h, x, out=h)
+    h += _F32(0.5)
+    return h, e
+
+
 def _erf_f32(z, alpha=_ALPHA, bound=1.0):
     """erf of a float32 array (a new array; ``z`` is left alone); erf/2 with
     ``alpha=_HALF_ALPHA, bound=0.5``."""
@@ -99,6 +138,24 @@ def normal_cdf(x):
     return _normal_cdf(x)
 
 
+def normal_cdf_and_gauss(x):
+    """``(Φ(x), g)`` for GELU's forward: ``g`` is e^(−x²/2) for float32 (what the gradient
+    needs besides Φ, kept instead of recomputed), None for other dtypes."""
+    if x.dtype != np.float32 or x.ndim == 0:
+        return normal_cdf(x), None
+    c, e = np.empty_like(x), np.empty_like(x)
+    if _parallel_ok(x):  # Note [Intra-op parallelism]
+        map_rows(_cdf_gauss_kernel, (c, e), (x,))
+    else:
+        _cdf_gauss_f32(x, c, e)
+    return c, e
+
+
+def _cdf_gauss_kernel(outs, ins):  # the rows of Φ(x) and e^(−x²/2), float32
+    (c, e), (x,) = outs, ins
+    _cdf_gauss_f32(x, c, e)
+
+
 def _parallel_ok(*arrays):
     """Large C-contiguous float32/float64 arrays of one shape: worth splitting over threads."""
     x = arrays[0]
@@ -123,6 +180,19 @@ def _gelu_grad_kernel(outs, ins):  # the rows of GELU's gradient
     t = _normal_pdf_times_x(x)
     t += cdf
     np.multiply(grad, t, out=out)
+
+
+def _gelu_grad_gauss_kernel(outs, ins):  # the same from the forward's e^(−x²/2)
+    (out,), (grad, x, cdf, gauss) = outs, ins
+    np.multiply(grad, _cdf_plus_x_pdf(x, cdf, gauss), out=out)
+
+
+def _cdf_plus_x_pdf(x, cdf, gauss):
+    """Φ(x) + x·φ(x) as a new array, from Φ(x) and e^(−x²/2)."""
+    t = np.multiply(x, gauss)
+    t *= x.dtype.type(_INV_SQRT_2PI)
+    t += cdf
+    return t
 
 
 def _normal_cdf(x):
@@ -151,20 +221,28 @@ def _normal_pdf_times_x(x):
 
 
 @register("_gelu_backward", method=False)
-def gelu_backward(grad, input, _cdf=None):
+def gelu_backward(grad, input, _cdf=None, _gauss=None):
     """``grad · (Φ(x) + x·φ(x))``: the gradient of exact GELU at ``input``.
 
-    ``_cdf``: Φ(input) as an array when the caller (GELU's forward) has it already.
+    ``_cdf``: Φ(input) as an array when the caller (GELU's forward) has it already;
+    ``_gauss``: e^(−input²/2) likewise (or None).
     """
     x = input._data
     gd = grad._data
     cdf = normal_cdf(x) if _cdf is None else _cdf
-    if _parallel_ok(x, gd, cdf):  # Note [Intra-op parallelism]: one fused kernel, split
+    gauss = _gauss if _cdf is not None and _gauss is not None else None
+    if gauss is not None and _parallel_ok(x, gd, cdf, gauss):  # Note [Intra-op parallelism]
+        out = np.empty_like(x)
+        map_rows(_gelu_grad_gauss_kernel, (out,), (gd, x, cdf, gauss))
+    elif gauss is None and _parallel_ok(x, gd, cdf):  # one fused kernel, split
         out = np.empty_like(x)
         map_rows(_gelu_grad_kernel, (out,), (gd, x, cdf))
     else:
-        t = _normal_pdf_times_x(x)
-        t += cdf
+        if gauss is not None:
+            t = _cdf_plus_x_pdf(x, cdf, gauss)
+        else:
+            t = _normal_pdf_times_x(x)
+            t += cdf
         in_place = t.shape == gd.shape and t.dtype == np.result_type(gd, t)
         out = np.multiply(gd, t, out=t if in_place else None)
     if not (STATE.enabled and (grad._rg or input._rg)):

@@ -88,8 +88,13 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
         return
     norm = total_norm._data if isinstance(total_norm, Tensor) else np.asarray(total_norm)
     coef = np.minimum(float(max_norm) / (norm + 1e-6), 1.0)
+    cast = {}  # the coefficient in each gradient dtype, cast once (not once per gradient)
     for g in grads:
-        np.multiply(g._data, coef.astype(g._data.dtype), out=g._data)
+        dtype = g._data.dtype
+        c = cast.get(dtype)
+        if c is None:
+            c = cast[dtype] = coef.astype(dtype)
+        np.multiply(g._data, c, out=g._data)
         g._vc.value += 1
 
 
