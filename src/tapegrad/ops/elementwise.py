@@ -220,6 +220,8 @@ def abs(input):
     out = np.abs(input._data)
 
     def backward(g):
+        if STATE.enabled:  # create_graph: sign(x) the op (derivative 0), so the gradient is
+            return (g * sign(input),)  # a function of x, as torch's (grad of it: zeros)
         return (g * const(_sign(input._data)),)
 
     return make_result(out, (input,), backward, "AbsBackward", saved=(input,))
