@@ -5,6 +5,7 @@ pooling and p=1/inf norms under create_graph, NumPy warnings, mixed-dtype produc
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -162,3 +163,275 @@ def test_second_derivative_through_sign_based_norms_is_zero_not_missing(torch_mo
             assert ours is None
         else:
             np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-15)
+
+
+# -- 6. products of mixed dtypes raise torch's RuntimeError (elementwise ops promote) ----------
+
+
+def _r(lib, shape, dtype="float32"):
+    n = int(np.prod(shape))
+    return lib.tensor(np.linspace(-1, 1, n).reshape(shape)).to(getattr(lib, dtype))
+
+
+_F, _D = "float32", "float64"
+_MIXED = {
+    "mm": lambda m, F: m.mm(_r(m, (2, 3)), _r(m, (3, 2), _D)),
+    "bmm": lambda m, F: m.bmm(_r(m, (1, 2, 3)), _r(m, (1, 3, 2), _D)),
+    "dot": lambda m, F: m.dot(_r(m, (3,)), _r(m, (3,), _D)),
+    "vdot": lambda m, F: m.vdot(_r(m, (3,), _D), _r(m, (3,))),
+    "mv": lambda m, F: m.mv(_r(m, (2, 3)), _r(m, (3,), _D)),
+    "inner": lambda m, F: m.inner(_r(m, (2, 3), _D), _r(m, (2, 3))),
+    "tensordot": lambda m, F: m.tensordot(_r(m, (2, 3), _D), _r(m, (3, 2)), dims=1),
+    "addmm_self": lambda m, F: m.addmm(_r(m, (2, 2), _D), _r(m, (2, 3)), _r(m, (3, 2))),
+    "addmm_mat1": lambda m, F: m.addmm(_r(m, (2, 2)), _r(m, (2, 3), _D), _r(m, (3, 2))),
+    "addmm_mat2": lambda m, F: m.addmm(_r(m, (2, 2)), _r(m, (2, 3)), _r(m, (3, 2), _D)),
+    "addmv": lambda m, F: m.addmv(_r(m, (2,), _D), _r(m, (2, 3)), _r(m, (3,))),
+    "addmv_vec": lambda m, F: m.addmv(_r(m, (2,)), _r(m, (2, 3)), _r(m, (3,), _D)),
+    "baddbmm": lambda m, F: m.baddbmm(_r(m, (1, 2, 2)), _r(m, (1, 2, 3), _D), _r(m, (1, 3, 2))),
+    "addbmm": lambda m, F: m.addbmm(_r(m, (2, 2)), _r(m, (1, 2, 3)), _r(m, (1, 3, 2), _D)),
+    "multi_dot": lambda m, F: m.linalg.multi_dot([_r(m, (2, 3)), _r(m, (3, 2)), _r(m, (2, 2), _D)]),
+    "einsum_contract": lambda m, F: m.einsum("ij,jk->ik", _r(m, (2, 3), _D), _r(m, (3, 2))),
+    "einsum_dot": lambda m, F: m.einsum("i,i->", _r(m, (2,)), _r(m, (2,), _D)),
+    "linear": lambda m, F: F.linear(_r(m, (2, 3), _D), _r(m, (4, 3))),
+    "linear_3d": lambda m, F: F.linear(_r(m, (5, 2, 3)), _r(m, (4, 3), _D)),
+    "linear_bias": lambda m, F: F.linear(_r(m, (2, 3)), _r(m, (4, 3)), _r(m, (4,), _D)),
+    "linear_weight_bias": lambda m, F: F.linear(_r(m, (2, 3)), _r(m, (4, 3), _D), _r(m, (4,), _D)),
+    "conv1d": lambda m, F: F.conv1d(_r(m, (1, 1, 4)), _r(m, (1, 1, 2), _D)),
+    "conv2d_input": lambda m, F: F.conv2d(_r(m, (1, 1, 4, 4), _D), _r(m, (1, 1, 2, 2))),
+    "conv2d_bias": lambda m, F: F.conv2d(_r(m, (1, 1, 4, 4)), _r(m, (1, 1, 2, 2)), _r(m, (1,), _D)),
+    "conv3d_bias": lambda m, F: F.conv3d(
+        _r(m, (1, 1, 3, 3, 3)), _r(m, (1, 1, 2, 2, 2)), _r(m, (1,), _D)
+    ),
+    "conv2d_int": lambda m, F: F.conv2d(_r(m, (1, 1, 4, 4)), _r(m, (1, 1, 2, 2), "int64")),
+    "conv_transpose2d": lambda m, F: F.conv_transpose2d(
+        _r(m, (1, 1, 3, 3)), _r(m, (1, 1, 2, 2), _D)
+    ),
+    "bilinear": lambda m, F: F.bilinear(_r(m, (2, 3)), _r(m, (2, 3), _D), _r(m, (4, 3, 3))),
+    "bilinear_bias": lambda m, F: F.bilinear(
+        _r(m, (2, 3)), _r(m, (2, 3)), _r(m, (4, 3, 3)), _r(m, (4,), _D)
+    ),
+    "cdist": lambda m, F: m.cdist(_r(m, (2, 3)), _r(m, (2, 3), _D)),
+    "vecdot": lambda m, F: m.linalg.vecdot(_r(m, (2, 3)), _r(m, (2, 3), _D)),
+    "sdpa": lambda m, F: F.scaled_dot_product_attention(
+        _r(m, (1, 2, 3)), _r(m, (1, 2, 3), _D), _r(m, (1, 2, 3))
+    ),
+}
+_SHAPES = [(3,), (2, 3), (2, 2, 3), (1, 2, 2, 3)]
+for _a in _SHAPES:
+    for _b in [(3,), (3, 2), (2, 3, 2), (1, 2, 3, 2)]:
+        for _da, _db in ((_F, _D), ("int64", _F), ("float16", _F), ("int32", "int64")):
+            _MIXED[f"matmul_{len(_a)}d_{len(_b)}d_{_da}_{_db}"] = (
+                lambda m, F, a=_a, b=_b, da=_da, db=_db: _r(m, a, da) @ _r(m, b, db)
+            )
+
+
+@pytest.mark.parametrize("name", sorted(_MIXED))
+def test_mixed_dtype_products_raise_torchs_error(torch_mod, name):
+    with pytest.raises(RuntimeError) as theirs:
+        _MIXED[name](torch_mod, torch_mod.nn.functional)
+    with pytest.raises(RuntimeError) as ours:
+        _MIXED[name](tg, tg.nn.functional)
+    assert str(ours.value) == str(theirs.value).splitlines()[0]
+
+
+_PROMOTING = {
+    "outer": lambda m, F: m.outer(_r(m, (2,)), _r(m, (3,), _D)),
+    "einsum_elementwise": lambda m, F: m.einsum("i,i->i", _r(m, (2,)), _r(m, (2,), _D)),
+    "einsum_outer": lambda m, F: m.einsum("i,j->ij", _r(m, (2,)), _r(m, (2,), _D)),
+    "kron": lambda m, F: m.kron(_r(m, (2, 2)), _r(m, (2, 2), _D)),
+    "addr": lambda m, F: m.addr(_r(m, (2, 2)), _r(m, (2,)), _r(m, (2,), _D)),
+    "conv_transpose2d_bias": lambda m, F: F.conv_transpose2d(
+        _r(m, (1, 1, 3, 3)), _r(m, (1, 1, 2, 2)), _r(m, (1,), _D)
+    ),
+    "matmul_int": lambda m, F: _r(m, (2, 3), "int64") @ _r(m, (3, 2), "int64"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PROMOTING))
+def test_mixed_dtype_ops_torch_accepts_still_run(torch_mod, name):
+    ours = _PROMOTING[name](tg, tg.nn.functional)
+    theirs = _PROMOTING[name](torch_mod, torch_mod.nn.functional)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+# -- 5. no NumPy floating-point warnings (torch is silent: inf / NaN results) ----------------
+
+_INF = math.inf
+_SILENT = {
+    "div_by_zero": (lambda m, x: x / m.zeros_like(x), [0.0, 1.0, -1.0]),
+    "div_scalar_zero": (lambda m, x: x / 0.0, [0.0, 1.0]),
+    "rdiv_zero": (lambda m, x: 1.0 / x, [0.0, -0.0]),
+    "div_inplace": (lambda m, x: x.clone().div_(m.zeros_like(x)), [0.0, 1.0]),
+    "true_divide": (lambda m, x: m.true_divide(x, x), [0.0]),
+    "div_floor": (lambda m, x: m.div(x, m.zeros_like(x), rounding_mode="floor"), [0.0, 1.0]),
+    "remainder": (lambda m, x: m.remainder(x, m.zeros_like(x)), [1.0]),
+    "log": (lambda m, x: m.log(x), [0.0, -1.0]),
+    "log2": (lambda m, x: m.log2(x), [0.0, -1.0]),
+    "log1p": (lambda m, x: m.log1p(x), [-1.0, -2.0]),
+    "sqrt": (lambda m, x: m.sqrt(x), [0.0, -1.0]),
+    "rsqrt": (lambda m, x: m.rsqrt(x), [0.0, -1.0]),
+    "pow_neg": (lambda m, x: x**-1, [0.0]),
+    "pow_half": (lambda m, x: x**0.5, [-1.0, 0.0]),
+    "pow_overflow": (lambda m, x: x**40, [1e30]),
+    "pow_tensor": (lambda m, x: m.pow(x, x), [0.0, -0.5]),
+    "acosh": (lambda m, x: m.acosh(x), [0.0, 1.0]),
+    "asin": (lambda m, x: m.asin(x), [2.0, 1.0]),
+    "atanh": (lambda m, x: m.atanh(x), [1.0, 2.0]),
+    "exp_overflow": (lambda m, x: m.exp(x), [1e4]),
+    "expm1_overflow": (lambda m, x: m.expm1(x), [1e4]),
+    "cosh_overflow": (lambda m, x: m.cosh(x), [1e4]),
+    "tan_inf": (lambda m, x: m.tan(x), [_INF]),
+    "sin_inf": (lambda m, x: m.sin(x), [_INF]),
+    "cos_inf": (lambda m, x: m.cos(x), [_INF]),
+    "reciprocal": (lambda m, x: m.reciprocal(x), [0.0]),
+    "logit": (lambda m, x: m.logit(x), [0.0, 1.0]),
+    "xlogy": (lambda m, x: m.xlogy(x, x), [0.0]),
+    "log_softmax_all_-inf": (lambda m, x: m.log_softmax(x, 0), [-_INF, -_INF]),
+    "softmax_inf": (lambda m, x: m.softmax(x, 0), [_INF, 0.0]),
+    "layer_norm_inf": (lambda m, x: m.nn.functional.layer_norm(x, (2,)), [_INF, 1.0]),
+    "var_one": (lambda m, x: x.var(), [1.0]),
+    "float16_overflow": (lambda m, x: x.half().double(), [1e6]),
+    "norm_zero": (lambda m, x: m.linalg.vector_norm(x), [0.0, 0.0]),
+    "cdist_zero": (lambda m, x: m.cdist(x.reshape(1, -1), x.reshape(1, -1)), [0.0, 0.0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SILENT))
+def test_no_numpy_floating_point_warning_forward_or_backward(torch_mod, name):
+    fn, values = _SILENT[name]
+
+    def run(lib):
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        y = fn(lib, x)
+        (g,) = lib.autograd.grad(y.sum(), x, allow_unused=True)
+        return y.detach().numpy(), _np(g)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = run(tg)
+    theirs = run(torch_mod)
+    for a, b in zip(ours, theirs, strict=True):
+        if b is None:
+            assert a is None or not np.any(a)
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-7, equal_nan=True)
+
+
+def test_nan_and_overflow_casts_are_silent():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tg.tensor([math.nan, math.inf]).long()
+        tg.tensor([math.inf]).to(tg.int32)
+        tg.tensor([1e6]).half()
+
+
+def test_users_numpy_error_state_is_untouched():
+    before = np.geterr()
+    x = tg.tensor([0.0, 1.0], requires_grad=True)
+    (x / 0.0).sum().backward()
+    tg.jit.cache(lambda t: t / 0.0)(tg.tensor([1.0]))
+    assert np.geterr() == before
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning):  # the user's own NumPy still warns
+            np.divide(np.ones(1), np.zeros(1))
+
+
+def test_graph_cache_replays_are_silent():
+    step = tg.jit.cache(lambda t: (t / t.sum() + t.log()).exp())
+    x = tg.tensor([0.0, 0.0])
+    step(x)
+    step(x)  # recorded
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = step(x)  # a replay
+    assert step.cache_info().hits >= 1
+    assert np.isnan(out.numpy()).all()
+
+
+# -- 7. Tensor.shape / size() are Sizes (torch.Size: a tuple with numel) ---------------------
+
+
+def test_shape_is_a_size_like_torchs(torch_mod):
+    x, t = tg.zeros(2, 3), torch_mod.zeros(2, 3)
+    for ours, theirs in ((x.shape, t.shape), (x.size(), t.size())):
+        assert isinstance(ours, tg.Size) and isinstance(ours, tuple)
+        assert ours == theirs == (2, 3) and ours.numel() == theirs.numel() == 6
+        assert repr(ours).replace("tapegrad", "torch") == repr(theirs)
+    assert x.size(1) == 3 and type(x.size(1)) is int and type(x.shape[0]) is int
+    assert tg.zeros(()).shape == () and tg.zeros(()).shape.numel() == 1
+    assert x.shape is x.shape  # made once (Note [Size cache])
+
+
+def test_shape_follows_every_change_of_the_data():
+    x = tg.zeros(2, 3)
+    assert x.shape == (2, 3)
+    x.resize_(6)
+    assert x.shape == (6,) and x.size() == (6,)
+    x.data = tg.zeros(4, 1)
+    assert x.shape == (4, 1)
+    m = tg.nn.Linear(2, 3)
+    assert m.weight.shape == (3, 2)
+    m.double()  # Module._apply swaps the arrays
+    assert m.weight.shape == (3, 2) and m.weight.shape.numel() == 6
+    p = tg.nn.Parameter(tg.zeros(5))
+    assert p.shape == (5,) and isinstance(p.shape, tg.Size)
+
+
+def test_shape_survives_copy_and_pickle():
+    import copy
+    import pickle
+
+    x = tg.zeros(2, 3)
+    _ = x.shape
+    for y in (copy.copy(x), copy.deepcopy(x), pickle.loads(pickle.dumps(x))):
+        assert y.shape == (2, 3) and isinstance(y.shape, tg.Size)
+    s = pickle.loads(pickle.dumps(x.shape))
+    assert s == (2, 3) and isinstance(s, tg.Size)
+
+
+def test_linalg_solve_refuses_mixed_dtypes_like_torch(torch_mod):
+    def run(lib):
+        a = lib.tensor([[2.0, 1.0], [1.0, 3.0]])
+        lib.linalg.solve(a, a.double())
+
+    with pytest.raises(RuntimeError) as theirs:
+        run(torch_mod)
+    with pytest.raises(RuntimeError) as ours:
+        run(tg)
+    assert str(ours.value) == str(theirs.value)
+
+
+# -- tensors print as torch's do (tapegrad/_tensor_repr.py) ----------------------------------
+
+_REPRS = {
+    "floats": lambda m: m.tensor([1.5, 2.0]),
+    "scalar": lambda m: m.tensor(0.125),
+    "bools": lambda m: m.tensor([True, False]),
+    "ints": lambda m: m.tensor([1, -20, 300]),
+    "int32": lambda m: m.tensor([2, 3], dtype=m.int32),
+    "summarized": lambda m: m.arange(2000.0),
+    "matrix": lambda m: m.arange(12.0).reshape(3, 4) / 7,
+    "sci_small": lambda m: m.tensor([1e-5, 1.0]),
+    "sci_large": lambda m: m.tensor([1e9, 1.0]),
+    "nonfinite": lambda m: m.tensor([math.nan, math.inf, -math.inf, 1.5]),
+    "empty": lambda m: m.zeros(0),
+    "empty_2d": lambda m: m.zeros(0, 3),
+    "empty_int": lambda m: m.zeros(0, dtype=m.int64),
+    "3d": lambda m: m.ones(2, 3, 4) / 3,
+    "summarized_2d": lambda m: m.arange(1100).reshape(11, 100),
+    "requires_grad": lambda m: m.tensor([1.0, 2.0], requires_grad=True),
+    "float64": lambda m: m.tensor([0.1, 0.2], dtype=m.float64),
+    "float16": lambda m: m.tensor([0.1, 0.2], dtype=m.float16),
+    "signed_zero": lambda m: m.tensor([[-0.0, 0.0]]),
+    "wrapped": lambda m: m.linspace(-1, 1, 30),
+    "long_suffix": lambda m: m.linspace(0, 1, 25, dtype=m.float64).reshape(5, 5),
+    "parameter": lambda m: m.nn.Parameter(m.ones(2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_REPRS))
+def test_tensors_print_like_torch(torch_mod, name):
+    ours = repr(_REPRS[name](tg)).replace("tapegrad.", "torch.")
+    assert ours == repr(_REPRS[name](torch_mod))
