@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -435,3 +436,70 @@ _REPRS = {
 def test_tensors_print_like_torch(torch_mod, name):
     ours = repr(_REPRS[name](tg)).replace("tapegrad.", "torch.")
     assert ours == repr(_REPRS[name](torch_mod))
+
+
+# -- gaps the programs of tests/programs/ hit ----------------------------------------------
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_vmap_of_nll_loss_has_a_batching_rule_like_torch(torch_mod, reduction, weighted):
+    # torch.func's per-sample-gradients tutorial: vmap over nll_loss warned (a Python loop).
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 3, 5)).astype(np.float32)
+    t = rng.integers(0, 5, (4, 3))
+    t[0, 1] = -100
+    w = np.array([1.0, 2.0, 0.5, 1.0, 3.0], np.float32) if weighted else None
+
+    def run(lib):
+        def f(xx, tt):
+            weight = None if w is None else lib.tensor(w)
+            return lib.nn.functional.nll_loss(
+                xx.log_softmax(-1), tt, weight=weight, reduction=reduction
+            )
+
+        return lib.func.vmap(f)(lib.tensor(x), lib.tensor(t)).numpy()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = run(tg)
+    np.testing.assert_allclose(ours, run(torch_mod), rtol=1e-5, atol=1e-6)
+
+
+def test_meta_device_like_torch(torch_mod):
+    # torch.func's model-ensembling tutorial: copy.deepcopy(model).to("meta").
+    for lib in (tg, torch_mod):
+        m = lib.nn.Linear(2, 3).to("meta")
+        assert str(m.weight.device) == "meta" and m.weight.is_meta and m.weight.requires_grad
+        assert m.weight.shape == (3, 2) and not m.weight.is_cuda
+        x = lib.zeros(2, dtype=lib.float64).to("meta")
+        assert str((x + 1).device) == "meta"
+        with pytest.raises(NotImplementedError, match="meta"):
+            x.to("cpu")
+    ours = repr(tg.nn.Linear(2, 3).to("meta").weight).replace("tapegrad", "torch")
+    assert ours == repr(torch_mod.nn.Linear(2, 3).to("meta").weight)
+    ours = repr(tg.zeros(2, dtype=tg.float64).to("meta")).replace("tapegrad", "torch")
+    assert ours == repr(torch_mod.zeros(2, dtype=torch_mod.float64).to("meta"))
+
+
+def test_as_torch_keeps_tapegrads_own_module_specs():
+    # The alias set ``torch.func``'s spec on tapegrad.func: every function-level relative
+    # import inside it then raised ImportWarning("__package__ != __spec__.parent").
+    import subprocess
+    import sys
+
+    code = (
+        "import warnings; warnings.simplefilter('error')\n"
+        "import tapegrad.as_torch as a; a.install()\n"
+        "import tapegrad.func, torch.func, torch.nn.functional\n"
+        "assert tapegrad.func.__spec__.name == 'tapegrad.func', tapegrad.func.__spec__\n"
+        "assert torch.nn.functional.__spec__.name == 'tapegrad.nn.functional'\n"
+        "assert torch.func is tapegrad.func\n"
+        "import torch.nn as nn\n"
+        "m = nn.Linear(3, 2)\n"
+        "torch.func.vmap(lambda x: torch.func.functional_call(m, dict(m.named_parameters()), (x,)))"
+        "(torch.ones(4, 3))\n"
+    )
+    env = {**__import__("os").environ, "PYTHONPATH": str(Path(tg.__file__).parents[1])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -21,6 +21,7 @@ def test_program_prints_what_torch_prints(path, torch_mod):
     ours = _harness.run(path, None, draws)
     problem = _harness.compare(ours, theirs)
     assert problem is None, problem
+    assert not _harness.extra_warnings(draws), _harness.extra_warnings(draws)
 
 
 def test_the_comparison_can_fail():

@@ -1,4 +1,4 @@
-"""Batching rules for fused nn.functional kernels: layer_norm, cross_entropy (see
+"""Batching rules for fused nn.functional kernels: layer_norm, cross_entropy, nll_loss (see
 _batch_rules.py; the functions reach vmap through ``ops._registry.vmap_hooked``)."""
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ def _layer_norm(name, fn, level, args, kwargs):
 
 
 def _cross_entropy(name, fn, level, args, kwargs):
-    """Class-index targets: per-element losses in one call with ``reduction='none'`` on
-    the batch folded into the rows, then each element's own sum or (weighted) mean."""
+    """cross_entropy or nll_loss of class-index targets: per-element losses in one call
+    with ``reduction='none'`` on the batch folded into the rows, then each element's own
+    sum or (weighted) mean."""
     a = _bind(fn, args, kwargs)
     x, t, weight = a["input"], a["target"], a["weight"]
     if a["size_average"] is not None or a["reduce"] is not None or _at(weight, level):
@@ -46,7 +47,7 @@ def _cross_entropy(name, fn, level, args, kwargs):
     classes = tuple(xv.shape)[-1]
     rows = op("reshape", xv, (-1, classes))
     targets = op("reshape", tv, (-1,))
-    keep = {k: a[k] for k in ("ignore_index", "label_smoothing")}
+    keep = {k: a[k] for k in ("ignore_index", "label_smoothing") if k in a}  # (nll: none)
     per = fn(rows, targets, weight, reduction="none", **keep)
     per = op("reshape", per, (n, -1))
     reduction = a["reduction"]
@@ -66,3 +67,4 @@ def _cross_entropy(name, fn, level, args, kwargs):
 def install(rules) -> None:
     rules["layer_norm"] = _layer_norm
     rules["cross_entropy"] = _cross_entropy
+    rules["nll_loss"] = _cross_entropy  # the same signature, less label_smoothing

@@ -357,7 +357,7 @@ class Tensor:
         _notify_read(self, "numpy")
         data = self._data
         if _backend.device_of(data) != "cpu":
-            return data.get()
+            return _host(data)
         return data
 
     def item(self):
@@ -367,6 +367,8 @@ class Tensor:
                 f"item() needs a tensor with one element, got shape {tuple(self._data.shape)}"
             )
         _notify_read(self, "item")
+        if type(self._data) is _backend.MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._data.item()
 
     def tolist(self):
@@ -375,7 +377,7 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         _notify_read(self, "__array__")
-        data = self._data if _backend.device_of(self._data) == "cpu" else self._data.get()
+        data = self._data if _backend.device_of(self._data) == "cpu" else _host(self._data)
         if dtype is not None and data.dtype != dtype:
             return data.astype(dtype)
         return data
@@ -409,13 +411,20 @@ class Tensor:
 
     def __repr__(self) -> str:
         """PyTorch's layout (see _tensor_repr.py); ``tapegrad.`` where torch says ``torch.``."""
-        data = self._data if _backend.device_of(self._data) == "cpu" else self._data.get()
         opts = PRINT_OPTIONS
         prefix = "tensor("
         indent = len(prefix)
         suffixes = []
         if self.device != "cpu":
             suffixes.append(f"device='{self.device}'")
+        if self.device == "meta":  # no values: torch's ``tensor(..., size=...)``
+            suffixes.append(f"size={tuple(self._data.shape)}")
+            if self._data.dtype != _dtypes.get_default_dtype():
+                suffixes.append(f"dtype=tapegrad.{self._data.dtype}")
+            if self._rg:
+                suffixes.append("requires_grad=True")
+            return _tensor_repr.add_suffixes(prefix + "...", suffixes, indent, opts["linewidth"])
+        data = self._data if _backend.device_of(self._data) == "cpu" else self._data.get()
         default = data.dtype in (_dtypes.get_default_dtype(), _dtypes.int64, _dtypes.bool_)
         if data.size == 0:
             if data.ndim != 1:
@@ -594,6 +603,13 @@ def _check_grad(t: Tensor, value) -> None:
         )
 
 
+def _host(data):
+    """A CuPy array's values on the host; a meta array has none (torch's error)."""
+    if type(data) is _backend.MetaArray:
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    return data.get()
+
+
 def _repr_values(data, indent, opts) -> str:
     if data.dtype.kind != "c":
         return _tensor_repr.tensor_str(data, indent, opts)
@@ -667,7 +683,14 @@ def _to_device(t: Tensor, device: str) -> Tensor:
             "moving a tensor that requires grad between devices is not differentiable yet; "
             "move the leaves before building the graph"
         )
+    if device == "meta":  # shape and dtype only
+        return Tensor._wrap(_backend.meta_array(t._data.shape, t._data.dtype))
     xp = _backend.namespace_for_device(device)
+    if _backend.device_of(t._data) == "meta":
+        raise NotImplementedError(
+            f"Cannot copy out of meta tensor; no data! (to device {device!r}: make the tensor "
+            "anew there, e.g. with torch.empty_like(t, device=...))"
+        )
     data = t._data.get() if hasattr(t._data, "get") else t._data
     return Tensor._wrap(xp.asarray(data))
 

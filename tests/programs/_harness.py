@@ -10,6 +10,7 @@ import random
 import re
 import runpy
 import sys
+import warnings
 
 import numpy as np
 
@@ -33,6 +34,7 @@ class Draws:
     def __init__(self):
         self.arrays = []
         self.pos = 0
+        self.warnings = {}
 
     def next(self, shape, what):
         if self.pos >= len(self.arrays):
@@ -158,27 +160,46 @@ def torch_is_tapegrad():
 
 def run(path, torch=None, draws=None) -> list[str]:
     """The lines ``path`` prints: with real ``torch`` recording into ``draws``, or (torch
-    None) under tapegrad replaying ``draws``."""
+    None) under tapegrad replaying ``draws``. The warnings it raised are kept in
+    ``draws.warnings[library]``."""
     out = io.StringIO()
     random.seed(0)
     np.random.seed(0)
-    with contextlib.redirect_stdout(out):
-        if torch is not None:
-            threads = torch.get_num_threads()
-            torch.set_num_threads(1)  # its OpenMP threads only spin against a loaded machine
-            try:
-                with recording(torch, draws):
-                    runpy.run_path(str(path), run_name="__main__")
-            finally:
-                torch.set_num_threads(threads)
-        else:
-            with torch_is_tapegrad(), replaying(tapegrad, draws):
-                runpy.run_path(str(path), run_name="__main__")
-                if draws.pos != len(draws.arrays):
-                    raise AssertionError(
-                        f"tapegrad drew {draws.pos} random tensors, torch {len(draws.arrays)}"
-                    )
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out):
+        warnings.simplefilter("always")
+        _run(path, torch, draws)
+    draws.warnings["torch" if torch is not None else "tapegrad"] = caught
     return out.getvalue().splitlines()
+
+
+def extra_warnings(draws) -> list[str]:
+    """Warnings tapegrad raised of a category torch did not raise (torch's deprecation
+    notes are its own business; a tapegrad-only UserWarning, such as a slow vmap
+    fallback, is a difference the user sees)."""
+    theirs = {w.category for w in draws.warnings.get("torch", [])}
+    return [
+        f"{w.category.__name__}: {w.message}"
+        for w in draws.warnings.get("tapegrad", [])
+        if w.category not in theirs
+    ]
+
+
+def _run(path, torch, draws):
+    if torch is not None:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # its OpenMP threads only spin against a loaded machine
+        try:
+            with recording(torch, draws):
+                runpy.run_path(str(path), run_name="__main__")
+        finally:
+            torch.set_num_threads(threads)
+        return
+    with torch_is_tapegrad(), replaying(tapegrad, draws):
+        runpy.run_path(str(path), run_name="__main__")
+        if draws.pos != len(draws.arrays):
+            raise AssertionError(
+                f"tapegrad drew {draws.pos} random tensors, torch {len(draws.arrays)}"
+            )
 
 
 # Node names differ by design (tapegrad's ``AddBackward``, torch's ``AddBackward0``; a basic

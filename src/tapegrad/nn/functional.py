@@ -495,5 +495,5 @@ joining = _exported_namespace(joining)
 # Fused kernels with a batching rule (_batch_rules_nn.py); the hook costs a call frame.
 from ..ops._registry import vmap_hooked as _vmap_hooked  # noqa: E402
 
-for _name in ("cross_entropy", "layer_norm", "max_pool2d", "avg_pool2d", "embedding"):
+for _name in ("cross_entropy", "nll_loss", "layer_norm", "max_pool2d", "avg_pool2d", "embedding"):
     globals()[_name] = _vmap_hooked(_name, globals()[_name])
