@@ -79,8 +79,12 @@ def make_adam_step(params, lr=0.01, betas=(0.9, 0.999), eps=1e-8):
 
 def batches(n, batch=5, seed=3):
     rng = np.random.default_rng(seed)
+    f32 = np.float32  # the parameters' dtype: torch's matmul does not promote
     return [
-        (tg.tensor(rng.standard_normal((batch, 6))), tg.tensor(rng.standard_normal((batch, 4))))
+        (
+            tg.tensor(rng.standard_normal((batch, 6)).astype(f32)),
+            tg.tensor(rng.standard_normal((batch, 4)).astype(f32)),
+        )
         for _ in range(n)
     ]
 

@@ -290,11 +290,10 @@ def test_integer_inputs_stay_integer_where_torch_keeps_them():
 def test_mixed_float32_float64_promotes_to_float64():
     a = tg.tensor([[1.0, 2.0], [3.0, 5.0]], dtype=tg.float32, requires_grad=True)
     b = tg.tensor([[2.0, 0.5], [1.0, 4.0]], dtype=tg.float64, requires_grad=True)
-    for y in (
+    for y in (  # (einsum contracting, solve, matmul: torch raises; tests/test_parity_gaps.py)
         tg.maximum(a, b),
         a.clamp(max=b),
-        tg.einsum("ij,jk->ik", a, b),
-        tg.linalg.solve(a, b),
+        tg.einsum("ij,jk->ijk", a, b),
         tg.outer(a.reshape(-1), b.reshape(-1)),
     ):
         assert y.dtype == tg.float64

@@ -116,7 +116,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     >>> import tapegrad as tg
     >>> tg.set_printoptions(precision=2)
     >>> tg.tensor([1.23456, 2.0])
-    tensor([1.23, 2.  ])
+    tensor([1.23, 2.00])
     >>> tg.set_printoptions(profile="default")
     """
     opts = PRINT_OPTIONS  # read by Tensor.__repr__; changed in place

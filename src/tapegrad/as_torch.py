@@ -19,6 +19,9 @@ import sys
 __all__ = ["install", "uninstall", "TorchAlias"]
 
 
+_REAL_SPECS: dict = {}  # tapegrad module name -> its own spec, between create and exec
+
+
 class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Import ``torch`` / ``torch.x.y`` as ``tapegrad`` / ``tapegrad.x.y``."""
 
@@ -28,10 +31,17 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def create_module(self, spec):
-        return importlib.import_module("tapegrad" + spec.name[len("torch") :])
+        module = importlib.import_module("tapegrad" + spec.name[len("torch") :])
+        _REAL_SPECS[module.__name__] = module.__spec__  # importlib sets the alias's next
+        return module
 
     def exec_module(self, module):
-        pass
+        # NOTE: give tapegrad's module back its own __spec__: with the alias's
+        # (``torch.func``) every function-level relative import inside it warned
+        # "__package__ != __spec__.parent" (an ImportWarning; an error under -W error).
+        spec = _REAL_SPECS.pop(module.__name__, None)
+        if spec is not None and spec.name == module.__name__:
+            module.__spec__ = spec
 
 
 def _torch_names():

@@ -248,7 +248,7 @@ def rand(*args, size=None, generator=None, dtype=None, device=None, requires_gra
 
     >>> import tapegrad as tg
     >>> tg.rand(2, 3, generator=tg.Generator().manual_seed(0)).shape
-    (2, 3)
+    tapegrad.Size([2, 3])
     """
     size = _size(_size_or_args(args, size, "rand"), "rand")
     dtype = _float_dtype(dtype)
@@ -277,7 +277,7 @@ def randint(
 
     >>> import tapegrad as tg
     >>> tg.randint(10, (4,)).shape, tg.randint(3, 5, (2,)).dtype
-    ((4,), dtype('int64'))
+    (tapegrad.Size([4]), dtype('int64'))
     """
     low, high = kw.pop("low", None), kw.pop("high", None)
     _no_extra(kw, "randint")

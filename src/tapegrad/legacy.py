@@ -153,7 +153,7 @@ def type_name(t: Tensor) -> str:
     name = _NAME_OF.get(dtype)
     if name is None:
         raise TypeError(f"type(): no legacy tensor type for dtype {dtype}")
-    cuda = "cuda." if _backend.device_of(t._data) != "cpu" else ""
+    cuda = "cuda." if _backend.device_of(t._data) == "cuda" else ""
     return f"torch.{cuda}{name}"
 
 
@@ -248,7 +248,8 @@ Tensor.new_ones = _new_filled("ones")
 Tensor.new_empty = _new_filled("empty")
 Tensor.new_full = _new_full
 Tensor.new_tensor = _new_tensor
-Tensor.is_cuda = property(lambda self: _backend.device_of(self._data) != "cpu")
+Tensor.is_cuda = property(lambda self: _backend.device_of(self._data) == "cuda")
+Tensor.is_meta = property(lambda self: _backend.device_of(self._data) == "meta")
 Tensor.is_cuda.__doc__ = "True when the tensor's memory is on a GPU."
 Tensor.is_cpu = property(lambda self: _backend.device_of(self._data) == "cpu")
 Tensor.is_cpu.__doc__ = "True when the tensor's memory is in host memory (NumPy)."

@@ -15,7 +15,7 @@ registered (``masked.<name>``, not bound as a method) so the op table lists it.
 >>> x = tg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
 >>> m = tg.tensor([[True, False, True], [False, False, False]])
 >>> tg.masked.sum(x, 1, mask=m), tg.masked.amax(x, 1, mask=m)
-(tensor([4., 0.]), tensor([  3., -inf]))
+(tensor([4., 0.]), tensor([3., -inf]))
 """
 
 from __future__ import annotations

@@ -93,7 +93,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
 
     >>> import tapegrad as tg
     >>> tg.normal(tg.zeros(2, 3), 1.0).shape, tg.normal(0.0, 1.0, (4,)).shape
-    ((2, 3), (4,))
+    (tapegrad.Size([2, 3]), tapegrad.Size([4]))
     """
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
     if size is None and not tensors:

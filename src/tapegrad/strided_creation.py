@@ -125,6 +125,7 @@ def resize_(self, *sizes, memory_format=None) -> Tensor:
         grown[: flat.size] = flat
         flat = grown
     self._data = flat[offset : offset + n].reshape(size)
+    self._size = None  # Note [Size cache]
     self._vc.bump("resize_")
     return self
 

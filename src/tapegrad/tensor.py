@@ -11,8 +11,8 @@ import sys
 
 import numpy as np
 
-from . import _backend, _dtypes
-from ._device import device
+from . import _backend, _dtypes, _tensor_repr
+from ._device import TensorShape, device
 
 _DEVICES: dict = {}
 
@@ -167,6 +167,7 @@ class Tensor:
         "_post_hooks",
         "_retains_grad",
         "_base",
+        "_size",  # the shape as a Size, made on first access (Note [Size cache])
         "__weakref__",
     )
 
@@ -204,6 +205,7 @@ class Tensor:
         t._post_hooks = None
         t._retains_grad = False
         t._base = None
+        t._size = None
         return t
 
     # -- basic attributes --------------------------------------------------------------------
@@ -222,8 +224,24 @@ class Tensor:
         _set_data(self, value)
 
     @property
-    def shape(self) -> tuple:
-        return self._data.shape
+    def shape(self) -> TensorShape:
+        """The shape as a :class:`tapegrad.Size` (a tuple of ints, as ``torch.Size``).
+
+        Note [Size cache]
+        A Size is made from ``_data.shape`` on first access and kept in ``_size``: later
+        reads cost what reading a plain tuple did. Every assignment to ``_data`` (which
+        is how a tensor's shape changes: set_, .data =, resize_, in-place view ops, the
+        graph cache's tracing) resets ``_size`` to None, so the next read remakes it.
+        Measured (benchmarks in the commit): 53 ns a read, against 75 ns for NumPy's
+        plain tuple; ``x.shape[0]`` stays a C-level tuple index (see TensorShape).
+        """
+        try:
+            size = self._size
+        except AttributeError:  # made without _init/_wrap (a subclass's own __new__)
+            size = None
+        if size is None:
+            size = self._size = _new_tuple(TensorShape, self._data.shape)
+        return size
 
     @property
     def dtype(self):
@@ -243,9 +261,12 @@ class Tensor:
         return _DEVICES.get(name) or _DEVICES.setdefault(name, device(name))
 
     def size(self, dim: int | None = None):
-        """The shape, or the length of dimension ``dim``."""
+        """The shape (a :class:`tapegrad.Size`), or the length of dimension ``dim``."""
         if dim is None:
-            return self._data.shape
+            size = self._size  # Note [Size cache]: the read of ``shape``, inlined
+            if size is None:
+                size = self._size = _new_tuple(TensorShape, self._data.shape)
+            return size
         return self._data.shape[_check_dim(dim, self._data.ndim, "size")]
 
     def numel(self) -> int:
@@ -336,7 +357,7 @@ class Tensor:
         _notify_read(self, "numpy")
         data = self._data
         if _backend.device_of(data) != "cpu":
-            return data.get()
+            return _host(data)
         return data
 
     def item(self):
@@ -346,6 +367,8 @@ class Tensor:
                 f"item() needs a tensor with one element, got shape {tuple(self._data.shape)}"
             )
         _notify_read(self, "item")
+        if type(self._data) is _backend.MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._data.item()
 
     def tolist(self):
@@ -354,7 +377,7 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         _notify_read(self, "__array__")
-        data = self._data if _backend.device_of(self._data) == "cpu" else self._data.get()
+        data = self._data if _backend.device_of(self._data) == "cpu" else _host(self._data)
         if dtype is not None and data.dtype != dtype:
             return data.astype(dtype)
         return data
@@ -387,29 +410,37 @@ class Tensor:
             yield self[i]
 
     def __repr__(self) -> str:
-        data = self._data if _backend.device_of(self._data) == "cpu" else self._data.get()
+        """PyTorch's layout (see _tensor_repr.py); ``tapegrad.`` where torch says ``torch.``."""
         opts = PRINT_OPTIONS
-        fmt = {}
-        if opts["sci_mode"] is not None and data.dtype.kind == "f":
-            spec = f".{opts['precision']}{'e' if opts['sci_mode'] else 'f'}"
-            fmt = {"formatter": {"float_kind": lambda v: format(v, spec)}}
-        body = np.array2string(
-            data, separator=", ", prefix="tensor(", precision=opts["precision"],
-            threshold=opts["threshold"], edgeitems=opts["edgeitems"],
-            max_line_width=opts["linewidth"], suppress_small=False, **fmt,
-        )  # fmt: skip
-        extras = []
-        if data.size == 0:
-            extras.append(f"size={tuple(data.shape)}")
-        if data.dtype not in (_dtypes.get_default_dtype(), _dtypes.int64, _dtypes.bool_):
-            extras.append(f"dtype=tapegrad.{data.dtype}")
+        prefix = "tensor("
+        indent = len(prefix)
+        suffixes = []
         if self.device != "cpu":
-            extras.append(f"device='{self.device}'")
+            suffixes.append(f"device='{self.device}'")
+        if self.device == "meta":  # no values: torch's ``tensor(..., size=...)``
+            suffixes.append(f"size={tuple(self._data.shape)}")
+            if self._data.dtype != _dtypes.get_default_dtype():
+                suffixes.append(f"dtype=tapegrad.{self._data.dtype}")
+            if self._rg:
+                suffixes.append("requires_grad=True")
+            return _tensor_repr.add_suffixes(prefix + "...", suffixes, indent, opts["linewidth"])
+        data = self._data if _backend.device_of(self._data) == "cpu" else self._data.get()
+        default = data.dtype in (_dtypes.get_default_dtype(), _dtypes.int64, _dtypes.bool_)
+        if data.size == 0:
+            if data.ndim != 1:
+                suffixes.append(f"size={tuple(data.shape)}")
+            if data.dtype != _dtypes.get_default_dtype():
+                suffixes.append(f"dtype=tapegrad.{data.dtype}")
+            body = "[]"
+        else:
+            if not default:
+                suffixes.append(f"dtype=tapegrad.{data.dtype}")
+            body = _repr_values(data, indent, opts)
         if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self._rg:
-            extras.append("requires_grad=True")
-        return "tensor(" + ", ".join([body] + extras) + ")"
+            suffixes.append("requires_grad=True")
+        return _tensor_repr.add_suffixes(prefix + body, suffixes, indent, opts["linewidth"])
 
     def __format__(self, format_spec: str) -> str:
         """``f"{loss:.4f}"``: a 0-d tensor formats as its Python number, as in torch."""
@@ -541,6 +572,7 @@ class Tensor:
 
 
 _new = object.__new__
+_new_tuple = tuple.__new__  # Size(shape) without its element checks (NumPy gives ints)
 
 
 def _check_grad(t: Tensor, value) -> None:
@@ -571,6 +603,27 @@ def _check_grad(t: Tensor, value) -> None:
         )
 
 
+def _host(data):
+    """A CuPy array's values on the host; a meta array has none (torch's error)."""
+    if type(data) is _backend.MetaArray:
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    return data.get()
+
+
+def _repr_values(data, indent, opts) -> str:
+    if data.dtype.kind != "c":
+        return _tensor_repr.tensor_str(data, indent, opts)
+    fmt = {}  # complex: NumPy's layout
+    if opts["sci_mode"] is not None:
+        spec = f".{opts['precision']}{'e' if opts['sci_mode'] else 'f'}"
+        fmt = {"formatter": {"complex_kind": lambda v: format(v, spec)}}
+    return np.array2string(
+        data, separator=", ", prefix="tensor(", precision=opts["precision"],
+        threshold=opts["threshold"], edgeitems=opts["edgeitems"],
+        max_line_width=opts["linewidth"], suppress_small=False, **fmt,
+    )  # fmt: skip
+
+
 def _init(t: Tensor, array) -> None:
     t._data = array
     t._grad = None
@@ -583,6 +636,7 @@ def _init(t: Tensor, array) -> None:
     t._post_hooks = None
     t._retains_grad = False
     t._base = None
+    t._size = None
 
 
 def _set_data(t: Tensor, value) -> None:
@@ -605,6 +659,7 @@ def _set_data(t: Tensor, value) -> None:
         )
     old = t._data
     t._data = array
+    t._size = None
     if old.shape != array.shape or old.dtype != array.dtype:
         # AccumulateGrad checks gradients against the shape/dtype it was made with.
         t._accumulator = None
@@ -628,13 +683,20 @@ def _to_device(t: Tensor, device: str) -> Tensor:
             "moving a tensor that requires grad between devices is not differentiable yet; "
             "move the leaves before building the graph"
         )
+    if device == "meta":  # shape and dtype only
+        return Tensor._wrap(_backend.meta_array(t._data.shape, t._data.dtype))
     xp = _backend.namespace_for_device(device)
+    if _backend.device_of(t._data) == "meta":
+        raise NotImplementedError(
+            f"Cannot copy out of meta tensor; no data! (to device {device!r}: make the tensor "
+            "anew there, e.g. with torch.empty_like(t, device=...))"
+        )
     data = t._data.get() if hasattr(t._data, "get") else t._data
     return Tensor._wrap(xp.asarray(data))
 
 
 # How __repr__ prints, set by tapegrad.set_printoptions (torch's names; NumPy's line width).
-DEFAULT_PRINT_OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 75,
+DEFAULT_PRINT_OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80,
                          "sci_mode": None}  # fmt: skip
 PRINT_OPTIONS = dict(DEFAULT_PRINT_OPTIONS)
 

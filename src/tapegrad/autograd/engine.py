@@ -19,6 +19,7 @@ import threading
 
 import numpy as np
 
+from .. import _fpquiet
 from ..grad_mode import STATE
 from ..tensor import Tensor
 from . import graph
@@ -214,8 +215,17 @@ def run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
     """The engine. ``targets``: None (every leaf) or ``[((node, nr), tensor), ...]``.
 
     Returns, when ``targets`` is given and ``accumulate`` is False, the gradient
-    captured for each target (None where none arrived).
+    captured for each target (None where none arrived). Backward rules run with
+    NumPy's floating-point warnings off (Note [No floating-point warnings]).
     """
+    token = _fpquiet.enter()
+    try:
+        return _run_backward(roots, grads, retain_graph, create_graph, targets, accumulate)
+    finally:
+        _fpquiet.leave(token)
+
+
+def _run_backward(roots, grads, retain_graph, create_graph, targets, accumulate):
     # Pass 1: count edges into every reachable Node.
     root_edges = [graph.edge_of(r) for r in roots]
     deps = {}

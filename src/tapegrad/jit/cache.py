@@ -19,6 +19,7 @@ from collections import OrderedDict, namedtuple
 
 import numpy as np
 
+from .. import _fpquiet
 from ..tensor import Tensor
 from .program import MISS
 from .record import OutArray, OutTensor, record
@@ -91,7 +92,11 @@ class CachedFunction:
             if self.verify_every and self._replays % self.verify_every == 0:
                 result = self._verify(entry, arrays, args, kwargs, leaves)
             else:
-                result = program.run(*arrays)
+                token = _fpquiet.enter()  # Note [No floating-point warnings]
+                try:
+                    result = program.run(*arrays)
+                finally:
+                    _fpquiet.leave(token)
                 if result is not MISS:
                     for j, k in entry.arg_grads:
                         leaves[j]._grad = Tensor._wrap(result[k])

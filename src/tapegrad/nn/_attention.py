@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from ..creation import default_generator
+from ..ops._dtype_errors import cpp as _cpp
 from ..tensor import Tensor
 from ._attention_ops import attention
 
@@ -68,7 +69,7 @@ def scaled_dot_product_attention(
     >>> import tapegrad as tg
     >>> q = tg.randn(2, 4, 8, 16)
     >>> tg.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).shape
-    (2, 4, 8, 16)
+    tapegrad.Size([2, 4, 8, 16])
     """
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, Tensor):
@@ -79,7 +80,8 @@ def scaled_dot_product_attention(
     if key._data.dtype != dtype or value._data.dtype != dtype:
         raise RuntimeError(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
-            f"{dtype} key.dtype: {key._data.dtype} and value.dtype: {value._data.dtype} instead."
+            f"{_cpp(dtype)} key.dtype: {_cpp(key._data.dtype)} and value.dtype: "
+            f"{_cpp(value._data.dtype)} instead."
         )
     if dtype.kind != "f":
         raise RuntimeError(f"{_OP}: expected floating query, key and value, got {dtype}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops import _dtype_errors
 from ..ops.joining import pad as _pad
 from ..tensor import Tensor
 from . import _conv_ops
@@ -51,12 +52,9 @@ def _check(op, x, weight, bias, n, groups, transposed=False):
         )
     if bias is not None and tuple(bias.shape) != (out_c,):
         raise RuntimeError(f"{op}: bias must have shape [{out_c}], got {list(bias.shape)}")
-    dtypes = {t._data.dtype for t in (x, weight, bias) if t is not None}
-    if len(dtypes) > 1:
-        raise RuntimeError(
-            f"{op}: expected input, weight and bias of one dtype, got "
-            + ", ".join(sorted(str(d) for d in dtypes))
-        )
+    _dtype_errors.conv_check(
+        x._data, weight._data, None if bias is None else bias._data, transposed
+    )
     return x, added
 
 
@@ -155,8 +153,8 @@ def conv_transpose2d(
     # output_padding rows/cols are covered by no window: they get zeros (and no gradient)
     geom = Geometry(stride, tuple((p, p) for p in padding), dilation, groups)
     out = _conv_ops.conv2d_input_grad(x, weight, (x.shape[0], c_out) + size, geom)
-    if bias is not None:
-        out = out + bias.reshape((c_out, 1, 1))
+    if bias is not None:  # (cast to the input's dtype, as torch's)
+        out = out + bias.to(x.dtype).reshape((c_out, 1, 1))
     return out.squeeze(0) if added else out
 
 

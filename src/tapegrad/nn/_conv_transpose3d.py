@@ -66,7 +66,7 @@ def conv_transpose3d(
     out = _pad(total, [0, 0, 0, 0, 0, 0, -padding[0], size[0] - full + padding[0]])
     out = out.transpose(1, 2)
     if bias is not None:
-        out = out + bias.reshape((-1, 1, 1, 1))
+        out = out + bias.to(x.dtype).reshape((-1, 1, 1, 1))  # cast, as torch
     return out.squeeze(0) if added else out
 
 

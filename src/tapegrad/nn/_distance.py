@@ -32,7 +32,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
     >>> import tapegrad as tg
     >>> tg.nn.functional.normalize(tg.tensor([[3.0, 4.0]]))
-    tensor([[0.6, 0.8]])
+    tensor([[0.6000, 0.8000]])
     """
     if out is not None:
         raise NotImplementedError("normalize: out= is not supported")

@@ -84,7 +84,7 @@ def interpolate(
     >>> import tapegrad as tg
     >>> x = tg.randn(1, 2, 4, 4)
     >>> tg.nn.functional.interpolate(x, scale_factor=2, mode="bilinear").shape
-    (1, 2, 8, 8)
+    tapegrad.Size([1, 2, 8, 8])
     """
     if mode not in _MODES:
         raise NotImplementedError(

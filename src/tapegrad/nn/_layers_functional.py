@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops import _dtype_errors
 from ..ops.einsum import einsum
 from ..ops.joining import pad as _pad
 from ..ops.joining import stack
@@ -186,6 +187,11 @@ def bilinear(input1, input2, weight, bias=None):
             f"bilinear: input1 {list(input1.shape)}, input2 {list(input2.shape)} and weight "
             f"{list(weight.shape)} don't match"
         )
+    named = [("input1", input1), ("input2", input2), ("weight", weight), ("bias", bias)]
+    named = [(k, t) for k, t in named if t is not None]
+    if len({t._data.dtype for _, t in named}) > 1:
+        got = ", ".join(f"{k}: {_dtype_errors.cpp(t._data.dtype)}" for k, t in named)
+        raise RuntimeError(f"All tensors must have the same dtype, got {got}")
     out = einsum("...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
 

@@ -62,9 +62,11 @@ def _target_error(op, t, bad, n_classes):
     )
 
 
-def _index_coefficients(x, target, weight, ignore_index, smoothing, op):
+def _index_coefficients(x, target, weight, ignore_index, smoothing, op, mean=False):
     """``(A, denom)`` for class-index targets; denom = Σ weight[target] over kept samples
-    (a 0-d array: the targets' values never reach Python, see tapegrad._trace)."""
+    (a 0-d array: the targets' values never reach Python, see tapegrad._trace).
+
+    ``mean``: ``(A / denom, offset)`` instead (see :func:`_mean_scale`)."""
     cdim = _class_dim(x, op)
     n_classes = x.shape[cdim]
     t = _array(target)
@@ -80,6 +82,13 @@ def _index_coefficients(x, target, weight, ignore_index, smoothing, op):
     safe = np.where(valid, t, 0)
     w = _weight_array(weight, n_classes, x.dtype, op)
     wt = (w[safe] if w is not None else np.ones(t.shape, x.dtype)) * valid
+    denom = wt.sum()
+    offset = None
+    if mean:
+        kept, offset = _mean_scale(valid, denom, x.dtype)
+        wt = wt * kept
+    else:
+        kept = valid
     coef = np.zeros(x.shape, x.dtype)
     np.put_along_axis(
         coef, np.expand_dims(safe, cdim), np.expand_dims(wt * (1.0 - smoothing), cdim), axis=cdim
@@ -88,8 +97,21 @@ def _index_coefficients(x, target, weight, ignore_index, smoothing, op):
         per_class = np.ones(n_classes, x.dtype) if w is None else w
         view = [1] * x.ndim
         view[cdim] = n_classes
-        coef += (smoothing / n_classes) * per_class.reshape(view) * np.expand_dims(valid, cdim)
-    return coef.astype(x.dtype, copy=False), wt.sum()
+        coef += (smoothing / n_classes) * per_class.reshape(view) * np.expand_dims(kept, cdim)
+    return coef.astype(x.dtype, copy=False), (denom if offset is None else offset)
+
+
+def _mean_scale(valid, denom, dtype):
+    """``(kept, offset)`` for reduction='mean' of index targets, no Python branch on ``denom``.
+
+    ``kept`` is ``valid / denom``, and NaN at a kept sample when denom is 0 (every
+    kept sample's class weighs 0), so its coefficients, hence gradients, are NaN as
+    torch's ``0/0``; an ignored sample's stay 0 (every sample ignored: NaN loss, zero
+    gradient, as torch). ``offset`` (NaN when denom is 0, else 0) is added to the loss.
+    """
+    empty = denom == 0
+    scale = np.where(empty, np.nan, 1.0 / np.where(empty, 1.0, denom)).astype(dtype)
+    return np.where(valid, scale, 0).astype(dtype), np.where(empty, np.nan, 0.0).astype(dtype)
 
 
 def _plain_mean(reduction, x, weight, smoothing) -> bool:
@@ -169,9 +191,12 @@ def cross_entropy(
     elif _plain_mean(reduction, x, weight, label_smoothing):
         return _index_cross_entropy_mean(x, tdata, ignore_index)
     else:
+        mean = reduction == "mean"
         coef, denom = _index_coefficients(
-            x, tdata, weight, ignore_index, label_smoothing, "cross_entropy"
+            x, tdata, weight, ignore_index, label_smoothing, "cross_entropy", mean
         )
+        if mean:  # denom is the offset
+            return _loss_ops.soft_cross_entropy(x, coef, cdim, True, denom)
     if reduction == "none":
         return _loss_ops.soft_cross_entropy(x, coef, cdim, False)
     if reduction == "mean":
@@ -208,13 +233,14 @@ def nll_loss(
     _check_reduction(reduction)
     x = input
     cdim = _class_dim(x, "nll_loss")
-    coef, denom = _index_coefficients(x, target, weight, ignore_index, 0.0, "nll_loss")
+    mean = reduction == "mean"
+    coef, denom = _index_coefficients(x, target, weight, ignore_index, 0.0, "nll_loss", mean)
+    coef = 0.0 - coef  # −A, and +0 (not −0) off the targets: torch's gradient there
     if reduction == "none":
-        return (x * Tensor._wrap(-coef)).sum(dim=cdim)
-    if reduction == "mean":
-        coef, offset = _mean_over(coef, denom)
-        return (x * Tensor._wrap(-coef)).sum() + Tensor._wrap(offset)
-    return (x * Tensor._wrap(-coef)).sum()
+        return (x * Tensor._wrap(coef)).sum(dim=cdim)
+    if mean:  # denom is the offset
+        return (x * Tensor._wrap(coef)).sum() + Tensor._wrap(denom)
+    return (x * Tensor._wrap(coef)).sum()
 
 
 def _weighted(loss, input, weight, reduction):
@@ -241,7 +267,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     """Mean absolute error ``|input − target|`` (gradient sign(d), 0 at d = 0), reduced."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     d = input - target
-    loss = d * Tensor._wrap(np.sign(d._data))
+    loss = d.abs()  # not d·sign(d) with a constant sign: a create_graph gradient depends on d
     if weight is not None:
         return _weighted(loss, input, weight, reduction)
     return _reduce(loss, reduction)

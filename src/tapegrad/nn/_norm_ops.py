@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _fpquiet
 from ..autograd.graph import make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
@@ -36,19 +37,23 @@ def normalize(x, weight, bias, axes, param_axes, view, eps):
     # Trailing axes (layer norm): means as one GEMV against a vector of 1/n, five times
     # faster than NumPy's reduction over a short contiguous axis.
     trailing = xd.dtype in _GEMV_DTYPES and axes == tuple(range(xd.ndim - k, xd.ndim))
-    avg = (lambda a: _trailing_mean(a, k)) if trailing else None
-    mean = avg(xd) if trailing else xd.mean(axis=axes, keepdims=True)
-    xc = xd - mean
-    var = avg(xc * xc) if trailing else np.mean(xc * xc, axis=axes, keepdims=True)
-    invstd = 1.0 / np.sqrt(var + eps)
-    xhat = xc * invstd
-    out = xhat
-    if weight is not None:
-        out = out * weight._data.reshape(view)
-    if bias is not None:
-        out = out + bias._data.reshape(view)
-    if out is xhat:
-        out = xhat.copy()  # x̂ stays private to the backward
+    token = _fpquiet.enter()  # inf - inf = NaN silently (Note [No floating-point warnings])
+    try:
+        avg = (lambda a: _trailing_mean(a, k)) if trailing else None
+        mean = avg(xd) if trailing else xd.mean(axis=axes, keepdims=True)
+        xc = xd - mean
+        var = avg(xc * xc) if trailing else np.mean(xc * xc, axis=axes, keepdims=True)
+        invstd = 1.0 / np.sqrt(var + eps)
+        xhat = xc * invstd
+        out = xhat
+        if weight is not None:
+            out = out * weight._data.reshape(view)
+        if bias is not None:
+            out = out + bias._data.reshape(view)
+        if out is xhat:
+            out = xhat.copy()  # x̂ stays private to the backward
+    finally:
+        _fpquiet.leave(token)
     need_x, need_w = x._rg, weight is not None and weight._rg
     need_b = bias is not None and bias._rg
     # dims counted from the right: g may carry a batch prefix (Note [Batched gradients])

@@ -22,6 +22,7 @@ import numpy as np
 from .._trace import opaque
 from ..autograd.graph import keeps_arrays, make_result
 from ._conv_ops import nhwc
+from ._pool_link import zero_input_grad
 
 
 def is_2x2(kernel):
@@ -41,7 +42,7 @@ def max_pool_2x2(x, out_hw, return_indices, tiled_kernel):
     x_shape = x._data.shape
 
     def backward(g):
-        return (_scatter(g, gt1, gt2, x_shape),)
+        return (_scatter(g, gt1, gt2, x_shape, x),)
 
     out = make_result(best, (x,), backward, "MaxPool2DWithIndicesBackward")
     keeps_arrays(out)
@@ -74,14 +75,15 @@ def _indices_kernel(gt1, gt2):
     return idx.transpose(0, 3, 1, 2)
 
 
-def _scatter(g, gt1, gt2, x_shape):
-    """g placed at each window's chosen tap, 0 elsewhere: (N, C, H, W)."""
+def _scatter(g, gt1, gt2, x_shape, x=None):
+    """g placed at each window's chosen tap, 0 elsewhere: (N, C, H, W) (a function of the
+    pooled input ``x`` too: Note [Max-pool gradient takes the input] in _pool_link.py)."""
     out = opaque(_scatter_kernel, g._data, gt1, gt2, x_shape)
 
     def backward(v):
-        return (_gather(v, gt1, gt2),)
+        return _gather(v, gt1, gt2), zero_input_grad(x)
 
-    return keeps_arrays(make_result(out, (g,), backward, "MaxPool2DBackwardBackward"))
+    return keeps_arrays(make_result(out, (g, x), backward, "MaxPool2DBackwardBackward"))
 
 
 def _scatter_kernel(g, gt1, gt2, x_shape):

@@ -24,6 +24,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from .. import _trace
 from ..ops.joining import pad as _pad
 from ..tensor import Tensor
+from ._pool_link import link_input
 from ._pool_more import _avg_matrix, _sizes, _windows
 
 __all__ = [
@@ -140,7 +141,7 @@ def max_pool_nd(op, k, input, kernel_size, stride, padding, dilation, ceil_mode,
         op, x, k, kernel_size, stride, padding, dilation, ceil_mode
     )
     index = _window_argmax(x._data, kernel, stride, dilation, out, pads)
-    result = gather_flat(x, index)
+    result = gather_flat(link_input(x), index)  # Note [Max-pool gradient takes the input]
     if added:
         result, index = result.squeeze(0), index[0]
     return (result, Tensor._wrap(index)) if return_indices else result

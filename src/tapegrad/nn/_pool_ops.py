@@ -29,6 +29,7 @@ from .._trace import opaque
 from ..autograd.graph import keeps_arrays, make_result
 from . import _pool_2x2
 from ._conv_ops import crop_nhwc, new_like, nhwc, padded_nhwc, padded_shape, window_slice
+from ._pool_link import zero_input_grad
 
 
 def _taps(kernel, out_hw, geom):
@@ -49,7 +50,7 @@ def max_pool2d(x, kernel, out_hw, geom, return_indices=False):
     x_shape = x._data.shape
 
     def backward(g):
-        return (_scatter(g, idx, x_shape, kernel, geom),)
+        return (_scatter(g, idx, x_shape, kernel, geom, x),)
 
     out = make_result(best, (x,), backward, "MaxPool2DWithIndicesBackward")
     keeps_arrays(out)
@@ -98,14 +99,15 @@ def _gather_kernel(x, idx, kernel, geom):
     return out.transpose(0, 3, 1, 2)
 
 
-def _scatter(g, idx, x_shape, kernel, geom):
-    """Adjoint of :func:`_gather`: g added into the tap each window selected."""
+def _scatter(g, idx, x_shape, kernel, geom, x=None):
+    """Adjoint of :func:`_gather`: g added into the tap each window selected (a function of
+    the pooled input ``x`` too, with derivative 0: Note [Max-pool gradient takes the input])."""
     out = opaque(_scatter_kernel, g._data, idx, x_shape, kernel, geom)
 
     def backward(v):
-        return (_gather(v, idx, kernel, geom),)
+        return _gather(v, idx, kernel, geom), zero_input_grad(x)
 
-    return keeps_arrays(make_result(out, (g,), backward, "MaxPool2DBackwardBackward"))
+    return keeps_arrays(make_result(out, (g, x), backward, "MaxPool2DBackwardBackward"))
 
 
 def _scatter_kernel(g, idx, x_shape, kernel, geom):
@@ -145,7 +147,7 @@ def _max_pool_tiled(x, kernel, out_hw, return_indices):
     x_shape = x._data.shape
 
     def backward(g):
-        return (_scatter_tiled(g, mask, x_shape),)
+        return (_scatter_tiled(g, mask, x_shape, x),)
 
     out = make_result(best, (x,), backward, "MaxPool2DWithIndicesBackward")
     keeps_arrays(out)
@@ -189,14 +191,15 @@ def _mask_indices(mask):
     return idx.transpose(0, 3, 1, 2)
 
 
-def _scatter_tiled(g, mask, x_shape):
-    """Adjoint of :func:`_gather_tiled`: g placed at each window's masked tap, 0 elsewhere."""
+def _scatter_tiled(g, mask, x_shape, x=None):
+    """Adjoint of :func:`_gather_tiled`: g placed at each window's masked tap, 0 elsewhere
+    (Note [Max-pool gradient takes the input])."""
     out = opaque(_scatter_tiled_kernel, g._data, mask, x_shape)
 
     def backward(v):
-        return (_gather_tiled(v, mask),)
+        return _gather_tiled(v, mask), zero_input_grad(x)
 
-    return keeps_arrays(make_result(out, (g,), backward, "MaxPool2DBackwardBackward"))
+    return keeps_arrays(make_result(out, (g, x), backward, "MaxPool2DBackwardBackward"))
 
 
 def _scatter_tiled_kernel(g, mask, x_shape):
@@ -220,7 +223,7 @@ def _gather_tiled(x, mask):
     x_shape = x._data.shape
 
     def backward(g):
-        return (_scatter_tiled(g, mask, x_shape),)
+        return (_scatter_tiled(g, mask, x_shape, x),)
 
     out = make_result(out, (x,), backward, "MaxPool2DGatherBackward")
     return keeps_arrays(out)

@@ -27,7 +27,7 @@ class MultiheadAttention(Module):
     >>> x = tg.randn(3, 5, 8)
     >>> out, w = mha(x, x, x)
     >>> out.shape, w.shape
-    ((3, 5, 8), (3, 5, 5))
+    (tapegrad.Size([3, 5, 8]), tapegrad.Size([3, 5, 5]))
     """
 
     def __init__(

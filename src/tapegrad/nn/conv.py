@@ -111,7 +111,7 @@ class Conv2d(_ConvNd):
 
     >>> import tapegrad as tg
     >>> tg.nn.Conv2d(1, 4, 3, padding=1)(tg.ones(2, 1, 8, 8)).shape
-    (2, 4, 8, 8)
+    tapegrad.Size([2, 4, 8, 8])
     """
 
     _n = 2

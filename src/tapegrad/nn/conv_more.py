@@ -13,7 +13,7 @@ class Conv1d(_ConvNd):
 
     >>> import tapegrad as tg
     >>> tg.nn.Conv1d(2, 4, 3, padding=1)(tg.randn(5, 2, 7)).shape
-    (5, 4, 7)
+    tapegrad.Size([5, 4, 7])
     """
 
     _n = 1
@@ -98,7 +98,7 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     >>> import tapegrad as tg
     >>> tg.nn.ConvTranspose2d(4, 2, 3, stride=2)(tg.randn(1, 4, 5, 5)).shape
-    (1, 2, 11, 11)
+    tapegrad.Size([1, 2, 11, 11])
     """
 
     _n = 2

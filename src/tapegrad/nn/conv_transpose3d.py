@@ -13,7 +13,7 @@ class ConvTranspose3d(_ConvTransposeNd):
 
     >>> import tapegrad as tg
     >>> tg.nn.ConvTranspose3d(4, 2, 3, stride=2)(tg.randn(1, 4, 2, 3, 3)).shape
-    (1, 2, 5, 7, 7)
+    tapegrad.Size([1, 2, 5, 7, 7])
     """
 
     _n = 3

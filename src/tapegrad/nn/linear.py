@@ -31,7 +31,7 @@ class Linear(Module):
 
     >>> import tapegrad as tg
     >>> tg.nn.Linear(3, 2)(tg.ones(4, 3)).shape
-    (4, 2)
+    tapegrad.Size([4, 2])
     """
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):

@@ -355,6 +355,7 @@ class Module:
             new = convert(t)
             if new is not t._data:
                 t._data = new
+                t._size = None  # Note [Size cache]
                 t._vc.bump("to")
                 if t.grad is not None:
                     t.grad = Tensor._wrap(convert(t.grad))

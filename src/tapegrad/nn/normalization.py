@@ -114,7 +114,7 @@ class BatchNorm1d(_BatchNorm):
 
     >>> import tapegrad as tg
     >>> tg.nn.BatchNorm1d(3)(tg.randn(4, 3)).shape
-    (4, 3)
+    tapegrad.Size([4, 3])
     """
 
     _expected_dims = (2, 3)

@@ -24,7 +24,7 @@ class GroupNorm(Module):
 
     >>> import tapegrad as tg
     >>> tg.nn.GroupNorm(2, 4)(tg.randn(3, 4, 5)).shape
-    (3, 4, 5)
+    tapegrad.Size([3, 4, 5])
     """
 
     def __init__(

@@ -75,7 +75,7 @@ class MaxPool2d(_MaxPoolNd):
 
     >>> import tapegrad as tg
     >>> tg.nn.MaxPool2d(2)(tg.ones(1, 1, 4, 4)).shape
-    (1, 1, 2, 2)
+    tapegrad.Size([1, 1, 2, 2])
     """
 
     _fn = staticmethod(F.max_pool2d)

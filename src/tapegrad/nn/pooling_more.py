@@ -74,7 +74,7 @@ class AdaptiveAvgPool2d(_Adaptive):
 
     >>> import tapegrad as tg
     >>> tg.nn.AdaptiveAvgPool2d((2, 3))(tg.randn(1, 4, 7, 8)).shape
-    (1, 4, 2, 3)
+    tapegrad.Size([1, 4, 2, 3])
     """
 
     _fn = staticmethod(P.adaptive_avg_pool2d)

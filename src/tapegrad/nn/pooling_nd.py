@@ -27,7 +27,7 @@ class MaxPool3d(_MaxPoolNd):
 
     >>> import tapegrad as tg
     >>> tg.nn.MaxPool3d(2)(tg.randn(1, 2, 4, 4, 6)).shape
-    (1, 2, 2, 2, 3)
+    tapegrad.Size([1, 2, 2, 2, 3])
     """
 
     _fn = staticmethod(P.max_pool3d)
@@ -85,7 +85,7 @@ class MaxUnpool2d(_MaxUnpoolNd):
     >>> x = tg.randn(1, 1, 4, 4)
     >>> y, idx = tg.nn.MaxPool2d(2, return_indices=True)(x)
     >>> tg.nn.MaxUnpool2d(2)(y, idx).shape
-    (1, 1, 4, 4)
+    tapegrad.Size([1, 1, 4, 4])
     """
 
     _n = 2

@@ -332,7 +332,7 @@ class RNN(RNNBase):
     >>> import tapegrad as tg
     >>> out, h = tg.nn.RNN(4, 8, num_layers=2)(tg.randn(5, 3, 4))
     >>> out.shape, h.shape
-    ((5, 3, 8), (2, 3, 8))
+    (tapegrad.Size([5, 3, 8]), tapegrad.Size([2, 3, 8]))
     """
 
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", *args, **kw):
@@ -352,7 +352,7 @@ class LSTM(RNNBase):
     >>> import tapegrad as tg
     >>> out, (h, c) = tg.nn.LSTM(4, 8, batch_first=True, bidirectional=True)(tg.randn(3, 5, 4))
     >>> out.shape, h.shape, c.shape
-    ((3, 5, 16), (2, 3, 8), (2, 3, 8))
+    (tapegrad.Size([3, 5, 16]), tapegrad.Size([2, 3, 8]), tapegrad.Size([2, 3, 8]))
     """
 
     def __init__(self, input_size, hidden_size, num_layers=1, *args, **kw):
@@ -365,7 +365,7 @@ class GRU(RNNBase):
     >>> import tapegrad as tg
     >>> out, h = tg.nn.GRU(4, 8)(tg.randn(5, 4))
     >>> out.shape, h.shape
-    ((5, 8), (1, 8))
+    (tapegrad.Size([5, 8]), tapegrad.Size([1, 8]))
     """
 
     def __init__(self, input_size, hidden_size, num_layers=1, *args, **kw):

@@ -278,7 +278,7 @@ class Transformer(Module):
     >>> import tapegrad as tg
     >>> model = tg.nn.Transformer(16, 2, 1, 1, dim_feedforward=32, batch_first=True)
     >>> model(tg.randn(2, 5, 16), tg.randn(2, 3, 16)).shape
-    (2, 3, 16)
+    tapegrad.Size([2, 3, 16])
     """
 
     def __init__(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _fpquiet
 from ..autograd import forward_ad
 from ..autograd.graph import keeps_arrays, make_result, sum_to
 from ..grad_mode import STATE
@@ -87,9 +87,16 @@ def _weak(value, data):
     return value
 
 
-def _compute(fn, da, db, op, ta, tb):
+def _compute(fn, da, db, op, ta, tb, quiet=False):
     try:
-        out = fn(da, db)
+        if quiet:  # 1/0 = inf silently (Note [No floating-point warnings])
+            token = _fpquiet.enter()
+            try:
+                out = fn(da, db)
+            finally:
+                _fpquiet.leave(token)
+        else:
+            out = fn(da, db)
     except ValueError:
         raise broadcast_error(op, np.shape(da), np.shape(db)) from None
     except TypeError:
@@ -268,7 +275,7 @@ def div(input, other, *, rounding_mode=None):
             db = _weak(db, da)
     elif ta is None:
         da = _weak(da, db)
-    out = _compute(np.true_divide, da, db, "div", ta, tb)
+    out = _compute(np.true_divide, da, db, "div", ta, tb, True)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
     if not (STATE.enabled and (na or nb)):  # nothing to record (e.g. inside backward)
@@ -339,8 +346,7 @@ def pow(input, exponent):
         da = ta._data
     if da.dtype.kind in "iub" and np.result_type(da, db).kind in "iu":
         _check_int_power(db)
-    with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 = inf, (-8) ** 0.5 = NaN
-        out = _compute(np.power, da, db, "pow", ta, tb)
+    out = _compute(np.power, da, db, "pow", ta, tb, True)  # 0 ** -1 = inf, (-8) ** 0.5 = NaN
     na = ta._rg
     nb = tb is not None and tb._rg
     p = tb if tb is not None else db
@@ -573,7 +579,7 @@ Tensor.__invert__ = _invert
 def _cast(input, dtype):
     """A copy with another dtype; differentiable between float dtypes."""
     dtype = _dtypes.to_dtype(dtype)
-    out = input._data.astype(dtype)
+    out = _fpquiet.call(input._data.astype, dtype)  # NaN -> int, 1e5 -> float16: silent
     src = input._data.dtype
     if dtype.kind != "f" and not _dtypes.is_floating(dtype):  # bfloat16 is kind "V"
         return Tensor._wrap(out)

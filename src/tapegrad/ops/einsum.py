@@ -25,6 +25,7 @@ import numpy as np
 from .. import _dtypes
 from ..autograd.graph import BATCH, make_result
 from ..tensor import Tensor
+from . import _dtype_errors
 from ._mathutil import const
 from ._registry import register
 from ._util import as_tensor
@@ -151,6 +152,8 @@ def einsum(equation, *operands):
     ts = tuple(as_tensor(t, "einsum") for t in operands)
     spec = _parse(equation, [t._data.shape for t in ts])
     datas = [t._data for t in ts]
+    if len(datas) > 1 and any(d.dtype != datas[0].dtype for d in datas):
+        _check_mixed(spec, datas)
     optimize = len(ts) > 2 and not spec.broadcasts
     out = np.asanyarray(np.einsum(spec.equation(), *datas, optimize=optimize))
     if out.dtype.kind == "f":
@@ -167,6 +170,14 @@ def einsum(equation, *operands):
         )
 
     return make_result(out, ts, backward, "EinsumBackward", saved=ts if len(ts) > 1 else None)
+
+
+def _check_mixed(spec, datas):
+    """torch multiplies operands of different dtypes (promoting) but contracts them with
+    bmm, which refuses them: raise its error when some letter is summed away."""
+    if set("".join(spec.inputs)) - set(spec.output):
+        other = next(d.dtype for d in datas if d.dtype != datas[0].dtype)
+        raise _dtype_errors.scalar_type_error(datas[0].dtype, other)
 
 
 def _shape_only(t: Tensor) -> Tensor:
@@ -186,10 +197,11 @@ def _operand_grad(g: Tensor, spec: _Spec, ts, k: int) -> Tensor:
     prefix = BATCH.prefix
     lead = _fresh_letters(spec, len(prefix)) if prefix else ""
     p = len(prefix)
-    grad = einsum(
+    dt = g._data.dtype  # the operands in g's (the result's) dtype: mixed dtypes were
+    grad = einsum(  # allowed only without a contraction, which this einsum may have
         ",".join([lead + spec.output] + others) + "->" + lead + target,
         g,
-        *(t for j, t in enumerate(ts) if j != k),
+        *(t if t._data.dtype == dt else t._cast(dt) for j, t in enumerate(ts) if j != k),
     )
     own = {c: n for c, n in zip(term, shape, strict=True)}
     # Letters only this operand has: the gradient is constant along them (size 1 for now).

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit as _expit
 
-from .. import _dtypes
+from .. import _dtypes, _fpquiet
 from ..autograd.graph import keeps_arrays, make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
@@ -46,7 +46,12 @@ __all__ = [
 @register("exp")
 def exp(input):
     """e^x.  d/dx = out."""
-    out = np.exp(float_data(input))
+    x = float_data(input)
+    token = _fpquiet.enter()  # exp(1e4) = inf silently (Note [No floating-point warnings])
+    try:
+        out = np.exp(x)
+    finally:
+        _fpquiet.leave(token)
     return make_result(out, (input,), _exp_backward, "ExpBackward", save_output=True)
 
 
@@ -220,6 +225,8 @@ def abs(input):
     out = np.abs(input._data)
 
     def backward(g):
+        if STATE.enabled:  # create_graph: sign(x) the op (derivative 0), so the gradient is
+            return (g * sign(input),)  # a function of x, as torch's (grad of it: zeros)
         return (g * const(_sign(input._data)),)
 
     return make_result(out, (input,), backward, "AbsBackward", saved=(input,))
@@ -263,7 +270,7 @@ def log1p(input):
 @register("expm1")
 def expm1(input):
     """e^x − 1, accurate for small x.  d/dx = out + 1."""
-    out = np.expm1(float_data(input))
+    out = _fpquiet.call(np.expm1, float_data(input))
     return make_result(out, (input,), _expm1_backward, "Expm1Backward", save_output=True)
 
 
@@ -286,7 +293,7 @@ def _rsqrt_backward(g, out):
 @register("sin")
 def sin(input):
     """sin x.  d/dx = cos x."""
-    out = np.sin(float_data(input))
+    out = _fpquiet.call(np.sin, float_data(input))
 
     def backward(g):
         return (g * input.cos(),)
@@ -297,7 +304,7 @@ def sin(input):
 @register("cos")
 def cos(input):
     """cos x.  d/dx = −sin x."""
-    out = np.cos(float_data(input))
+    out = _fpquiet.call(np.cos, float_data(input))
 
     def backward(g):
         return (g * -input.sin(),)
@@ -308,7 +315,7 @@ def cos(input):
 @register("tan")
 def tan(input):
     """tan x.  d/dx = 1 + out²."""
-    out = np.tan(float_data(input))
+    out = _fpquiet.call(np.tan, float_data(input))
     return make_result(out, (input,), _tan_backward, "TanBackward", save_output=True)
 
 

@@ -19,6 +19,7 @@ from ..autograd.graph import BATCH, batched_shape, keeps_arrays, make_result
 from ..tensor import Tensor, _check_dim
 from ._registry import register
 from ._util import as_tensor_or_scalar, reduce_grad
+from .elementwise import where
 from .shape import view_result
 
 __all__ = [
@@ -333,16 +334,17 @@ def index_put(input: Tensor, key: tuple, advanced: bool, values, out=None) -> Te
     keep = None
     if na:
         # A recorded step with array keys makes ``keep`` from the input, so that each
-        # replay computes it from its own key, and keeps a zero gradient even when
-        # every element is overwritten (a value test; tapegrad._trace).
+        # replay computes it from its own key (tapegrad._trace).
         traced = advanced and _trace.recording()
         keep = np.ones_like(input._data, bool) if traced else np.ones(data.shape, bool)
         keep[key] = False
-        if keep.size and not traced and not keep.any():
-            na = False  # all overwritten: no gradient reaches input
+    # NOTE: the overwritten history gets zeros, not None, even when every element is
+    # overwritten (``b.copy_(src)``: torch's CopyBackwards gives zeros); where(), not
+    # g * keep, so a NaN or inf in g does not leak into the overwritten places.
+    zero = np.zeros((), input._data.dtype)
 
     def backward(g):
-        gi = g * keep if na else None
+        gi = where(keep, g, zero) if na else None
         gv = reduce_grad(index_grad(g, key, advanced), tv) if nv else None
         return gi, gv
 

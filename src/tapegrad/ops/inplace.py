@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _fpquiet
 from ..autograd import graph
 from ..autograd.graph import mark_view
 from ..grad_mode import STATE
@@ -220,12 +221,13 @@ def _swap(o, self, old):
 def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=True):
     forward = graph.FORWARD
     state = STATE
+    quiet = ufunc is np.true_divide  # add_/sub_/mul_ stay plain: the optimizer's hot path
 
     def general(self, other, alpha):
         scaled = other if alpha == 1 else _data(other) * alpha
 
         def fast(a):
-            ufunc(a, _data(scaled), out=a)
+            _fpquiet.call(ufunc, a, _data(scaled), out=a)  # (the general path: not hot)
 
         def record(old):
             o = _swap(other, self, old)
@@ -250,7 +252,10 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
         if not a.flags.writeable:
             return None
         try:
-            ufunc(a, other._data if isinstance(other, Tensor) else other, out=a)
+            if quiet:  # x /= 0 is inf silently (Note [No floating-point warnings])
+                _fpquiet.call(ufunc, a, other._data if isinstance(other, Tensor) else other, out=a)
+            else:
+                ufunc(a, other._data if isinstance(other, Tensor) else other, out=a)
         except (ValueError, TypeError):
             return None
         counter = self._vc_

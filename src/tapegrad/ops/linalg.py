@@ -12,6 +12,7 @@ from .. import _dtypes
 from ..autograd import forward_ad
 from ..autograd.graph import batched_shape, make_result, sum_to
 from ..tensor import Tensor
+from . import _dtype_errors
 from ._registry import register
 from ._util import as_tensor
 
@@ -31,6 +32,8 @@ def matmul(input, other):
             f"matmul: both arguments need at least 1 dimension, got shapes {list(ad.shape)} "
             f"and {list(bd.shape)}"
         )
+    if ad.dtype != bd.dtype:  # torch does not promote here
+        raise _dtype_errors.matmul_error(ad, bd)
     k_a = ad.shape[-1]
     k_b = bd.shape[0] if bd.ndim == 1 else bd.shape[-2]
     if k_a != k_b:
@@ -130,12 +133,13 @@ def outer(input, vec2):
 
     def backward(g):
         ga = gb = None
+        dt = g._data.dtype  # outer promotes mixed dtypes; matmul does not (as torch)
         if na:
-            ga = g @ b
+            ga = g @ (b if b._data.dtype == dt else b._cast(dt))
             if ga._data.dtype != a._data.dtype:
                 ga = ga._cast(a._data.dtype)
         if nb:
-            gb = g.mT @ a
+            gb = g.mT @ (a if a._data.dtype == dt else a._cast(dt))
             if gb._data.dtype != b._data.dtype:
                 gb = gb._cast(b._data.dtype)
         return ga, gb

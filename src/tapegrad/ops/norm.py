@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _trace
 from ..autograd.graph import make_result
-from ..tensor import Tensor, _check_dim
+from ..tensor import _check_dim
 from ._mathutil import const, unreduce
 from ._registry import register
 from ._util import float_data, normalize_dims, reduce_grad
@@ -73,15 +73,17 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     def backward(g, out):
         gk = unreduce(g, shape, dims, keepdim)
         xd = x._data
-        if p == 0:
-            return (Tensor._wrap(np.zeros(shape, g._data.dtype)),)
+        if p == 0:  # no gradient at all, as torch's (None through allow_unused=True)
+            return (None,)
+        # sign(x) as the op, not a constant: a create_graph gradient is then a function of
+        # x (derivative 0), as torch's, so grad(gx, x, allow_unused=True) gives zeros.
         if p == 1:
-            return (gk * const(np.sign(xd)),)
+            return (gk * x.sign(),)
         n = unreduce(out, shape, dims, keepdim)
         if math.isinf(p):
             mask = np.abs(xd) == n._data
-            share = np.sign(xd) * mask / np.sum(mask, axis=dims, keepdims=True)
-            return (gk * const(share.astype(g._data.dtype, copy=False)),)
+            share = mask / np.sum(mask, axis=dims, keepdims=True)
+            return (gk * x.sign() * const(share.astype(g._data.dtype, copy=False)),)
         origin = n._data == 0
         masked = _trace.recording() or origin.any()  # (a replay cannot branch on values)
         if p == 2:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import _check_dim
+from . import _dtype_errors
 from ._mathutil import const
 from ._registry import register
 from ._util import as_tensor
@@ -47,11 +48,18 @@ def _rank(op, name, t, ndim):
 
 
 def _same_dtype(op, a, b):
-    if a._data.dtype != b._data.dtype:
-        raise RuntimeError(
-            f"{op}: expected both operands to have the same dtype, but got {a._data.dtype} "
-            f"and {b._data.dtype}"
-        )
+    """torch refuses mixed dtypes in its products, each kernel with its own message."""
+    da, db = a._data.dtype, b._data.dtype
+    if da != db:
+        if op == "mm":
+            raise _dtype_errors.mm_error(da, db)
+        if op == "mv":
+            raise _dtype_errors.addmv_error(db, da, db)
+        if op == "dot":
+            raise _dtype_errors.dot_error(da, db)
+        if op == "inner":
+            raise RuntimeError("both inputs should have same dtype")
+        raise _dtype_errors.scalar_type_error(da, db)
 
 
 @register("mm")
@@ -123,6 +131,7 @@ def inner(input, other):
     a, b = as_tensor(input, "inner"), as_tensor(other, "inner")
     if a._data.ndim == 0 or b._data.ndim == 0:
         return a * b
+    _same_dtype("inner", a, b)
     if a._data.shape[-1] != b._data.shape[-1]:
         raise RuntimeError(
             f"inner() the last dimension must match on both input tensors but got shapes "
@@ -135,6 +144,7 @@ def inner(input, other):
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` (a count of trailing/leading dims, or two lists) of ``a`` and ``b``."""
     a, b = as_tensor(a, "tensordot"), as_tensor(b, "tensordot")
+    _same_dtype("inner", a, b)  # torch's message for both
     na, nb = a._data.ndim, b._data.ndim
     if isinstance(dims, int):
         if dims < 0 or dims > min(na, nb):
@@ -194,12 +204,21 @@ def _add_scaled(input, prod, beta, alpha):
 @register("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``."""
+    _dtype_errors.addmm_check(*(_dt(t) for t in (input, mat1, mat2)))
     return _add_scaled(input, mm(mat1, mat2), beta, alpha)
+
+
+def _dt(t):
+    """The array (for its dtype) of a tensor operand; a Python number as a float32 array."""
+    return t._data if hasattr(t, "_data") else np.asarray(t, np.float32)
 
 
 @register("addmv")
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
+    dts = [_dt(t).dtype for t in (input, mat, vec)]
+    if len(set(dts)) > 1:
+        raise _dtype_errors.addmv_error(*dts)
     return _add_scaled(input, mv(mat, vec), beta, alpha)
 
 
@@ -214,12 +233,20 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 @register("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
+    dts = [_dt(t).dtype for t in (input, batch1, batch2)]
+    if len(set(dts)) > 1:
+        names = [_dtype_errors.cpp(d) for d in dts]
+        raise RuntimeError(
+            f"Input dtypes must be the same, got: input {names[0]}, batch1: {names[1]}, "
+            f"batch2: {names[2]}"
+        )
     return _add_scaled(input, bmm(batch1, batch2), beta, alpha)
 
 
 @register("addbmm")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * Σ_b batch1[b] @ batch2[b]``."""
+    _dtype_errors.addmm_check(*(_dt(t) for t in (input, batch1, batch2)))
     return _add_scaled(input, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
@@ -240,6 +267,13 @@ def multi_dot(tensors, _op="multi_dot"):
             raise RuntimeError(
                 f"{_op}(): tensor {i} must be 2D (the first and last may be 1D), got shape "
                 f"{list(t._data.shape)}"
+            )
+    for i, t in enumerate(ts[1:], 1):
+        if t._data.dtype != ts[0]._data.dtype:
+            raise RuntimeError(
+                "multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                f"{_dtype_errors.cpp(ts[0]._data.dtype)} and tensor {i} "
+                f"{_dtype_errors.cpp(t._data.dtype)}"
             )
     out = ts[0]
     for t in ts[1:]:
@@ -297,7 +331,14 @@ def linalg_cross(input, other, *, dim=-1):
 
 def vecdot(x, y, *, dim=-1):
     """``tg.linalg.vecdot``: Σ x·y along ``dim``, broadcasting."""
-    return (as_tensor(x, "vecdot") * as_tensor(y, "vecdot")).sum(dim)
+    x, y = as_tensor(x, "vecdot"), as_tensor(y, "vecdot")
+    if x._data.dtype != y._data.dtype:
+        raise RuntimeError(
+            "linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+            f"{_dtype_errors.scalar(x._data.dtype)} and y of type "
+            f"{_dtype_errors.scalar(y._data.dtype)} instead"
+        )
+    return (x * y).sum(dim)
 
 
 @register("matrix_power")
@@ -340,6 +381,8 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
             f"X1 and X2 must have the same number of columns. X1: {x1._data.shape[-1]} "
             f"X2: {x2._data.shape[-1]}"
         )
+    if x1._data.dtype != x2._data.dtype:
+        raise _dtype_errors.scalar_type_error(x1._data.dtype, x2._data.dtype)
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     from .norm import vector_norm  # noqa: PLC0415
 

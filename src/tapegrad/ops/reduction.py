@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _fpquiet
 from ..autograd.graph import batched_shape, make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
@@ -44,7 +44,11 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None)
         dtype = _dtypes.to_dtype(dtype)
     elif data.dtype.kind in "biu":
         dtype = _dtypes.int64
-    out = np.sum(data, axis=dims, keepdims=keepdim, dtype=dtype)
+    token = _fpquiet.enter()  # inf + -inf = NaN silently (Note [No floating-point warnings])
+    try:
+        out = np.sum(data, axis=dims, keepdims=keepdim, dtype=dtype)
+    finally:
+        _fpquiet.leave(token)
     in_shape = data.shape
     in_dtype = data.dtype
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _fpquiet
 from ..autograd.graph import make_result
 from ..tensor import _check_dim
 from ._registry import register
@@ -65,9 +66,12 @@ def _softmax_backward(g, out, d):
 def log_softmax(input, dim, dtype=None):
     """x − log Σ_dim e^x along ``dim``, computed stably."""
     input, z, axis, d = _shifted(input, dim, dtype, "log_softmax")
-    with np.errstate(divide="ignore"):  # log(0) = -inf for an empty slice
+    token = _fpquiet.enter()  # log(0) = -inf for an empty slice; -inf - -inf = NaN
+    try:
         lse = np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
-    out = np.subtract(z, lse, out=z)
+        out = np.subtract(z, lse, out=z)
+    finally:
+        _fpquiet.leave(token)
     return make_result(
         out,
         (input,),

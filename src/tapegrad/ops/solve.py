@@ -18,6 +18,7 @@ import numpy as np
 
 from ..autograd.graph import make_result, sum_to
 from ..tensor import Tensor
+from . import _dtype_errors
 from ._mathutil import const
 from ._registry import register
 from ._util import as_tensor, float_data
@@ -153,6 +154,12 @@ def solve(A, B, *, left=True):
         return solve(as_tensor(A, "linalg.solve").mT, as_tensor(B, "linalg.solve").mT).mT
     A, ad = _square(A, "linalg.solve")
     b, bd, vector = _check_rhs(A, B, "linalg.solve")
+    if ad.dtype != bd.dtype:  # torch does not promote here
+        raise RuntimeError(
+            "linalg.solve: Expected A and B to have the same dtype, but found A of type "
+            f"{_dtype_errors.scalar(ad.dtype)} and B of type {_dtype_errors.scalar(bd.dtype)} "
+            "instead"
+        )
     rhs = bd[..., None] if vector else bd
     try:
         out = _call(np.linalg.solve, "linalg.solve", "the matrix A is singular", ad, rhs)

@@ -209,7 +209,7 @@ class AdamW(Adam):
     >>> (w * w).sum().backward()
     >>> opt.step()
     >>> w
-    tensor([ 0.899, -0.899], requires_grad=True)
+    tensor([ 0.8990, -0.8990], requires_grad=True)
     """
 
     def __init__(

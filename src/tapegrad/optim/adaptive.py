@@ -33,7 +33,7 @@ class Adagrad(Optimizer):
     >>> w = tg.tensor([1.0, -2.0], requires_grad=True)
     >>> opt = tg.optim.Adagrad([w], lr=0.5)
     >>> (w * w).sum().backward(); opt.step(); w
-    tensor([ 0.5, -1.5], requires_grad=True)
+    tensor([ 0.5000, -1.5000], requires_grad=True)
     """
 
     def __init__(

@@ -36,7 +36,7 @@ class SGD(Optimizer):
     >>> (w * w).sum().backward()
     >>> opt.step()
     >>> w
-    tensor([0.8, 1.6], requires_grad=True)
+    tensor([0.8000, 1.6000], requires_grad=True)
     """
 
     def __init__(

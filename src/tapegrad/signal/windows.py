@@ -11,9 +11,9 @@ that float32 windows agree to the last bit where it matters (blackman's ends are
 
 >>> import tapegrad as tg
 >>> tg.signal.windows.hann(5)
-tensor([0. , 0.5, 1. , 0.5, 0. ])
+tensor([0.0000, 0.5000, 1.0000, 0.5000, 0.0000])
 >>> tg.hann_window(4)
-tensor([0. , 0.5, 1. , 0.5])
+tensor([0.0000, 0.5000, 1.0000, 0.5000])
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ def default_collate(batch):
 
     >>> import tapegrad as tg
     >>> tg.utils.data.default_collate([{"x": 1.5, "y": 0}, {"x": 2.5, "y": 1}])
-    {'x': tensor([1.5, 2.5], dtype=tapegrad.float64), 'y': tensor([0, 1])}
+    {'x': tensor([1.5000, 2.5000], dtype=tapegrad.float64), 'y': tensor([0, 1])}
     """
     elem = batch[0]
     if isinstance(elem, Tensor):
