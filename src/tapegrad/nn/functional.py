@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..creation import default_generator
-from ..ops import joining
+from ..ops import _dtype_errors, joining
 from ..ops import softmax as _softmax_ops
 from ..ops.activation import gelu, silu, softplus
 from ..ops.elementwise import relu, sigmoid, tanh
@@ -60,13 +60,6 @@ def _tensor(x, op, name="input"):
     return x
 
 
-def _same_dtype(op, *tensors):
-    dtypes = {t._data.dtype for t in tensors if t is not None}
-    if len(dtypes) > 1:
-        names = ", ".join(sorted(str(d) for d in dtypes))
-        raise RuntimeError(f"{op}: expected all tensors to have the same dtype, got {names}")
-
-
 def _pair(v, op, name):
     if isinstance(v, (int, np.integer)):
         return (int(v), int(v))
@@ -98,9 +91,11 @@ def linear(input, weight, bias=None):
             f"{list(weight.shape)} don't match (need input.shape[-1] == weight.shape[1])"
         )
     try:
-        dtype = input._data.dtype  # _same_dtype's set only when some dtype differs
+        dtype = input._data.dtype  # the check's arguments built only when a dtype differs
         if weight._data.dtype is not dtype or (bias is not None and bias._data.dtype is not dtype):
-            _same_dtype("linear", input, weight, bias)
+            _dtype_errors.linear_check(
+                input._data, weight._data, None if bias is None else bias._data
+            )
         return _linear(input, weight, bias)
     except AttributeError as exc:  # a vmap-batched argument (Note [vmap levels])
         if type(exc).__name__ != "BatchedAccess":
@@ -147,7 +142,7 @@ def _conv2d(input, weight, bias, stride, padding, dilation, groups):
         )
     if bias is not None and tuple(bias.shape) != (o,):
         raise RuntimeError(f"conv2d: bias must have shape [{o}], got {list(bias.shape)}")
-    _same_dtype("conv2d", x, weight, bias)
+    _dtype_errors.conv_check(x._data, weight._data, None if bias is None else bias._data)
     pads = _conv_pads(padding, (kh, kw), stride, dilation)
     for axis, (n, k) in enumerate(zip(x.shape[2:], (kh, kw), strict=True)):
         if out_size(n, k, stride[axis], dilation[axis], *pads[axis]) < 1:
