@@ -64,14 +64,30 @@ import time
 
 from . import _blas_threads, _trace
 
-__all__ = ["map_rows", "pair", "num_threads", "two_cores", "busy", "MIN_ELEMENTS", "ENABLED"]
+__all__ = [
+    "map_rows",
+    "pair",
+    "num_threads",
+    "two_cores",
+    "may_split",
+    "busy",
+    "MIN_ELEMENTS",
+    "ENABLED",
+    "KERNELS",
+]
 
 #: Elements per thread below which :func:`map_rows` runs a kernel on the calling thread alone.
 MIN_ELEMENTS = 1 << 15
 
-#: ``ENABLED[0]``: whether work may be split at all (off unless ``TAPEGRAD_INTRA_OP=1``:
+_MODE = os.environ.get("TAPEGRAD_INTRA_OP", "").strip()
+
+#: ``ENABLED[0]``: whether any work may be split (off unless ``TAPEGRAD_INTRA_OP=1``:
 #: Note [Intra-op parallelism] has the measurement).
-ENABLED = [os.environ.get("TAPEGRAD_INTRA_OP", "0").strip() == "1"]
+ENABLED = [_MODE == "1"]
+
+#: ``KERNELS[0]``: whether kernels with their own size rule (:func:`may_split`: the
+#: convolutions) may split while ``ENABLED`` is off (on unless ``TAPEGRAD_INTRA_OP=0``).
+KERNELS = [_MODE != "0"]
 
 # workers: job queues of the worker threads; grow: held while adding one; in_use: held by
 # the split running on the pool
@@ -127,6 +143,10 @@ def num_threads() -> int:
     thread count as the user set it, or 1 where a rule says no."""
     if not ENABLED[0]:
         return 1
+    return _free_threads()
+
+
+def _free_threads() -> int:
     if _CPUS[0] is None:
         _CPUS[0] = _cpus()
     if _CPUS[0] < 2:
@@ -140,6 +160,13 @@ def num_threads() -> int:
 def two_cores() -> bool:
     """Whether a second core may be used now (Note [Intra-op parallelism])."""
     return num_threads() > 1
+
+
+def may_split() -> bool:
+    """Whether a kernel that chose to split by its own size rule may use a second core now:
+    the rules of :func:`num_threads` without the global switch, unless
+    ``TAPEGRAD_INTRA_OP=0`` turned kernels off too (:data:`KERNELS`)."""
+    return (ENABLED[0] or KERNELS[0]) and _free_threads() > 1
 
 
 def _worker(jobs):
@@ -197,11 +224,13 @@ def _run(first, rest):
     return results
 
 
-def pair(first, second, parallel=True):
-    """``(first(), second())``, ``second`` on a worker thread when ``parallel`` and the
-    rules allow (Note [Intra-op parallelism]); else one after the other. Both must be plain
-    array work that is safe to run concurrently (disjoint outputs)."""
-    if not (parallel and two_cores()):
+def pair(first, second, parallel=None):
+    """``(first(), second())``, ``second`` on a worker thread when the rules allow (Note
+    [Intra-op parallelism]); else one after the other. ``parallel``: None, the global
+    rules (:func:`two_cores`) decide; True or False, the caller decided (a kernel's own
+    size rule with :func:`may_split`). Both must be plain array work that is safe to run
+    concurrently (disjoint outputs)."""
+    if not (two_cores() if parallel is None else parallel):
         return first(), second()
     lock = _acquire()
     if lock is None:

@@ -127,7 +127,7 @@ def _halves(n, mnk):
     """The sample ranges ``((0, h), (h, n))`` to run as a pair, or None when the work is too
     small, the batch has one sample, or no second core is free (then one whole-batch pass
     costs less than two halves run one after the other)."""
-    if n < 2 or mnk < PAIR_MNK or not _parallel.two_cores():
+    if n < 2 or mnk < PAIR_MNK or not _parallel.may_split():
         return None
     return (0, n // 2), (n // 2, n)
 
@@ -241,6 +241,7 @@ def _input_grad_by_taps(gm, w, x_shape, out_hw, geom):
         pair(
             lambda: _taps_into(gxp[a:b], gm[a * rows : b * rows], taps, out_hw, geom),
             lambda: _taps_into(gxp[c:d], gm[c * rows : d * rows], taps, out_hw, geom),
+            parallel=True,  # _halves applied the size rule
         )
     return crop_nhwc(gxp, geom.pads, x_shape)
 
@@ -334,7 +335,7 @@ def _backward_kernel(g, x, w, x_shape, geom, need_b):
         gx, gw = pair(
             lambda: _input_grad_array(gm, w, x_shape, out_hw, geom),
             lambda: _weight_grad_array(x, gm, w.shape, out_hw, geom),
-            parallel=mnk >= PAIR_MNK,
+            parallel=mnk >= PAIR_MNK and _parallel.may_split(),
         )
     elif x_shape is not None:
         gx = _input_grad_array(gm, w, x_shape, out_hw, geom)
@@ -364,6 +365,7 @@ def _im2col_conv(x, w, bias, out_hw, geom, dtype):
         pair(
             lambda: _im2col_into(prod[a * rows : b * rows], win[a:b], wms, geom.groups, ones),
             lambda: _im2col_into(prod[c * rows : d * rows], win[c:d], wms, geom.groups, ones),
+            parallel=True,  # _halves applied the size rule
         )
     return prod.reshape(n, out_hw[0], out_hw[1], o)
 
@@ -447,6 +449,7 @@ def _weight_grad_array(x, gm, w_shape, out_hw, geom):
         gw, gw2 = pair(
             lambda: _weight_grad_part(x[a:b], gm[a * rows : b * rows], w_shape, out_hw, geom),
             lambda: _weight_grad_part(x[c:d], gm[c * rows : d * rows], w_shape, out_hw, geom),
+            parallel=True,  # _halves applied the size rule
         )
         gw += gw2
     return gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2).copy()
