@@ -284,8 +284,12 @@ def conv2d(x, w, b, geom):
         out_size(wd, kw, geom.stride[1], geom.dilation[1], pl, pr),
     )
     bias = None if b is None else b._data
-    out = opaque(_forward_kernel, x._data, w._data, bias, out_hw, geom)
     need_x, need_w = x._rg, w._rg
+    cols = None  # the tap rows, kept for the weight gradient (Note [Tap-row im2col])
+    if need_w and STATE.enabled and _conv_taps.keeps_columns(x._data.shape, o, kh * kw, geom):
+        out, cols = opaque(_forward_kernel, x._data, w._data, bias, out_hw, geom, True)
+    else:
+        out = opaque(_forward_kernel, x._data, w._data, bias, out_hw, geom)
     need_b = b is not None and b._rg
     x_shape, w_shape = x._data.shape, w._data.shape
 
@@ -293,7 +297,7 @@ def conv2d(x, w, b, geom):
         if not STATE.enabled:  # first order: one kernel, g made channels-last once
             xd = x._data if need_w else None
             xs = x_shape if need_x else None
-            grads = opaque(_backward_kernel, g._data, xd, w._data, xs, geom, need_b)
+            grads = opaque(_backward_kernel, g._data, xd, w._data, xs, geom, need_b, cols)
             return tuple(None if a is None else Tensor._wrap(a) for a in grads)
         gx = conv2d_input_grad(g, w, x_shape, geom) if need_x else None
         gw = conv2d_weight_grad(x, g, w_shape, geom) if need_w else None
@@ -304,15 +308,18 @@ def conv2d(x, w, b, geom):
     return make_result(out, (x, w, b), backward, "ConvolutionBackward", saved=saved)
 
 
-def _forward_kernel(x, w, bias, out_hw, geom):
+def _forward_kernel(x, w, bias, out_hw, geom, keep=False):
     """The (N, O, Ho, Wo) result, channels-last in memory, of conv(x, w) + bias: an opaque
-    kernel (Note [Opaque kernels] in tapegrad/_trace.py)."""
+    kernel (Note [Opaque kernels] in tapegrad/_trace.py). ``keep`` (tap rows only):
+    ``(result, tap rows)``."""
     kh, kw = w.shape[2:]
     dtype = np.result_type(x, w)
     with one_thread(x.shape[0] * out_hw[0] * out_hw[1] * w[0].size * w.shape[0], log=False):
         if _conv_taps.use_tap_rows(x.shape, geom):
             (wm,) = _weight_matrices(w, 1)
-            out = _conv_taps.tap_rows_conv(x, wm, bias, (kh, kw), out_hw, geom)
+            out, cols = _conv_taps.tap_rows_conv(x, wm, bias, (kh, kw), out_hw, geom)
+            if keep:
+                return out.transpose(0, 3, 1, 2), cols
         elif _conv_grid.use_grid(x.shape, (kh, kw), out_hw, geom):
             (wm,) = _weight_matrices(w, 1)
             xp = padded_nhwc(x, geom.pads)
@@ -323,10 +330,11 @@ def _forward_kernel(x, w, bias, out_hw, geom):
     return out.transpose(0, 3, 1, 2)
 
 
-def _backward_kernel(g, x, w, x_shape, geom, need_b):
+def _backward_kernel(g, x, w, x_shape, geom, need_b, cols=None):
     """First-order ``(gx, gw, gb)`` of conv for the output gradient ``g``: gx when x_shape is
-    given, gw when ``x`` is, gb when ``need_b`` (None for the others); an opaque kernel.
-    gx and gw run as a pair (Note [Intra-op parallelism])."""
+    given, gw when ``x`` is (from the forward's tap rows ``cols`` when given), gb when
+    ``need_b`` (None for the others); an opaque kernel. gx and gw run as a pair (Note
+    [Intra-op parallelism])."""
     gm = _out_grad_matrix(g)
     out_hw = g.shape[2:]
     gx = gw = gb = None
@@ -334,13 +342,13 @@ def _backward_kernel(g, x, w, x_shape, geom, need_b):
         mnk = gm.size * w[0].size
         gx, gw = pair(
             lambda: _input_grad_array(gm, w, x_shape, out_hw, geom),
-            lambda: _weight_grad_array(x, gm, w.shape, out_hw, geom),
+            lambda: _weight_grad_array(x, gm, w.shape, out_hw, geom, cols),
             parallel=mnk >= PAIR_MNK and _parallel.may_split(),
         )
     elif x_shape is not None:
         gx = _input_grad_array(gm, w, x_shape, out_hw, geom)
     elif x is not None:
-        gw = _weight_grad_array(x, gm, w.shape, out_hw, geom)
+        gw = _weight_grad_array(x, gm, w.shape, out_hw, geom, cols)
     if need_b:
         ones = np.ones_like(gm, shape=gm.shape[0], order="C")
         with one_thread(gm.size, log=False):
@@ -436,10 +444,13 @@ def _weight_grad_kernel(x, g, w_shape, geom):
     return _weight_grad_array(x, _out_grad_matrix(g), w_shape, g.shape[2:], geom)
 
 
-def _weight_grad_array(x, gm, w_shape, out_hw, geom):
-    """The (O, C/G, kh, kw) weight gradient for the (P, O) output gradient ``gm``; the two
-    halves of a large batch as a pair, their sums added (Note [Intra-op parallelism])."""
+def _weight_grad_array(x, gm, w_shape, out_hw, geom, cols=None):
+    """The (O, C/G, kh, kw) weight gradient for the (P, O) output gradient ``gm`` (from the
+    forward's tap rows ``cols`` when given); the two halves of a large batch as a pair,
+    their sums added (Note [Intra-op parallelism])."""
     o, cg, kh, kw = w_shape
+    if cols is not None:
+        return _conv_taps.kept_weight_grad(gm, cols, w_shape)
     rows = out_hw[0] * out_hw[1]
     halves = _halves(x.shape[0], gm.size * cg * kh * kw)
     if halves is None:

@@ -8,7 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
-from ..autograd.graph import batched_shape, make_result
+from .._trace import opaque
+from ..autograd.graph import batched_shape, fresh_grad, make_result
+from ..grad_mode import STATE
+from . import _spatial_mean
 from ._registry import register
 from ._util import normalize_dims
 
@@ -72,7 +75,10 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
     count = 1
     for d in dims:
         count *= in_shape[d]
-    if count:
+    spatial = dtype is None and _spatial_mean.applies(data, dims)
+    if spatial:  # Note [Spatial mean of channels-last]
+        out = opaque(_spatial_mean.spatial_mean_kernel, data, keepdim)
+    elif count:
         with np.errstate(invalid="ignore"):
             out = np.mean(data, axis=dims, keepdims=keepdim, dtype=_dtypes.to_dtype(dtype))
     else:  # NaN, as PyTorch, without NumPy's "Mean of empty slice" warning
@@ -80,8 +86,13 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
     out = np.asanyarray(out).astype(dtype or data.dtype, copy=False)
 
     in_dtype = data.dtype
+    out_shape = out.shape
 
     def backward(g):
+        if spatial and not STATE.enabled and g._data.shape == out_shape:
+            gd = g._data
+            if gd.dtype == in_dtype:  # first order: straight into the channels-last layout
+                return (fresh_grad(opaque(_spatial_mean.spatial_grad_kernel, gd, in_shape)),)
         g = _expand_back(g, in_shape, dims, keepdim)
         if g._data.dtype.itemsize < 4:  # float16: 1/n is representable where n (> 65504) is not
             g = g * (1.0 / max(count, 1))
