@@ -34,8 +34,22 @@ threads spin-wait on the second core for a while after every GEMM, so a worker w
 there competes with them instead of finding a free core. Keep it off until a
 measurement on a machine with free cores says otherwise.
 
+Kernels with their own size rule are the exception (:data:`KERNELS`, :func:`may_split`):
+a convolution whose GEMM has at least ``nn._conv_ops.PAIR_MNK`` multiply-adds (the
+digits CNN's second convolution, 1024 x 144 x 32) splits its batch in two halves, or
+runs its input and weight gradients side by side, whenever the rules below allow, with
+the global switch off. Every GEMM of such a step already runs on one BLAS thread (Note
+[Small GEMMs on one thread]), so no OpenBLAS thread spins on the second core, and the
+pieces are a few large NumPy calls each (~100-200 us), long enough to pay for waking a
+worker. ``TAPEGRAD_INTRA_OP=0`` turns these off too. Cost measured on the loaded
+machine (fifth session, CPU time, one process): the conv2 forward 193 -> 266 us of CPU
+when split, the backward 420 -> 650 us; the wall-clock gain on an idle machine is the
+measurement to make (``benchmarks/cnn_cells.py --env serial:TAPEGRAD_INTRA_OP=0``);
+under load :func:`busy` keeps every split off.
+
 One set of rules, :func:`num_threads`, decides how many threads either may use: one (the
-work runs on the caller alone) unless ``TAPEGRAD_INTRA_OP=1``, with fewer than two CPUs for
+work runs on the caller alone) unless ``TAPEGRAD_INTRA_OP=1`` (or, for :func:`may_split`,
+unless ``TAPEGRAD_INTRA_OP=0``), with fewer than two CPUs for
 this process, no OpenBLAS found, or more runnable threads on the machine than CPUs
 (:func:`busy`: a second core is not free); otherwise NumPy's OpenBLAS thread count (found
 as in Note [Small GEMMs on one thread]; inside a ``one_thread`` block the count it saved),
@@ -151,10 +165,10 @@ def _free_threads() -> int:
         _CPUS[0] = _cpus()
     if _CPUS[0] < 2:
         return 1
-    threads = _blas_threads.user_threads()  # 1 without OpenBLAS
-    if threads <= 1 or busy():
+    if busy():  # first: a loaded machine answers without asking OpenBLAS
         return 1
-    return threads
+    threads = _blas_threads.user_threads()  # 1 without OpenBLAS
+    return max(threads, 1)
 
 
 def two_cores() -> bool:

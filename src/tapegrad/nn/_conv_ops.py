@@ -23,7 +23,8 @@ Python loop over batch or pixels. Results are therefore non-contiguous views.
 Note [Convolution memory]
 The im2col columns are (P, kh·kw·C): kh·kw times the input. They are built a few
 samples at a time into one reused block of ~512 KiB (equal blocks) (:func:`_column_blocks`), each
-block multiplied as it is built; none is kept: the weight gradient rebuilds them
+block multiplied as it is built; none is kept (but for small convolutions, Note [Kept
+im2col columns]): the weight gradient rebuilds them
 (a copy, cheap next to the GEMM), and the input gradient of an ungrouped conv never
 needs them (one GEMM per kernel tap, each added straight into the padded input
 gradient). Whole-batch columns cost megabytes per step, freshly allocated and
@@ -46,7 +47,7 @@ from .._trace import opaque
 from ..autograd.graph import make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
-from . import _conv_grid, _conv_taps
+from . import _conv_grid, _conv_kept, _conv_taps
 
 
 class Geometry(NamedTuple):
@@ -285,8 +286,8 @@ def conv2d(x, w, b, geom):
     )
     bias = None if b is None else b._data
     need_x, need_w = x._rg, w._rg
-    cols = None  # the tap rows, kept for the weight gradient (Note [Tap-row im2col])
-    if need_w and STATE.enabled and _conv_taps.keeps_columns(x._data.shape, o, kh * kw, geom):
+    cols = None  # kept for the weight gradient (Notes [Tap-row im2col], [Kept im2col columns])
+    if need_w and STATE.enabled and _conv_kept.keeps(x._data, w._data.shape, out_hw, geom):
         out, cols = opaque(_forward_kernel, x._data, w._data, bias, out_hw, geom, True)
     else:
         out = opaque(_forward_kernel, x._data, w._data, bias, out_hw, geom)
@@ -310,8 +311,8 @@ def conv2d(x, w, b, geom):
 
 def _forward_kernel(x, w, bias, out_hw, geom, keep=False):
     """The (N, O, Ho, Wo) result, channels-last in memory, of conv(x, w) + bias: an opaque
-    kernel (Note [Opaque kernels] in tapegrad/_trace.py). ``keep`` (tap rows only):
-    ``(result, tap rows)``."""
+    kernel (Note [Opaque kernels] in tapegrad/_trace.py). ``keep`` (``_conv_kept.keeps``):
+    ``(result, columns)``."""
     kh, kw = w.shape[2:]
     dtype = np.result_type(x, w)
     with one_thread(x.shape[0] * out_hw[0] * out_hw[1] * w[0].size * w.shape[0], log=False):
@@ -326,7 +327,9 @@ def _forward_kernel(x, w, bias, out_hw, geom, keep=False):
             halves = _halves(x.shape[0], xp[..., :1].size * wm.size)
             out = _conv_grid.grid_conv(xp, wm, bias, (kh, kw), out_hw, geom.dilation, dtype, halves)
         else:
-            out = _im2col_conv(x, w, bias, out_hw, geom, dtype)
+            out = _im2col_conv(x, w, bias, out_hw, geom, dtype, keep)
+            if keep:
+                return out[0].transpose(0, 3, 1, 2), out[1]
     return out.transpose(0, 3, 1, 2)
 
 
@@ -356,15 +359,19 @@ def _backward_kernel(g, x, w, x_shape, geom, need_b, cols=None):
     return gx, gw, gb
 
 
-def _im2col_conv(x, w, bias, out_hw, geom, dtype):
+def _im2col_conv(x, w, bias, out_hw, geom, dtype, keep=False):
     """(N, Ho, Wo, O) = im2col(x) @ Wᵀ (+ bias through a column of ones), block by block; the
-    two halves of a large batch as a pair (Note [Intra-op parallelism])."""
+    two halves of a large batch as a pair (Note [Intra-op parallelism]). ``keep``: the
+    columns of the whole batch at once, returned too (Note [Kept im2col columns])."""
     n, o = x.shape[0], w.shape[0]
     wms = _weight_matrices(w, geom.groups, bias)
     rows = out_hw[0] * out_hw[1]
-    prod = new_like(x, (n * rows, o), None, dtype)
     win = _windows(x, w.shape[2:], out_hw, geom)
-    halves = _halves(n, prod.size * w[0].size)
+    halves = _halves(n, n * rows * o * w[0].size)
+    if keep:
+        prod, cols = _conv_kept.columns_conv(win, wms[0], bias is not None, dtype, halves)
+        return prod.reshape(n, out_hw[0], out_hw[1], o), cols
+    prod = new_like(x, (n * rows, o), None, dtype)
     if halves is None:
         _im2col_into(prod, win, wms, geom.groups, bias is not None)
     else:
@@ -450,7 +457,10 @@ def _weight_grad_array(x, gm, w_shape, out_hw, geom, cols=None):
     their sums added (Note [Intra-op parallelism])."""
     o, cg, kh, kw = w_shape
     if cols is not None:
-        return _conv_taps.kept_weight_grad(gm, cols, w_shape)
+        if _conv_taps.use_tap_rows(x.shape, geom):
+            return _conv_taps.kept_weight_grad(gm, cols, w_shape)
+        with one_thread(gm.size * cg * kh * kw, log=False):
+            return _conv_kept.kept_weight_grad(gm, cols, w_shape)
     rows = out_hw[0] * out_hw[1]
     halves = _halves(x.shape[0], gm.size * cg * kh * kw)
     if halves is None:
