@@ -10,9 +10,12 @@ rounds, in wall time and in CPU time of the process (all of its threads).
 
 ``--src LABEL=PATH`` adds contenders: tapegrad imported from another source tree (say
 a checkout of an earlier commit), eager and cached, to compare before and after in
-one run. ``--threads N`` pins BLAS (threadpoolctl) and torch to N threads.
+one run. ``--env LABEL:VAR=VALUE`` adds this tree run with an environment variable set
+(``--env serial:TAPEGRAD_INTRA_OP=0``: the convolutions' split over two cores off).
+``--threads N`` pins BLAS (threadpoolctl) and torch to N threads.
 
-Run: ``python benchmarks/cnn_cells.py [--rounds 3] [--threads 1] [--src before=/tmp/old/src]``.
+Run: ``python benchmarks/cnn_cells.py [--rounds 3] [--threads 1] [--src before=/tmp/old/src]
+[--env serial:TAPEGRAD_INTRA_OP=0]``.
 """
 
 from __future__ import annotations
@@ -67,8 +70,8 @@ print(json.dumps([min(wall), min(cpu)]))
 """
 
 
-def run_cell(kind, src, args):
-    env = dict(os.environ, PYTHONPATH=str(src))
+def run_cell(kind, src, args, extra=None):
+    env = dict(os.environ, PYTHONPATH=str(src), **(extra or {}))
     argv = [sys.executable, "-c", CELL, kind, str(args.threads), str(args.batches), "6", str(HERE)]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
     if done.returncode:
@@ -82,15 +85,24 @@ def main(argv=None):
     parser.add_argument("--batches", type=int, default=20)
     parser.add_argument("--threads", type=int, default=0, help="0: the libraries' defaults")
     parser.add_argument("--src", action="append", default=[], help="LABEL=PATH of another src")
+    parser.add_argument(
+        "--env", action="append", default=[], help="LABEL:VAR=VALUE: this tree with VAR set"
+    )
     parser.add_argument("--no-torch", action="store_true")
     args = parser.parse_args(argv)
-    cells = [] if args.no_torch else [("torch eager", "torch", SRC)]
-    for label, src in [("tapegrad", SRC)] + [tuple(s.split("=", 1)) for s in args.src]:
-        cells += [(f"{label} eager", "eager", src), (f"{label} cached", "cached", src)]
-    samples = {name: [] for name, _, _ in cells}
+    cells = [] if args.no_torch else [("torch eager", "torch", SRC, None)]
+    trees = [("tapegrad", SRC, None)] + [(*s.split("=", 1), None) for s in args.src]
+    for spec in args.env:
+        label, assignment = spec.split(":", 1)
+        var, value = assignment.split("=", 1)
+        trees.append((label, SRC, {var: value}))
+    for label, src, extra in trees:
+        for kind in ("eager", "cached"):
+            cells.append((f"{label} {kind}", kind, src, extra))
+    samples = {name: [] for name, _, _, _ in cells}
     for _ in range(args.rounds):
-        for name, kind, src in cells:
-            samples[name].append(run_cell(kind, src, args))
+        for name, kind, src, extra in cells:
+            samples[name].append(run_cell(kind, src, args, extra))
     threads = "default" if not args.threads else args.threads
     print(
         f"digits CNN, batch 64, NCHW, F.conv2d, SGD momentum; one process per cell, "

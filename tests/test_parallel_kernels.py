@@ -226,10 +226,14 @@ def test_a_forked_child_starts_its_own_pool():
     assert os.waitstatus_to_exitcode(status) == 0
 
 
-@pytest.mark.parametrize(("value", "enabled"), [(None, False), ("0", False), ("1", True)])
+@pytest.mark.parametrize(
+    ("value", "enabled"),
+    [(None, "False True"), ("0", "False False"), ("1", "True True"), ("2", "False True")],
+)
 def test_splitting_is_opt_in(value, enabled):
     # Off unless TAPEGRAD_INTRA_OP=1: on the 2-core machine the split lost to OpenBLAS's
-    # spinning threads (Note [Intra-op parallelism]).
+    # spinning threads (Note [Intra-op parallelism]); kernels with their own size rule
+    # (the convolutions) may split unless TAPEGRAD_INTRA_OP=0.
     import os  # noqa: PLC0415
     import subprocess  # noqa: PLC0415
     import sys  # noqa: PLC0415
@@ -237,6 +241,20 @@ def test_splitting_is_opt_in(value, enabled):
     env = {k: v for k, v in os.environ.items() if k != "TAPEGRAD_INTRA_OP"}
     if value is not None:
         env["TAPEGRAD_INTRA_OP"] = value
-    code = "import tapegrad._parallel as p; print(p.ENABLED[0])"
+    code = "import tapegrad._parallel as p; print(p.ENABLED[0], p.KERNELS[0])"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert out.stdout.strip() == str(enabled), out.stderr
+    assert out.stdout.strip() == enabled, out.stderr
+
+
+def test_kernel_rule_follows_the_switches(monkeypatch):
+    with _threads(2):
+        monkeypatch.setattr(_parallel, "busy", lambda: False)
+        monkeypatch.setattr(_parallel, "ENABLED", [False])
+        monkeypatch.setattr(_parallel, "KERNELS", [True])
+        assert _parallel.may_split() and not _parallel.two_cores()
+        monkeypatch.setattr(_parallel, "KERNELS", [False])  # as TAPEGRAD_INTRA_OP=0
+        assert not _parallel.may_split()
+        monkeypatch.setattr(_parallel, "ENABLED", [True])  # as TAPEGRAD_INTRA_OP=1
+        assert _parallel.may_split() and _parallel.two_cores()
+        monkeypatch.setattr(_parallel, "busy", lambda: True)
+        assert not _parallel.may_split()

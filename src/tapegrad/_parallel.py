@@ -34,8 +34,22 @@ threads spin-wait on the second core for a while after every GEMM, so a worker w
 there competes with them instead of finding a free core. Keep it off until a
 measurement on a machine with free cores says otherwise.
 
+Kernels with their own size rule are the exception (:data:`KERNELS`, :func:`may_split`):
+a convolution whose GEMM has at least ``nn._conv_ops.PAIR_MNK`` multiply-adds (the
+digits CNN's second convolution, 1024 x 144 x 32) splits its batch in two halves, or
+runs its input and weight gradients side by side, whenever the rules below allow, with
+the global switch off. Every GEMM of such a step already runs on one BLAS thread (Note
+[Small GEMMs on one thread]), so no OpenBLAS thread spins on the second core, and the
+pieces are a few large NumPy calls each (~100-200 us), long enough to pay for waking a
+worker. ``TAPEGRAD_INTRA_OP=0`` turns these off too. Cost measured on the loaded
+machine (fifth session, CPU time, one process): the conv2 forward 193 -> 266 us of CPU
+when split, the backward 420 -> 650 us; the wall-clock gain on an idle machine is the
+measurement to make (``benchmarks/cnn_cells.py --env serial:TAPEGRAD_INTRA_OP=0``);
+under load :func:`busy` keeps every split off.
+
 One set of rules, :func:`num_threads`, decides how many threads either may use: one (the
-work runs on the caller alone) unless ``TAPEGRAD_INTRA_OP=1``, with fewer than two CPUs for
+work runs on the caller alone) unless ``TAPEGRAD_INTRA_OP=1`` (or, for :func:`may_split`,
+unless ``TAPEGRAD_INTRA_OP=0``), with fewer than two CPUs for
 this process, no OpenBLAS found, or more runnable threads on the machine than CPUs
 (:func:`busy`: a second core is not free); otherwise NumPy's OpenBLAS thread count (found
 as in Note [Small GEMMs on one thread]; inside a ``one_thread`` block the count it saved),
@@ -64,14 +78,30 @@ import time
 
 from . import _blas_threads, _trace
 
-__all__ = ["map_rows", "pair", "num_threads", "two_cores", "busy", "MIN_ELEMENTS", "ENABLED"]
+__all__ = [
+    "map_rows",
+    "pair",
+    "num_threads",
+    "two_cores",
+    "may_split",
+    "busy",
+    "MIN_ELEMENTS",
+    "ENABLED",
+    "KERNELS",
+]
 
 #: Elements per thread below which :func:`map_rows` runs a kernel on the calling thread alone.
 MIN_ELEMENTS = 1 << 15
 
-#: ``ENABLED[0]``: whether work may be split at all (off unless ``TAPEGRAD_INTRA_OP=1``:
+_MODE = os.environ.get("TAPEGRAD_INTRA_OP", "").strip()
+
+#: ``ENABLED[0]``: whether any work may be split (off unless ``TAPEGRAD_INTRA_OP=1``:
 #: Note [Intra-op parallelism] has the measurement).
-ENABLED = [os.environ.get("TAPEGRAD_INTRA_OP", "0").strip() == "1"]
+ENABLED = [_MODE == "1"]
+
+#: ``KERNELS[0]``: whether kernels with their own size rule (:func:`may_split`: the
+#: convolutions) may split while ``ENABLED`` is off (on unless ``TAPEGRAD_INTRA_OP=0``).
+KERNELS = [_MODE != "0"]
 
 # workers: job queues of the worker threads; grow: held while adding one; in_use: held by
 # the split running on the pool
@@ -127,19 +157,30 @@ def num_threads() -> int:
     thread count as the user set it, or 1 where a rule says no."""
     if not ENABLED[0]:
         return 1
+    return _free_threads()
+
+
+def _free_threads() -> int:
     if _CPUS[0] is None:
         _CPUS[0] = _cpus()
     if _CPUS[0] < 2:
         return 1
-    threads = _blas_threads.user_threads()  # 1 without OpenBLAS
-    if threads <= 1 or busy():
+    if busy():  # first: a loaded machine answers without asking OpenBLAS
         return 1
-    return threads
+    threads = _blas_threads.user_threads()  # 1 without OpenBLAS
+    return max(threads, 1)
 
 
 def two_cores() -> bool:
     """Whether a second core may be used now (Note [Intra-op parallelism])."""
     return num_threads() > 1
+
+
+def may_split() -> bool:
+    """Whether a kernel that chose to split by its own size rule may use a second core now:
+    the rules of :func:`num_threads` without the global switch, unless
+    ``TAPEGRAD_INTRA_OP=0`` turned kernels off too (:data:`KERNELS`)."""
+    return (ENABLED[0] or KERNELS[0]) and _free_threads() > 1
 
 
 def _worker(jobs):
@@ -197,11 +238,13 @@ def _run(first, rest):
     return results
 
 
-def pair(first, second, parallel=True):
-    """``(first(), second())``, ``second`` on a worker thread when ``parallel`` and the
-    rules allow (Note [Intra-op parallelism]); else one after the other. Both must be plain
-    array work that is safe to run concurrently (disjoint outputs)."""
-    if not (parallel and two_cores()):
+def pair(first, second, parallel=None):
+    """``(first(), second())``, ``second`` on a worker thread when the rules allow (Note
+    [Intra-op parallelism]); else one after the other. ``parallel``: None, the global
+    rules (:func:`two_cores`) decide; True or False, the caller decided (a kernel's own
+    size rule with :func:`may_split`). Both must be plain array work that is safe to run
+    concurrently (disjoint outputs)."""
+    if not (two_cores() if parallel is None else parallel):
         return first(), second()
     lock = _acquire()
     if lock is None:

@@ -24,6 +24,7 @@ GRID_CASES = [
     (2, 3, 2, 1, 0, 1, True, (4, 5)),  # 1x1 kernel, unpadded input
     (2, 1, 5, (1, 5), (0, 2), (1, 2), True, (6, 21)),
     (3, 1, 4, 3, 1, 2, True, (9, 8)),  # dilation 2 (tap rows: one channel)
+    (3, 1, 12, 3, 1, 2, False, (9, 8)),  # O > kh·kw: the forward's tap rows kept, no bias
 ]
 
 
@@ -60,8 +61,10 @@ def test_grid_convolution_matches_torch(case, dtype, torch_mod, monkeypatch):
     n, c, o, k, p, d, bias, hw = case
     k2 = (k, k) if isinstance(k, int) else k
     # one input channel: the tap-row columns (Note [Tap-row im2col]); a few: the grid
+    # with O > kh·kw the forward's tap rows are kept for the weight gradient
+    kept = "kept_weight_grad" if o > k2[0] * k2[1] else "tap_rows_weight_grad"
     module, names = (
-        (_conv_taps, ("tap_rows_conv", "tap_rows_weight_grad"))
+        (_conv_taps, ("tap_rows_conv", kept))
         if c == 1
         else (_conv_grid, ("grid_conv", "grid_weight_grad"))
     )

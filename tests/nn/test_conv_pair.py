@@ -47,12 +47,12 @@ def test_paired_convolution_matches_serial_and_torch(case, monkeypatch, torch_mo
     jobs = []
     original = _parallel.pair
 
-    def counting_pair(first, second, parallel=True):
+    def counting_pair(first, second, parallel=None):
         jobs.append(parallel)
         return original(first, second, parallel)
 
     monkeypatch.setattr(_conv_ops, "PAIR_MNK", 0)
-    monkeypatch.setattr(_parallel, "two_cores", lambda: True)
+    monkeypatch.setattr(_parallel, "may_split", lambda: True)
     monkeypatch.setattr(_conv_ops, "pair", counting_pair)
     monkeypatch.setattr(_conv_ops._conv_grid, "pair", counting_pair)
     paired = _step(x, w, b, g, s, p, groups)
@@ -92,9 +92,9 @@ def test_pair_is_serial_when_blas_is_limited_to_one_thread():
     if not _blas_threads._handles():
         pytest.skip("no OpenBLAS found in this process")
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
-        assert not _parallel.two_cores()
+        assert not _parallel.two_cores() and not _parallel.may_split()
         with _blas_threads.one_thread(1):  # inside the limit: the user's count decides
-            assert not _parallel.two_cores()
+            assert not _parallel.two_cores() and not _parallel.may_split()
 
 
 def _cnn_step(w):
@@ -204,7 +204,7 @@ def test_no_pair_when_the_machine_is_busy(monkeypatch):
         pytest.skip("needs OpenBLAS and two CPUs")
     monkeypatch.setattr(_parallel, "_BUSY", {"at": -1.0, "busy": False})
     monkeypatch.setattr(_parallel, "_runnable", lambda: 1000)
-    assert _parallel.busy() and not _parallel.two_cores()
+    assert _parallel.busy() and not _parallel.two_cores() and not _parallel.may_split()
     threads = []
     _parallel.pair(
         lambda: threads.append(threading.get_ident()), lambda: threads.append(threading.get_ident())

@@ -92,6 +92,7 @@ def grid_conv(xp, wm, bias, kernel, out_hw, dilation, dtype, halves=None):
         pair(
             lambda: _grid_into(prod[a * cell : b * cell], xp[a:b], wm, kernel, dilation, ones),
             lambda: _grid_into(prod[c * cell : d * cell], xp[c:d], wm, kernel, dilation, ones),
+            parallel=True,  # _halves applied the size rule
         )
     return prod.reshape(n, hp, wp, o)[:, : out_hw[0], : out_hw[1]]
 

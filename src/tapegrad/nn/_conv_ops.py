@@ -23,7 +23,8 @@ Python loop over batch or pixels. Results are therefore non-contiguous views.
 Note [Convolution memory]
 The im2col columns are (P, kh·kw·C): kh·kw times the input. They are built a few
 samples at a time into one reused block of ~512 KiB (equal blocks) (:func:`_column_blocks`), each
-block multiplied as it is built; none is kept: the weight gradient rebuilds them
+block multiplied as it is built; none is kept (but for small convolutions, Note [Kept
+im2col columns]): the weight gradient rebuilds them
 (a copy, cheap next to the GEMM), and the input gradient of an ungrouped conv never
 needs them (one GEMM per kernel tap, each added straight into the padded input
 gradient). Whole-batch columns cost megabytes per step, freshly allocated and
@@ -46,7 +47,7 @@ from .._trace import opaque
 from ..autograd.graph import make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
-from . import _conv_grid, _conv_taps
+from . import _conv_grid, _conv_kept, _conv_taps
 
 
 class Geometry(NamedTuple):
@@ -127,7 +128,7 @@ def _halves(n, mnk):
     """The sample ranges ``((0, h), (h, n))`` to run as a pair, or None when the work is too
     small, the batch has one sample, or no second core is free (then one whole-batch pass
     costs less than two halves run one after the other)."""
-    if n < 2 or mnk < PAIR_MNK or not _parallel.two_cores():
+    if n < 2 or mnk < PAIR_MNK or not _parallel.may_split():
         return None
     return (0, n // 2), (n // 2, n)
 
@@ -241,6 +242,7 @@ def _input_grad_by_taps(gm, w, x_shape, out_hw, geom):
         pair(
             lambda: _taps_into(gxp[a:b], gm[a * rows : b * rows], taps, out_hw, geom),
             lambda: _taps_into(gxp[c:d], gm[c * rows : d * rows], taps, out_hw, geom),
+            parallel=True,  # _halves applied the size rule
         )
     return crop_nhwc(gxp, geom.pads, x_shape)
 
@@ -283,8 +285,12 @@ def conv2d(x, w, b, geom):
         out_size(wd, kw, geom.stride[1], geom.dilation[1], pl, pr),
     )
     bias = None if b is None else b._data
-    out = opaque(_forward_kernel, x._data, w._data, bias, out_hw, geom)
     need_x, need_w = x._rg, w._rg
+    cols = None  # kept for the weight gradient (Notes [Tap-row im2col], [Kept im2col columns])
+    if need_w and STATE.enabled and _conv_kept.keeps(x._data, w._data.shape, out_hw, geom):
+        out, cols = opaque(_forward_kernel, x._data, w._data, bias, out_hw, geom, True)
+    else:
+        out = opaque(_forward_kernel, x._data, w._data, bias, out_hw, geom)
     need_b = b is not None and b._rg
     x_shape, w_shape = x._data.shape, w._data.shape
 
@@ -292,7 +298,7 @@ def conv2d(x, w, b, geom):
         if not STATE.enabled:  # first order: one kernel, g made channels-last once
             xd = x._data if need_w else None
             xs = x_shape if need_x else None
-            grads = opaque(_backward_kernel, g._data, xd, w._data, xs, geom, need_b)
+            grads = opaque(_backward_kernel, g._data, xd, w._data, xs, geom, need_b, cols)
             return tuple(None if a is None else Tensor._wrap(a) for a in grads)
         gx = conv2d_input_grad(g, w, x_shape, geom) if need_x else None
         gw = conv2d_weight_grad(x, g, w_shape, geom) if need_w else None
@@ -303,29 +309,35 @@ def conv2d(x, w, b, geom):
     return make_result(out, (x, w, b), backward, "ConvolutionBackward", saved=saved)
 
 
-def _forward_kernel(x, w, bias, out_hw, geom):
+def _forward_kernel(x, w, bias, out_hw, geom, keep=False):
     """The (N, O, Ho, Wo) result, channels-last in memory, of conv(x, w) + bias: an opaque
-    kernel (Note [Opaque kernels] in tapegrad/_trace.py)."""
+    kernel (Note [Opaque kernels] in tapegrad/_trace.py). ``keep`` (``_conv_kept.keeps``):
+    ``(result, columns)``."""
     kh, kw = w.shape[2:]
     dtype = np.result_type(x, w)
     with one_thread(x.shape[0] * out_hw[0] * out_hw[1] * w[0].size * w.shape[0], log=False):
         if _conv_taps.use_tap_rows(x.shape, geom):
             (wm,) = _weight_matrices(w, 1)
-            out = _conv_taps.tap_rows_conv(x, wm, bias, (kh, kw), out_hw, geom)
+            out, cols = _conv_taps.tap_rows_conv(x, wm, bias, (kh, kw), out_hw, geom)
+            if keep:
+                return out.transpose(0, 3, 1, 2), cols
         elif _conv_grid.use_grid(x.shape, (kh, kw), out_hw, geom):
             (wm,) = _weight_matrices(w, 1)
             xp = padded_nhwc(x, geom.pads)
             halves = _halves(x.shape[0], xp[..., :1].size * wm.size)
             out = _conv_grid.grid_conv(xp, wm, bias, (kh, kw), out_hw, geom.dilation, dtype, halves)
         else:
-            out = _im2col_conv(x, w, bias, out_hw, geom, dtype)
+            out = _im2col_conv(x, w, bias, out_hw, geom, dtype, keep)
+            if keep:
+                return out[0].transpose(0, 3, 1, 2), out[1]
     return out.transpose(0, 3, 1, 2)
 
 
-def _backward_kernel(g, x, w, x_shape, geom, need_b):
+def _backward_kernel(g, x, w, x_shape, geom, need_b, cols=None):
     """First-order ``(gx, gw, gb)`` of conv for the output gradient ``g``: gx when x_shape is
-    given, gw when ``x`` is, gb when ``need_b`` (None for the others); an opaque kernel.
-    gx and gw run as a pair (Note [Intra-op parallelism])."""
+    given, gw when ``x`` is (from the forward's tap rows ``cols`` when given), gb when
+    ``need_b`` (None for the others); an opaque kernel. gx and gw run as a pair (Note
+    [Intra-op parallelism])."""
     gm = _out_grad_matrix(g)
     out_hw = g.shape[2:]
     gx = gw = gb = None
@@ -333,13 +345,13 @@ def _backward_kernel(g, x, w, x_shape, geom, need_b):
         mnk = gm.size * w[0].size
         gx, gw = pair(
             lambda: _input_grad_array(gm, w, x_shape, out_hw, geom),
-            lambda: _weight_grad_array(x, gm, w.shape, out_hw, geom),
-            parallel=mnk >= PAIR_MNK,
+            lambda: _weight_grad_array(x, gm, w.shape, out_hw, geom, cols),
+            parallel=mnk >= PAIR_MNK and _parallel.may_split(),
         )
     elif x_shape is not None:
         gx = _input_grad_array(gm, w, x_shape, out_hw, geom)
     elif x is not None:
-        gw = _weight_grad_array(x, gm, w.shape, out_hw, geom)
+        gw = _weight_grad_array(x, gm, w.shape, out_hw, geom, cols)
     if need_b:
         ones = np.ones_like(gm, shape=gm.shape[0], order="C")
         with one_thread(gm.size, log=False):
@@ -347,15 +359,19 @@ def _backward_kernel(g, x, w, x_shape, geom, need_b):
     return gx, gw, gb
 
 
-def _im2col_conv(x, w, bias, out_hw, geom, dtype):
+def _im2col_conv(x, w, bias, out_hw, geom, dtype, keep=False):
     """(N, Ho, Wo, O) = im2col(x) @ Wᵀ (+ bias through a column of ones), block by block; the
-    two halves of a large batch as a pair (Note [Intra-op parallelism])."""
+    two halves of a large batch as a pair (Note [Intra-op parallelism]). ``keep``: the
+    columns of the whole batch at once, returned too (Note [Kept im2col columns])."""
     n, o = x.shape[0], w.shape[0]
     wms = _weight_matrices(w, geom.groups, bias)
     rows = out_hw[0] * out_hw[1]
-    prod = new_like(x, (n * rows, o), None, dtype)
     win = _windows(x, w.shape[2:], out_hw, geom)
-    halves = _halves(n, prod.size * w[0].size)
+    halves = _halves(n, n * rows * o * w[0].size)
+    if keep:
+        prod, cols = _conv_kept.columns_conv(win, wms[0], bias is not None, dtype, halves)
+        return prod.reshape(n, out_hw[0], out_hw[1], o), cols
+    prod = new_like(x, (n * rows, o), None, dtype)
     if halves is None:
         _im2col_into(prod, win, wms, geom.groups, bias is not None)
     else:
@@ -364,6 +380,7 @@ def _im2col_conv(x, w, bias, out_hw, geom, dtype):
         pair(
             lambda: _im2col_into(prod[a * rows : b * rows], win[a:b], wms, geom.groups, ones),
             lambda: _im2col_into(prod[c * rows : d * rows], win[c:d], wms, geom.groups, ones),
+            parallel=True,  # _halves applied the size rule
         )
     return prod.reshape(n, out_hw[0], out_hw[1], o)
 
@@ -434,10 +451,16 @@ def _weight_grad_kernel(x, g, w_shape, geom):
     return _weight_grad_array(x, _out_grad_matrix(g), w_shape, g.shape[2:], geom)
 
 
-def _weight_grad_array(x, gm, w_shape, out_hw, geom):
-    """The (O, C/G, kh, kw) weight gradient for the (P, O) output gradient ``gm``; the two
-    halves of a large batch as a pair, their sums added (Note [Intra-op parallelism])."""
+def _weight_grad_array(x, gm, w_shape, out_hw, geom, cols=None):
+    """The (O, C/G, kh, kw) weight gradient for the (P, O) output gradient ``gm`` (from the
+    forward's tap rows ``cols`` when given); the two halves of a large batch as a pair,
+    their sums added (Note [Intra-op parallelism])."""
     o, cg, kh, kw = w_shape
+    if cols is not None:
+        if _conv_taps.use_tap_rows(x.shape, geom):
+            return _conv_taps.kept_weight_grad(gm, cols, w_shape)
+        with one_thread(gm.size * cg * kh * kw, log=False):
+            return _conv_kept.kept_weight_grad(gm, cols, w_shape)
     rows = out_hw[0] * out_hw[1]
     halves = _halves(x.shape[0], gm.size * cg * kh * kw)
     if halves is None:
@@ -447,6 +470,7 @@ def _weight_grad_array(x, gm, w_shape, out_hw, geom):
         gw, gw2 = pair(
             lambda: _weight_grad_part(x[a:b], gm[a * rows : b * rows], w_shape, out_hw, geom),
             lambda: _weight_grad_part(x[c:d], gm[c * rows : d * rows], w_shape, out_hw, geom),
+            parallel=True,  # _halves applied the size rule
         )
         gw += gw2
     return gw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2).copy()

@@ -8,9 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes, _fpquiet
-from ..autograd.graph import batched_shape, make_result
+from .._trace import opaque
+from ..autograd.graph import batched_shape, fresh_grad, make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
+from . import _spatial_mean
 from ._registry import register
 from ._util import normalize_dims
 
@@ -93,7 +95,10 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
     count = 1
     for d in dims:
         count *= in_shape[d]
-    if count:
+    spatial = dtype is None and _spatial_mean.applies(data, dims)
+    if spatial:  # Note [Spatial mean of channels-last]
+        out = opaque(_spatial_mean.spatial_mean_kernel, data, keepdim)
+    elif count:
         with np.errstate(invalid="ignore"):
             if dtype is None and type(data) is np.ndarray and data.dtype in _FLOAT_MEAN:
                 out = _float_mean(data, dims, keepdim, count)
@@ -107,6 +112,10 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
     out_shape = out.shape
 
     def backward(g):
+        if spatial and not STATE.enabled and g._data.shape == out_shape:
+            gd = g._data
+            if gd.dtype == in_dtype:  # first order: straight into the channels-last layout
+                return (fresh_grad(opaque(_spatial_mean.spatial_grad_kernel, gd, in_shape)),)
         gd = g._data
         if not STATE.enabled and gd.shape == out_shape and gd.dtype == in_dtype:
             # Note [First-order fast paths] in arithmetic.py: the ops below on the arrays
