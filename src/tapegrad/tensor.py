@@ -16,6 +16,10 @@ from ._device import device
 
 _DEVICES: dict = {}
 
+# Set by autograd.graph: called when a complex leaf starts requiring grad, so that ops
+# check their inputs for complex tensors from then on (Note [Complex autograd guard]).
+COMPLEX_GRAD_HOOK: list = [lambda: None]
+
 __all__ = ["Tensor", "VersionCounter"]
 
 
@@ -130,6 +134,8 @@ def _convert(data, dtype, device):
             array = array.astype(_dtypes.get_default_dtype(), copy=False)
         elif array.dtype.kind == "i":
             array = array.astype(_dtypes.int64, copy=False)
+        elif array.dtype.kind == "c":
+            array = array.astype(_dtypes.get_default_complex_dtype(), copy=False)
         return xp.array(array, copy=True) if array is data else array
     return xp.array(data, dtype=dtype, copy=True)
 
@@ -299,6 +305,10 @@ class Tensor:
                 )
             return self
         if requires_grad and not _dtypes.is_floating(self._data.dtype):
+            if self._data.dtype.kind == "c":  # Note [Complex autograd guard]
+                COMPLEX_GRAD_HOOK[0]()
+                self._rg = True
+                return self
             raise RuntimeError(
                 f"only floating point tensors can require gradients, got dtype {self._data.dtype}"
             )
@@ -401,7 +411,10 @@ class Tensor:
         extras = []
         if data.size == 0:
             extras.append(f"size={tuple(data.shape)}")
-        if data.dtype not in (_dtypes.get_default_dtype(), _dtypes.int64, _dtypes.bool_):
+        if data.dtype not in (
+            _dtypes.get_default_dtype(), _dtypes.get_default_complex_dtype(), _dtypes.int64,
+            _dtypes.bool_,
+        ):  # fmt: skip
             extras.append(f"dtype=tapegrad.{data.dtype}")
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")

@@ -49,6 +49,7 @@ def _operands(a, b, op):
 
 
 _F64 = _dtypes.float64
+_C128 = _dtypes.complex128
 
 
 # Note [Scalar operands as 0-d arrays]
@@ -94,9 +95,18 @@ def _compute(fn, da, db, op, ta, tb):
         raise broadcast_error(op, np.shape(da), np.shape(db)) from None
     except TypeError:
         raise _unsupported(op, da, db) from None
-    if out.dtype is _F64:  # builtin dtypes are singletons; only float64 may need fixing
+    dt = out.dtype
+    if dt is _F64:  # builtin dtypes are singletons; only float64 may need fixing
         out = _dtypes.fix_float_result(out, _dtype(da), _dtype(db))
+    elif dt is _C128:  # an integer tensor with a complex scalar: the default complex dtype
+        out = _fix_complex_result(out, _dtype(da), _dtype(db))
     return out
+
+
+def _fix_complex_result(out, *operand_dtypes):
+    if any(d is not None and d in (_F64, _C128) for d in operand_dtypes):
+        return out
+    return out.astype(_dtypes.get_default_complex_dtype())
 
 
 def _unsupported(op, da, db):
@@ -567,9 +577,12 @@ Tensor.__invert__ = _invert
 def _cast(input, dtype):
     """A copy with another dtype; differentiable between float dtypes."""
     dtype = _dtypes.to_dtype(dtype)
-    out = input._data.astype(dtype)
     src = input._data.dtype
-    if dtype.kind != "f" and not _dtypes.is_floating(dtype):  # bfloat16 is kind "V"
+    if src.kind == "c" and dtype.kind != "c":  # the real part, as PyTorch (NumPy warns)
+        out = input._data.real.astype(dtype)
+    else:
+        out = input._data.astype(dtype)
+    if dtype.kind not in "fc" and not _dtypes.is_floating(dtype):  # bfloat16 is kind "V"
         return Tensor._wrap(out)
 
     def backward(g):
