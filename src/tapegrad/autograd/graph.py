@@ -10,6 +10,8 @@ from __future__ import annotations
 import threading
 import weakref
 
+import numpy as _np
+
 from .. import tensor as _tensor_module
 from ..grad_mode import STATE
 from ..tensor import Tensor, VersionCounter
@@ -481,6 +483,7 @@ def _stale_view_error(node, view) -> RuntimeError:
 # programs pay one dtype-kind test per recorded Node.
 _complex_live = False
 COMPLEX_GUARD: list = [None]
+_F32, _F64 = _np.dtype("float32"), _np.dtype("float64")  # builtin dtypes are singletons
 
 
 def _set_complex_live() -> None:
@@ -558,7 +561,8 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
             return out
     data = out._data
     dtype = data.dtype
-    if _complex_live or dtype.kind == "c":  # Note [Complex autograd guard]
+    # Note [Complex autograd guard]; float32/64 identity tests first: dtype.kind costs more
+    if _complex_live or (dtype is not _F32 and dtype is not _F64 and dtype.kind == "c"):
         backward = COMPLEX_GUARD[0](name, inputs, backward, dtype)
     # Node.__init__ inlined (keep in step with it): one fewer call per recorded op.
     node = _new_node(Node)
