@@ -156,3 +156,13 @@ def test_integer_tensor_with_complex_scalar_takes_the_default_complex(torch_mod)
         theirs = torch_mod.tensor([1, 2]) * scalar
         assert str(ours.dtype) == str(theirs.dtype).split(".")[-1] == "complex64"
         assert (tg.tensor([1.0], dtype=tg.float64) + scalar).dtype == tg.complex128
+
+
+def test_conjugate_transposes_conjugate(torch_mod):
+    v = np.array([[1 + 2j, 3j], [4.0, 5 - 1j]])
+    for attr in ("mH", "H"):
+        ours = getattr(tg.tensor(v), attr).numpy()
+        theirs = getattr(torch_mod.tensor(v), attr).resolve_conj().numpy()
+        np.testing.assert_array_equal(ours, theirs)
+    x = tg.ones(2, 3)
+    assert x.mH.shape == (3, 2) and x.H.shape == (3, 2) and not x.mH.is_complex()

@@ -16,3 +16,13 @@ CASES = [
         ((3, 2),),
     ),
 ]
+
+
+def _eig_abs(m, a):
+    L, V = m.linalg.eig(a)
+    return m.view_as_real(L), V.abs()
+
+
+CASES += [
+    OpCase("linalg_eig", _eig_abs, ((3, 3),), name="phase_invariant"),
+]

@@ -42,6 +42,9 @@ SAME = frozenset(
         "CloneBackward",
         "ToCopyBackward",
         "FlipBackward",
+        "DiagonalBackward",
+        "DiagonalBackwardBackward",
+        "DiagEmbedBackward",
         "RollBackward",
         "SumBackward",
         "MeanBackward",
@@ -70,6 +73,7 @@ HOLOMORPHIC = frozenset(
         "DivBackward",
         "ExpBackward",
         "MatmulBackward",
+        "LinalgSolveBackward",  # X = A⁻¹B is holomorphic in A and B
     }
 )
 

@@ -245,6 +245,21 @@ def _chalf(self, memory_format=None) -> Tensor:
     )
 
 
+def _mH(self) -> Tensor:
+    """The conjugate transpose of the last two dims (the transpose for real dtypes)."""
+    return conj(self.mT)
+
+
+_real_H = Tensor.H
+
+
+def _H(self) -> Tensor:
+    """The conjugate transpose of a matrix (the transpose for real dtypes)."""
+    return conj(_real_H.fget(self))
+
+
+Tensor.mH = property(_mH)
+Tensor.H = property(_H)
 Tensor.cfloat = _cfloat
 Tensor.cdouble = _cdouble
 Tensor.chalf = _chalf
