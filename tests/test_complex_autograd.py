@@ -38,7 +38,16 @@ CASES = {
     "to_complex": lambda m, z, w, x: x.to(m.complex128) * z,
     "diagonal": lambda m, z, w, x: m.diag_embed(z[:, :2].diagonal()) @ w[:, 1:],
     "solve": lambda m, z, w, x: m.linalg.solve(z[:, :2] + 2, w),
+    "index_repeated": lambda m, z, w, x: z[[0, 0, 1]] * w[[1, 1, 0]],  # complex scatter-add
+    "unfold": lambda m, z, w, x: z.unfold(-1, 2, 1) * w[:, :2, None],
+    "pad": lambda m, z, w, x: _pads(m, z),
 }
+
+
+def _pads(m, z):
+    F = m.nn.functional
+    out = [F.pad(z[None], (2, 1), mode=mode)[0] for mode in ("reflect", "replicate", "circular")]
+    return m.cat(out + [F.pad(z, (1, 2), value=0.0)], -1)
 
 
 def _run(m, name):
@@ -91,7 +100,7 @@ def test_every_admitted_rule_is_exercised():
     elsewhere = {"FftC2CBackward", "FftR2CBackward", "FftC2RBackward", "FftResizeBackward"}
     # only in second-order graphs (gradgradcheck here and in test_eig.py)
     elsewhere |= {"LinalgEigBackward", "IndexPutAccumulateBackward", "SelectBackward"}
-    elsewhere |= {"DiagonalBackwardBackward"}
+    elsewhere |= {"DiagonalBackwardBackward", "UnfoldBackwardBackward"}
     admitted = complex_guard.SAME | complex_guard.HOLOMORPHIC | set(complex_guard.REPLACED)
     assert admitted - seen - elsewhere == set()
 

@@ -569,6 +569,11 @@ def _re_im(m, z):
     return m.real(z) * 3.0 + m.imag(z)
 
 
+def _eig_phase_free(m, x):
+    L, V = m.linalg.eig(x)
+    return _re_im(m, L), V.abs()
+
+
 ROWS += [
     E("complex", lambda m, a, b: _re_im(m, m.complex(a, b)), [(), ()], B),
     E("polar", lambda m, a, b: _re_im(m, m.polar(a, b)), [(), ()], B, domain=POS),
@@ -581,6 +586,13 @@ ROWS += [
         U,
     ),
     E("is_complex", lambda m, x: m.tensor(m.is_complex(x)), [()], U),
+    E("linalg_eig", lambda m, x: _eig_phase_free(m, x), X([()]), SQ, names=("linalg.eig",)),
+    E(
+        "stft",
+        lambda m, x: m.view_as_real(m.stft(x, 4, return_complex=True)),
+        X([()]),
+        [X([(0,)]), X([(0, 20)])],
+    ),
 ]
 
 

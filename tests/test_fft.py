@@ -154,3 +154,39 @@ def test_errors_like_torch(torch_mod):
         tg.fft.fftn(tg.ones(3, 4), s=(2,), dim=(0, 1))
     with pytest.raises(IndexError):
         tg.fft.fft(tg.tensor(1.0))
+
+
+STFT = {
+    "default": dict(n_fft=8, return_complex=True),
+    "window": dict(n_fft=8, hop_length=3, win_length=6, normalized=True, return_complex=True),
+    "twosided": dict(n_fft=6, center=False, onesided=False, return_complex=True),
+    "real_view": dict(n_fft=8, pad_mode="constant", return_complex=False),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("name", sorted(STFT))
+def test_stft_matches_torch(name, dtype, torch_mod):
+    kw = dict(STFT[name])
+    if dtype == "complex128" and kw.get("onesided", True) and "onesided" in kw:
+        pytest.skip("a complex input has no one-sided STFT")
+    if dtype == "complex128":
+        kw.setdefault("onesided", False)
+    x = R.standard_normal((2, 20)) + (1j * R.standard_normal((2, 20)) if dtype != "float64" else 0)
+
+    def fn(m, a):
+        window = None
+        if "win_length" in kw:
+            window = m.tensor(np.hanning(kw["win_length"]))
+        return m.stft(a, window=window, **kw)
+
+    ours_dtype, ours = _through(tg, fn, x)
+    theirs_dtype, theirs = _through(torch_mod, fn, x)
+    assert ours_dtype == theirs_dtype
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
+def test_stft_needs_return_complex_for_real_input():
+    with pytest.raises(RuntimeError, match="return_complex"):
+        tg.stft(tg.ones(16), 8)

@@ -238,6 +238,7 @@ from .ops.broadcasting import broadcast_shapes  # noqa: E402
 # -- issue 10 (complex tensors): dtypes and promotion; the ops register themselves --
 from ._dtypes import complex64, complex128  # noqa: E402
 from ._promotion import promote_types, result_type  # noqa: E402
+from . import _stft as _stft  # noqa: E402, F401 - tg.stft, Tensor.stft
 
 cfloat = complex64
 cdouble = complex128

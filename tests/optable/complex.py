@@ -26,3 +26,12 @@ def _eig_abs(m, a):
 CASES += [
     OpCase("linalg_eig", _eig_abs, ((3, 3),), name="phase_invariant"),
 ]
+
+
+CASES += [
+    OpCase(
+        "stft",
+        lambda m, x, w: m.view_as_real(m.stft(x, 6, hop_length=2, window=w, return_complex=True)),
+        ((2, 12), (6,)),
+    ),
+]
