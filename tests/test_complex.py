@@ -166,3 +166,14 @@ def test_conjugate_transposes_conjugate(torch_mod):
         np.testing.assert_array_equal(ours, theirs)
     x = tg.ones(2, 3)
     assert x.mH.shape == (3, 2) and x.H.shape == (3, 2) and not x.mH.is_complex()
+
+
+def test_implicit_complex_to_real_casts_raise_explicit_ones_work(torch_mod):
+    z = tg.tensor([1 + 2j, 3 - 1j], dtype=tg.complex128)
+    with pytest.raises(RuntimeError, match="imaginary part"):
+        tg.float_power(z, 2)  # the op casts its input to float64: refused, not truncated
+    np.testing.assert_array_equal(z.to(tg.float64).numpy(), [1.0, 3.0])  # as torch
+    np.testing.assert_array_equal(z.double().numpy(), [1.0, 3.0])
+    zr = tg.tensor([1 + 2j], dtype=tg.complex128, requires_grad=True)
+    zr.double().sum().backward()  # the gradient of Re z
+    np.testing.assert_array_equal(zr.grad.numpy(), [1 + 0j])

@@ -8,13 +8,15 @@ Broadcast operands get their gradient summed back with ``sum_to``.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .. import _dtypes
 from ..autograd import forward_ad
-from ..autograd.graph import keeps_arrays, make_result, sum_to
+from ..autograd.graph import OWNED, keeps_arrays, make_result, sum_to
 from ..grad_mode import STATE
-from ..tensor import Tensor
+from ..tensor import _PACKAGE_DIR, Tensor
 from ._registry import register
 from ._util import as_tensor_or_scalar, broadcast_error, reduce_grad
 from .elementwise import where
@@ -575,10 +577,25 @@ Tensor.__invert__ = _invert
 
 @register("_cast")
 def _cast(input, dtype):
-    """A copy with another dtype; differentiable between float dtypes."""
+    """A copy with another dtype; differentiable between float (and complex) dtypes.
+
+    Note [Complex to real casts]
+    A complex tensor becomes real (its real part, as PyTorch) when the user asks for it
+    (``.to(float64)``, ``.double()``...: the outermost tapegrad frame is such a conversion)
+    or inside a backward pass, where the real part of a gradient is the gradient of a real
+    input. Any other complex-to-real cast is an op converting an input it cannot take as
+    complex, and raises rather than drop the imaginary part silently.
+    """
     dtype = _dtypes.to_dtype(dtype)
     src = input._data.dtype
-    if src.kind == "c" and dtype.kind != "c":  # the real part, as PyTorch (NumPy warns)
+    if src.kind == "c" and dtype.kind != "c":
+        if OWNED.current is None and not _user_conversion():
+            raise RuntimeError(
+                f"cannot cast a complex tensor ({src}, shape {list(input._data.shape)}) to "
+                f"{dtype} implicitly: this op does not support complex tensors, and tapegrad "
+                "raises rather than drop the imaginary part. Use .real, .abs() or an explicit "
+                f".to({dtype}) first."
+            )
         out = input._data.real.astype(dtype)
     else:
         out = input._data.astype(dtype)
@@ -589,6 +606,20 @@ def _cast(input, dtype):
         return (g._cast(src),)
 
     return make_result(out, (input,), backward, "ToCopyBackward")
+
+
+_CONVERSIONS = frozenset(("to", "float", "double", "half", "bfloat16", "type", "type_as"))
+
+
+def _user_conversion() -> bool:
+    """Whether the outermost tapegrad frame (the one user code called) is a dtype conversion
+    method (Note [Complex to real casts])."""
+    frame = sys._getframe(2)
+    last = None
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        last = frame
+        frame = frame.f_back
+    return last is not None and last.f_code.co_name in _CONVERSIONS
 
 
 @register("clone")
