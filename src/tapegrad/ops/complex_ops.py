@@ -15,7 +15,7 @@ other results are copies (``conj`` is PyTorch's lazy view materialized, so
 >>> z = tg.tensor([3 + 4j], requires_grad=True)
 >>> z.abs().sum().backward()
 >>> z.grad
-tensor([0.6000+0.8000j])
+tensor([0.6+0.8j])
 """
 
 from __future__ import annotations
