@@ -177,3 +177,11 @@ def test_implicit_complex_to_real_casts_raise_explicit_ones_work(torch_mod):
     zr = tg.tensor([1 + 2j], dtype=tg.complex128, requires_grad=True)
     zr.double().sum().backward()  # the gradient of Re z
     np.testing.assert_array_equal(zr.grad.numpy(), [1 + 0j])
+
+
+def test_a_complex_loss_needs_an_explicit_gradient(torch_mod):
+    z = tg.tensor([1 + 1j], requires_grad=True)
+    with pytest.raises(RuntimeError, match="real scalar outputs"):
+        (z * z).sum().backward()
+    with pytest.raises(RuntimeError, match="real scalar outputs"):
+        (torch_mod.tensor([1 + 1j], requires_grad=True) ** 2).sum().backward()
