@@ -207,6 +207,7 @@ TOLERANCES = {
 # is relaxed: a vector that differs by more than a sign still fails.
 SIGN_FREE_VECTORS = {
     "linalg.eigh": ((1, -1),),
+    "linalg.eig": ((1, -1),),  # complex eigenvectors: a unit phase rather than a sign
     "linalg.svd": ((0, -1), (2, -2)),
     "svd": ((0, -1), (2, -1)),
     "svd_lowrank": ((0, -1), (2, -1)),
@@ -224,7 +225,12 @@ def _align_signs(ours_flat, ref_flat, spec):
         mine, want = out[i]._data, ref_flat[i].detach().numpy()
         if axis == -2:  # vectors as rows: work on columns
             mine, want = np.swapaxes(mine, -1, -2), np.swapaxes(want, -1, -2)
-        signs = np.where(np.sum(mine * want, axis=-2, keepdims=True) < 0, -1.0, 1.0)
+        if mine.dtype.kind == "c":  # the unit phase that aligns each vector with torch's
+            dots = np.sum(np.conj(mine) * want, axis=-2, keepdims=True)
+            mags = np.abs(dots)
+            signs = np.where(mags == 0, 1.0, dots / np.where(mags == 0, 1.0, mags))
+        else:
+            signs = np.where(np.sum(mine * want, axis=-2, keepdims=True) < 0, -1.0, 1.0)
         if coupled is None:
             coupled = signs
         else:
@@ -392,6 +398,14 @@ def run_sample(op, fn, sample, seed=0):
             w = rng.uniform(-1, 1, size=tuple(r.shape))
             loss_ref = loss_ref + (r * torch.tensor(w, dtype=r.dtype)).sum()
             loss_ours = loss_ours + (o * tg.tensor(w, dtype=o._data.dtype)).sum()
+        elif isinstance(r, torch.Tensor) and r.requires_grad and r.is_complex():
+            if not isinstance(o, tg.Tensor):
+                raise Mismatch("a differentiable output is not a Tensor")
+            # a fixed random complex cotangent w: L = Re Σ conj(w) out, whose gradient with
+            # respect to the output is w (PyTorch's convention)
+            w = rng.uniform(-1, 1, size=tuple(r.shape)) + 1j * rng.uniform(-1, 1, size=r.shape)
+            loss_ref = loss_ref + (r * torch.tensor(np.conj(w), dtype=r.dtype)).real.sum()
+            loss_ours = loss_ours + (o * tg.tensor(np.conj(w), dtype=o._data.dtype)).real.sum()
     pairs = [(t, o) for t, o in leaves.values() if t.requires_grad]
     if isinstance(loss_ref, int) or not pairs:
         return
@@ -416,9 +430,10 @@ def run_sample(op, fn, sample, seed=0):
         _compare(g, w, f"gradient of input {i}", tol)
 
 
-def _small(sample):
-    """Whether a sample is run: inputs of at most MAX_NUMEL elements, and no complex
-    tensors (tapegrad's autograd is real-only; documented, not an op's failure)."""
+def _small(sample, complex_ok=False):
+    """Whether a sample is run: inputs of at most MAX_NUMEL elements, and complex tensors
+    only for the OpInfos of COMPLEX_OPINFOS (the rest of tapegrad's autograd is real-only,
+    docs/complex.md; the guard raises there, documented, not an op's failure)."""
     import torch  # noqa: PLC0415
 
     tensors = [
@@ -426,21 +441,50 @@ def _small(sample):
         for t in _flat([sample.input, *sample.args, *sample.kwargs.values()])
         if isinstance(t, torch.Tensor)
     ]
-    return all(t.numel() <= MAX_NUMEL and not t.is_complex() for t in tensors)
+    return all(t.numel() <= MAX_NUMEL for t in tensors) and (
+        complex_ok or not any(t.is_complex() for t in tensors)
+    )
+
+
+# OpInfos whose complex samples run too (their float64 samples may hold complex tensors, and
+# their complex128 samples are added): the FFTs, the complex-number ops and the ops whose
+# complex gradient tapegrad supports (ops/complex_guard.py, docs/complex.md).
+COMPLEX_OPINFOS = {
+    *(
+        f"fft.{n}"
+        for n in (
+            "fft ifft fft2 ifft2 fftn ifftn rfft irfft rfft2 irfft2 rfftn irfftn hfft ihfft "
+            "hfft2 ihfft2 hfftn ihfftn"
+        ).split()
+    ),
+    *(
+        "view_as_real view_as_complex complex polar real imag conj conj_physical resolve_conj "
+        "abs angle add sub mul div.no_rounding_mode neg sum mean matmul mm exp reshape view "
+        "transpose cat stack linalg.eig linalg.eigvals isfinite isnan isclose allclose stft"
+    ).split(),
+}
 
 
 def samples(op):
-    """The first N_SAMPLES sample inputs and N_REFERENCE further reference inputs."""
+    """The first N_SAMPLES sample inputs and N_REFERENCE further reference inputs (float64;
+    and complex128 for the OpInfos of COMPLEX_OPINFOS that take it)."""
     import torch  # noqa: PLC0415
 
-    # ops without autograd get inputs that do not require grad, as in PyTorch's own tests
-    kw = {"device": "cpu", "dtype": torch.float64, "requires_grad": op.supports_autograd}
-    first = list(itertools.islice(op.sample_inputs(**kw), N_SAMPLES))
-    extra = []
-    if op.reference_inputs_func is not None:
-        n = sum(1 for _ in op.sample_inputs(**kw))  # reference inputs start with these
-        extra = list(itertools.islice(op.reference_inputs(**kw), n, n + N_REFERENCE))
-    return [s for s in first + extra if _small(s)]
+    complex_ok = full_name(op) in COMPLEX_OPINFOS
+    dtypes = [torch.float64]
+    if complex_ok and torch.complex128 in op.supported_dtypes("cpu"):
+        dtypes.append(torch.complex128)
+    out = []
+    for dtype in dtypes:
+        # ops without autograd get inputs that do not require grad, as in PyTorch's own tests
+        kw = {"device": "cpu", "dtype": dtype, "requires_grad": op.supports_autograd}
+        first = list(itertools.islice(op.sample_inputs(**kw), N_SAMPLES))
+        extra = []
+        if op.reference_inputs_func is not None:
+            n = sum(1 for _ in op.sample_inputs(**kw))  # reference inputs start with these
+            extra = list(itertools.islice(op.reference_inputs(**kw), n, n + N_REFERENCE))
+        out += [s for s in first + extra if _small(s, complex_ok)]
+    return out
 
 
 def run_opinfo(op):

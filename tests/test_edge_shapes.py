@@ -564,6 +564,38 @@ ROWS += [
 ]
 
 
+# -- issue 10 (complex tensors): the complex ops on real inputs, read back as real ---------
+def _re_im(m, z):
+    return m.real(z) * 3.0 + m.imag(z)
+
+
+def _eig_phase_free(m, x):
+    L, V = m.linalg.eig(x)
+    return _re_im(m, L), V.abs()
+
+
+ROWS += [
+    E("complex", lambda m, a, b: _re_im(m, m.complex(a, b)), [(), ()], B),
+    E("polar", lambda m, a, b: _re_im(m, m.polar(a, b)), [(), ()], B, domain=POS),
+    E("imag", lambda m, a, b: m.imag(m.complex(a, b)) * 2.0, [(), ()], B),
+    E("view_as_real", lambda m, x: m.view_as_real(m.complex(x, x * 2.0)) * 2.0, [()], U),
+    E(
+        "view_as_complex",
+        lambda m, x: _re_im(m, m.view_as_complex(m.stack([x, x * 2.0], -1)) * (1 + 1j)),
+        [()],
+        U,
+    ),
+    E("is_complex", lambda m, x: m.tensor(m.is_complex(x)), [()], U),
+    E("linalg_eig", lambda m, x: _eig_phase_free(m, x), X([()]), SQ, names=("linalg.eig",)),
+    E(
+        "stft",
+        lambda m, x: m.view_as_real(m.stft(x, 4, return_complex=True)),
+        X([()]),
+        [X([(0,)]), X([(0, 20)])],
+    ),
+]
+
+
 def _aten(m, name):
     return getattr(m.ops.aten, name) if m.__name__ == "torch" else m.ops.OPS["_" + name].fn
 

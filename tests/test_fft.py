@@ -1,5 +1,6 @@
-"""tg.fft: the real-to-real transforms (irfft, hfft) with norm= and gradients of any order,
-the frequency/shift helpers, and a clear error for the transforms that need complex dtypes."""
+"""tg.fft: every transform against torch (values, dtypes, gradients with a complex
+cotangent, second derivatives) in float64 and complex128, gradcheck in complex128, the
+real-input irfft/hfft, the frequency/shift helpers and the errors."""
 
 import numpy as np
 import pytest
@@ -53,8 +54,139 @@ def test_frequencies(torch_mod):
     np.testing.assert_allclose(got.numpy(), torch_mod.fft.rfftfreq(6, dtype=torch_mod.float64))
 
 
-def test_complex_transforms_say_why_they_are_missing():
-    with pytest.raises(NotImplementedError, match="complex"):
-        tg.fft.rfft(tg.ones(4))
-    with pytest.raises(ValueError, match="normalization"):
+def _real(m, a):
+    return a.real if a.is_complex() else a
+
+
+TRANSFORMS = {
+    "fft": lambda m, a: m.fft.fft(a),
+    "fft-n": lambda m, a: m.fft.fft(a, n=7, dim=0, norm="ortho"),
+    "ifft": lambda m, a: m.fft.ifft(a, n=3),
+    "fft2": lambda m, a: m.fft.fft2(a, norm="forward"),
+    "ifft2": lambda m, a: m.fft.ifft2(a, s=(3, 7)),
+    "fftn": lambda m, a: m.fft.fftn(a),
+    "ifftn": lambda m, a: m.fft.ifftn(a, dim=(0,), norm="ortho"),
+    "rfft": lambda m, a: m.fft.rfft(_real(m, a)),
+    "rfft-n": lambda m, a: m.fft.rfft(_real(m, a), n=8, dim=0),
+    "rfft2": lambda m, a: m.fft.rfft2(_real(m, a), norm="ortho"),
+    "rfftn": lambda m, a: m.fft.rfftn(_real(m, a), s=(4, 5)),
+    "irfft": lambda m, a: m.fft.irfft(a),
+    "irfft-n": lambda m, a: m.fft.irfft(a, n=9, dim=0, norm="forward"),
+    "irfft2": lambda m, a: m.fft.irfft2(a),
+    "irfftn": lambda m, a: m.fft.irfftn(a, s=(3, 6), norm="ortho"),
+    "hfft": lambda m, a: m.fft.hfft(a, n=7),
+    "hfft2": lambda m, a: m.fft.hfft2(a, norm="ortho"),
+    "hfftn": lambda m, a: m.fft.hfftn(a, s=(-1, 4)),
+    "ihfft": lambda m, a: m.fft.ihfft(_real(m, a)),
+    "ihfft2": lambda m, a: m.fft.ihfft2(_real(m, a), norm="forward"),
+    "ihfftn": lambda m, a: m.fft.ihfftn(_real(m, a), s=(3, 3)),
+}
+
+
+def _numpy(t):
+    return t.detach().resolve_conj().numpy() if hasattr(t, "resolve_conj") else t.numpy()
+
+
+def _through(m, fn, x):
+    """Value, gradient for a complex cotangent, and the second derivative of Σ w|out|²."""
+    a = m.tensor(x, requires_grad=True)
+    out = fn(m, a)
+    shape = tuple(out.shape)
+    k = np.arange(int(np.prod(shape)))
+    cot = np.cos(k).reshape(shape)
+    if out.is_complex():
+        cot = cot + 1j * np.sin(k).reshape(shape)
+    (g1,) = m.autograd.grad(
+        out, [a], grad_outputs=m.tensor(cot, dtype=out.dtype), retain_graph=True
+    )
+    w = m.tensor(np.cos(k).reshape(shape))
+    loss = (out.abs() ** 2 * w).sum() if out.is_complex() else (out * out * w).sum()
+    (g,) = m.autograd.grad(loss, [a], create_graph=True)
+    (gg,) = m.autograd.grad((g.abs() ** 2).sum() if g.is_complex() else (g * g).sum(), [a])
+    return str(out.dtype).split(".")[-1], [_numpy(out), _numpy(g1), _numpy(g), _numpy(gg)]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+def test_transform_matches_torch(name, dtype, torch_mod):
+    x = R.standard_normal((4, 5))
+    if dtype == "complex128":
+        x = x + 1j * R.standard_normal((4, 5))
+    ours_dtype, ours = _through(tg, TRANSFORMS[name], x)
+    theirs_dtype, theirs = _through(torch_mod, TRANSFORMS[name], x)
+    assert ours_dtype == theirs_dtype
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["fft-n", "ifft2", "rfft2", "irfftn", "hfft", "ihfftn"])
+def test_gradcheck_complex128(name):
+    x = R.standard_normal((3, 4)) + 1j * R.standard_normal((3, 4))
+    a = tg.tensor(x, requires_grad=True)
+    fn = TRANSFORMS[name]
+    assert tg.autograd.gradcheck(lambda t: fn(tg, t), [a])
+    assert tg.autograd.gradgradcheck(lambda t: fn(tg, t), [a])
+
+
+@pytest.mark.parametrize("name", ["fft", "rfft", "irfft", "hfft2", "ihfft"])
+def test_float32_gives_complex64_as_torch(name, torch_mod):
+    x = R.standard_normal((4, 6)).astype(np.float32)
+    ours = TRANSFORMS[name](tg, tg.tensor(x))
+    theirs = TRANSFORMS[name](torch_mod, torch_mod.tensor(x))
+    assert str(ours.dtype) == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_allclose(_numpy(ours), _numpy(theirs), rtol=1e-4, atol=1e-4)
+
+
+def test_integer_input_takes_the_default_dtype(torch_mod):
+    assert tg.fft.fft(tg.arange(4)).dtype == tg.complex64
+    assert str(torch_mod.fft.fft(torch_mod.arange(4)).dtype) == "torch.complex64"
+
+
+def test_errors_like_torch(torch_mod):
+    z = tg.tensor([1 + 1j, 2j])
+    with pytest.raises(RuntimeError, match="rfft expects a real input"):
+        tg.fft.rfft(z)
+    with pytest.raises(RuntimeError, match="normalization"):
         tg.fft.irfft(tg.ones(4), norm="bad")
+    with pytest.raises(RuntimeError, match="Invalid number of data points"):
+        tg.fft.fft(tg.ones(3), n=0)
+    with pytest.raises(RuntimeError, match="same length"):
+        tg.fft.fftn(tg.ones(3, 4), s=(2,), dim=(0, 1))
+    with pytest.raises(IndexError):
+        tg.fft.fft(tg.tensor(1.0))
+
+
+STFT = {
+    "default": dict(n_fft=8, return_complex=True),
+    "window": dict(n_fft=8, hop_length=3, win_length=6, normalized=True, return_complex=True),
+    "twosided": dict(n_fft=6, center=False, onesided=False, return_complex=True),
+    "real_view": dict(n_fft=8, pad_mode="constant", return_complex=False),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("name", sorted(STFT))
+def test_stft_matches_torch(name, dtype, torch_mod):
+    kw = dict(STFT[name])
+    if dtype == "complex128" and kw.get("onesided", True) and "onesided" in kw:
+        pytest.skip("a complex input has no one-sided STFT")
+    if dtype == "complex128":
+        kw.setdefault("onesided", False)
+    x = R.standard_normal((2, 20)) + (1j * R.standard_normal((2, 20)) if dtype != "float64" else 0)
+
+    def fn(m, a):
+        window = None
+        if "win_length" in kw:
+            window = m.tensor(np.hanning(kw["win_length"]))
+        return m.stft(a, window=window, **kw)
+
+    ours_dtype, ours = _through(tg, fn, x)
+    theirs_dtype, theirs = _through(torch_mod, fn, x)
+    assert ours_dtype == theirs_dtype
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
+def test_stft_needs_return_complex_for_real_input():
+    with pytest.raises(RuntimeError, match="return_complex"):
+        tg.stft(tg.ones(16), 8)

@@ -21,61 +21,15 @@ SKIP: dict[str, str] = {
         "src landed, zero elsewhere); tapegrad's is the true one (zero where src landed). "
         "Forward and src gradient are compared in tests/test_view_ops.py"
     ),
+    "chalf": (
+        "complex32 (chalf): NumPy has no half-precision complex dtype, so tapegrad has none; "
+        "Tensor.chalf() raises a TypeError saying so (tests/test_complex.py)"
+    ),
 }
 
 KNOWN_FAILURES: dict[str, str] = {
     # nn.functional
     # found when the issue-10b/11 branches merged
-    "fft.fft": (
-        "fft: the result (or the input torch accepts) is complex and tapegrad has no complex dtype"
-    ),
-    "fft.fft2": (
-        "fft: the result (or the input torch accepts) is complex and tapegrad has no complex dtype"
-    ),
-    "fft.fftn": (
-        "fft: the result (or the input torch accepts) is complex and tapegrad has no complex dtype"
-    ),
-    "fft.ifft": (
-        "fft: the result (or the input torch accepts) is complex and tapegrad has no complex dtype"
-    ),
-    "fft.ifft2": (
-        "fft: the result (or the input torch accepts) is complex and tapegrad has no complex dtype"
-    ),
-    "fft.ifftn": (
-        "fft: the result (or the input torch accepts) is complex and tapegrad has no complex dtype"
-    ),
-    "fft.rfft": (
-        "fft: the result (or the input torch accepts) is complex and tapegrad has no complex dtype"
-    ),
-    "fft.rfft2": (
-        "fft: the result (or the input torch accepts) is complex and tapegrad has no complex dtype"
-    ),
-    "fft.rfftn": (
-        "fft: the result (or the input torch accepts) is complex and tapegrad has no complex dtype"
-    ),
-    "fft.ihfft": (
-        "fft: the result (or the input torch accepts) is complex and tapegrad has no complex dtype"
-    ),
-    "fft.ihfft2": (
-        "fft: the result (or the input torch accepts) is complex and tapegrad has no complex dtype"
-    ),
-    "fft.ihfftn": (
-        "fft: the result (or the input torch accepts) is complex and tapegrad has no complex dtype"
-    ),
-    "fft.hfft2": (
-        "fft.hfft2: only the 1-D hfft is real-to-real in tapegrad; the n-D form is "
-        "refused as complex"
-    ),
-    "fft.hfftn": (
-        "fft.hfftn: only the 1-D hfft is real-to-real in tapegrad; the n-D form is "
-        "refused as complex"
-    ),
-    "fft.irfft2": (
-        "fft.irfft2: only the 1-D irfft is implemented; the n-D form is refused as complex"
-    ),
-    "fft.irfftn": (
-        "fft.irfftn: only the 1-D irfft is implemented; the n-D form is refused as complex"
-    ),
     "sparse.mm.reduce": (
         "sparse CSR tensors: tapegrad has no SparseCsr layout to convert torch's inputs to"
     ),

@@ -143,9 +143,10 @@ def _namespace_sections(by_fn):
             )
     lines += [
         "",
-        "Not available: complex dtypes (so `tg.fft.fft`, `ifft`, `rfft`, `ihfft` and the "
-        "2-D/n-D transforms raise NotImplementedError), `linalg.eig`/`eigvals`, "
-        "`householder_product`, gradients of `lu_factor`/`lu`.",
+        "Complex tensors (complex64/complex128): `tg.fft.*`, `linalg.eig`/`eigvals`, `stft` "
+        "and the complex-number ops exist; docs/complex.md lists the ops whose gradients "
+        "support complex inputs (the others raise NotImplementedError). "
+        "Not available: `householder_product`, gradients of `lu_factor`/`lu`.",
     ]
     return lines
 

@@ -235,6 +235,14 @@ from .strided_creation import (  # noqa: E402
 from .nn import _native_norm as _native_norm  # noqa: E402, F401 - native_layer_norm ...
 from .ops.broadcasting import broadcast_shapes  # noqa: E402
 
+# -- issue 10 (complex tensors): dtypes and promotion; the ops register themselves --
+from ._dtypes import complex64, complex128  # noqa: E402
+from ._promotion import promote_types, result_type  # noqa: E402
+from . import _stft as _stft  # noqa: E402, F401 - tg.stft, Tensor.stft
+
+cfloat = complex64
+cdouble = complex128
+
 # Note [Exported ops]
 # Every registered op with ``function=True`` is ``tapegrad.<name>`` as in torch, so a new op
 # needs no line here. Names bound above (hand-picked aliases, namespaces) take precedence.

@@ -20,6 +20,8 @@ int32 = np.dtype("int32")
 int64 = np.dtype("int64")
 uint8 = np.dtype("uint8")
 bool_ = np.dtype("bool")
+complex64 = np.dtype("complex64")
+complex128 = np.dtype("complex128")
 
 _default_float = float32
 
@@ -38,6 +40,20 @@ def set_default_dtype(dtype) -> None:
     _default_float = dtype
 
 
+def get_default_complex_dtype() -> np.dtype:
+    """The complex dtype of tensors made from Python complex numbers: complex64 when the
+    default float dtype is float32, complex128 when it is float64 (as PyTorch)."""
+    return complex64 if _default_float == float32 else complex128
+
+
+def is_complex(dtype) -> bool:
+    """True for complex64 and complex128."""
+    return dtype.kind == "c"
+
+
+_NO_COMPLEX32 = frozenset(("complex32", "chalf", "torch.complex32", "torch.chalf"))
+
+
 def to_dtype(dtype) -> np.dtype | None:
     """Normalise a user dtype (``tg.float32``, ``'float64'``, ``numpy.int64``, a torch-like
     name, or None) to a NumPy dtype."""
@@ -49,6 +65,13 @@ def to_dtype(dtype) -> np.dtype | None:
         return int64
     if dtype is bool:
         return bool_
+    if dtype is complex:
+        return get_default_complex_dtype()
+    if isinstance(dtype, str) and dtype in _NO_COMPLEX32:
+        raise TypeError(
+            f"{dtype}: tapegrad has no complex32 (chalf) dtype: NumPy has no half-precision "
+            "complex type; use complex64 (tg.cfloat)"
+        )
     try:
         return np.dtype(dtype)
     except TypeError:

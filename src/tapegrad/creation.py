@@ -252,7 +252,11 @@ def rand(*args, size=None, generator=None, dtype=None, device=None, requires_gra
     """
     size = _size(_size_or_args(args, size, "rand"), "rand")
     dtype = _float_dtype(dtype)
-    data = _rng(generator).random(size, dtype=np.float64).astype(dtype)
+    if dtype.kind == "c":  # real and imaginary parts uniform in [0, 1), as PyTorch
+        data = _rng(generator).random(size + (2,), dtype=np.float64).view(np.complex128)
+        data = data[..., 0].astype(dtype)
+    else:
+        data = _rng(generator).random(size, dtype=np.float64).astype(dtype)
     return _finish(_on_device(data, device), requires_grad)
 
 
@@ -260,7 +264,11 @@ def randn(*args, size=None, generator=None, dtype=None, device=None, requires_gr
     """Standard normal samples, drawn from ``generator`` (default: the default generator)."""
     size = _size(_size_or_args(args, size, "randn"), "randn")
     dtype = _float_dtype(dtype)
-    data = _rng(generator).standard_normal(size).astype(dtype)
+    if dtype.kind == "c":  # real and imaginary parts of variance 1/2 each, as PyTorch
+        data = _rng(generator).standard_normal(size + (2,)) * np.sqrt(0.5)
+        data = data.view(np.complex128)[..., 0].astype(dtype)
+    else:
+        data = _rng(generator).standard_normal(size).astype(dtype)
     return _finish(_on_device(data, device), requires_grad)
 
 
@@ -380,7 +388,7 @@ def _with_torch_keywords(fn):
             kwargs["device"] = str(kwargs["device"])
         if kwargs.get("requires_grad") and kwargs.get("dtype") is not None:
             dtype = _dtypes.to_dtype(kwargs["dtype"])
-            if dtype.kind != "f":
+            if dtype.kind not in "fc":
                 raise RuntimeError(
                     f"{fn.__name__}: only Tensors of floating point dtype can require "
                     f"gradients, got dtype {dtype}"

@@ -20,6 +20,7 @@ from .ops.decomp import (  # noqa: E402
     tensorsolve,
     vander,
 )
+from .ops.eig import eig, eigvals  # noqa: E402 - issue 10 (complex tensors)
 from .ops.householder import householder_product
 from .ops.ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.linalg import matmul
@@ -90,6 +91,8 @@ __all__ = [
     "solve",
     "solve_triangular",
     "vector_norm",
+    "eig",
+    "eigvals",
 ]
 
 # The registered ops here go through the same wrapper as tg.<name>: torch-like TypeErrors

@@ -16,6 +16,10 @@ from ._device import TensorShape, device
 
 _DEVICES: dict = {}
 
+# Set by autograd.graph: called when a complex leaf starts requiring grad, so that ops
+# check their inputs for complex tensors from then on (Note [Complex autograd guard]).
+COMPLEX_GRAD_HOOK: list = [lambda: None]
+
 __all__ = ["Tensor", "VersionCounter"]
 
 
@@ -130,6 +134,8 @@ def _convert(data, dtype, device):
             array = array.astype(_dtypes.get_default_dtype(), copy=False)
         elif array.dtype.kind == "i":
             array = array.astype(_dtypes.int64, copy=False)
+        elif array.dtype.kind == "c":
+            array = array.astype(_dtypes.get_default_complex_dtype(), copy=False)
         return xp.array(array, copy=True) if array is data else array
     return xp.array(data, dtype=dtype, copy=True)
 
@@ -320,6 +326,10 @@ class Tensor:
                 )
             return self
         if requires_grad and not _dtypes.is_floating(self._data.dtype):
+            if self._data.dtype.kind == "c":  # Note [Complex autograd guard]
+                COMPLEX_GRAD_HOOK[0]()
+                self._rg = True
+                return self
             raise RuntimeError(
                 f"only floating point tensors can require gradients, got dtype {self._data.dtype}"
             )
@@ -425,7 +435,10 @@ class Tensor:
                 suffixes.append("requires_grad=True")
             return _tensor_repr.add_suffixes(prefix + "...", suffixes, indent, opts["linewidth"])
         data = self._data if _backend.device_of(self._data) == "cpu" else self._data.get()
-        default = data.dtype in (_dtypes.get_default_dtype(), _dtypes.int64, _dtypes.bool_)
+        default = data.dtype in (
+            _dtypes.get_default_dtype(), _dtypes.get_default_complex_dtype(), _dtypes.int64,
+            _dtypes.bool_,
+        )  # fmt: skip
         if data.size == 0:
             if data.ndim != 1:
                 suffixes.append(f"size={tuple(data.shape)}")

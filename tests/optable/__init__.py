@@ -116,6 +116,9 @@ def _collect():
     from . import linalg_l  # noqa: PLC0415 - issue 10 (linear algebra)
 
     cases.extend(linalg_l.CASES)
+    from . import complex as complex_rows  # noqa: PLC0415 - issue 10 (complex tensors)
+
+    cases.extend(complex_rows.CASES)
     return cases
 
 

@@ -184,6 +184,11 @@ def _root_grads(roots, grad_tensors, create_graph):
                     f"grad can be implicitly created only for scalar outputs; this output has "
                     f"shape {list(root.shape)}: pass gradient= (a tensor of that shape)"
                 )
+            if root._data.dtype.kind == "c":  # as PyTorch: a complex loss has no gradient
+                raise RuntimeError(
+                    "grad can be implicitly created only for real scalar outputs; this output "
+                    f"is {root._data.dtype}: take .real, .abs() or pass gradient="
+                )
             g = Tensor._wrap(np.ones(root._data.shape, root._data.dtype))
         else:
             if not isinstance(g, Tensor):

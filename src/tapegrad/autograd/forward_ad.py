@@ -277,6 +277,14 @@ def _propagate(outs, inputs, node) -> None:
     tans = [tangent_of(t) for t in inputs]
     if all(t is None for t in tans):
         return
+    if any(o._data.dtype.kind == "c" for o in outs) or any(
+        t is not None and x._data.dtype.kind == "c" for x, t in zip(inputs, tans)
+    ):
+        raise NotImplementedError(
+            f"forward-mode AD (jvp, jacfwd, make_dual) through complex tensors is not "
+            f"supported ({node.name()}); use reverse mode (backward, grad, jacrev), which "
+            "supports them (docs/complex.md)"
+        )
     st.busy = True
     try:
         rule = JVP_RULES.get(node._name) if not st.batch else None

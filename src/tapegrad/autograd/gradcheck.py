@@ -35,6 +35,12 @@ class GradcheckError(RuntimeError):
 
 def _weights(shape, dtype, seed):
     rng = np.random.Generator(np.random.PCG64(seed))
+    if np.dtype(dtype).kind == "c":
+        return (
+            rng.uniform(-1.0, 1.0, size=tuple(shape) + (2,))
+            .view(np.complex128)[..., 0]
+            .astype(dtype)
+        )
     return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
 
 
@@ -47,9 +53,11 @@ def _outputs(result):
 def _reduce(outputs, weights):
     total = None
     for out, w in zip(outputs, weights):
-        if out._data.dtype.kind != "f":
+        kind = out._data.dtype.kind
+        if kind not in "fc":
             continue
-        term = (out * w).sum()
+        # a complex output f counts as Re(Σ conj(w) f): its gradient (PyTorch's convention) is w
+        term = (out * w).sum() if kind == "f" else (out * w.conj()).real.sum()
         total = term if total is None else total + term
     return total
 
@@ -107,7 +115,7 @@ def gradcheck(
     if not named:
         raise ValueError("gradcheck: no input or wrt tensor requires grad; nothing to check")
     for label, t in named:
-        if t._data.dtype != np.float64:
+        if t._data.dtype not in (np.float64, np.complex128):
             warnings.warn(
                 f"gradcheck: {label} requires grad and is {t.dtype}, not float64; with "
                 f"eps={eps} the check will likely fail (use float64 inputs)",
@@ -116,7 +124,10 @@ def gradcheck(
 
     with enable_grad():
         outputs = _outputs(fn(*inputs))
-    weights = [_weights(o._data.shape, o._data.dtype, seed + k) for k, o in enumerate(outputs)]
+    weights = [
+        Tensor._wrap(_weights(o._data.shape, o._data.dtype, seed + k))
+        for k, o in enumerate(outputs)
+    ]
 
     with enable_grad():
         loss = _reduce(outputs, weights)
@@ -132,20 +143,24 @@ def gradcheck(
         return 0.0 if total is None else float(total._data)
 
     for (label, t), a in zip(named, analytic):
-        a = np.zeros(t._data.shape) if a is None else np.asarray(a._data, dtype=np.float64)
-        for idx in np.ndindex(*t._data.shape):
+        cx = t._data.dtype.kind == "c"
+        a = np.zeros(t._data.shape, np.complex128 if cx else np.float64) if a is None else a._data
+        # A complex element is checked along its real and its imaginary direction: its
+        # gradient is dL/dx + i dL/dy (PyTorch's convention).
+        for idx, step, part in _directions(t._data.shape, eps, cx):
             orig = t._data[idx].copy()
-            t._data[idx] = orig + eps
+            t._data[idx] = orig + step
             plus = value()
-            t._data[idx] = orig - eps
+            t._data[idx] = orig - step
             minus = value()
             t._data[idx] = orig
             numeric = (plus - minus) / (2 * eps)
-            got = float(a[idx])
+            got = float(a[idx].imag if part == "imag" else a[idx].real)
             if not abs(got - numeric) <= atol + rtol * abs(numeric) or np.isnan(got):
+                where = f" ({part} part)" if cx else ""
                 msg = (
                     f"gradcheck failed for {label} (shape {list(t.shape)}, dtype {t.dtype}) "
-                    f"at element {tuple(int(i) for i in idx)}: analytic {got:.6g}, "
+                    f"at element {tuple(int(i) for i in idx)}{where}: analytic {got:.6g}, "
                     f"numeric {numeric:.6g} (atol={atol}, rtol={rtol}, eps={eps})"
                 )
                 if localize:
@@ -154,6 +169,13 @@ def gradcheck(
                     raise GradcheckError(msg)
                 return False
     return True
+
+
+def _directions(shape, eps, cx):
+    for idx in np.ndindex(*shape):
+        yield idx, eps, "real"
+        if cx:
+            yield idx, eps * 1j, "imag"
 
 
 def _localize(fn, inputs) -> str:
@@ -190,7 +212,7 @@ def gradgradcheck(
         outputs = _outputs(fn(*inputs))
     upstream = tuple(
         Tensor._wrap(_weights(o._data.shape, o._data.dtype, seed + 100 + k)).requires_grad_(
-            o._data.dtype.kind == "f"
+            o._data.dtype.kind in "fc"
         )
         for k, o in enumerate(outputs)
     )

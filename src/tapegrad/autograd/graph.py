@@ -10,6 +10,9 @@ from __future__ import annotations
 import threading
 import weakref
 
+import numpy as _np
+
+from .. import tensor as _tensor_module
 from ..grad_mode import STATE
 from ..tensor import Tensor, VersionCounter
 
@@ -468,6 +471,29 @@ def _stale_view_error(node, view) -> RuntimeError:
     )
 
 
+# Note [Complex autograd guard]
+# Backward rules are written for real numbers; for complex tensors most would give a silent
+# wrong gradient (PyTorch's convention, for a real loss L of z = x + iy, is z.grad = dL/dx +
+# i dL/dy, so a holomorphic f needs grad_in = grad_out * conj(f'(z))). So a Node recorded
+# with a complex output, or (once a complex tensor has required grad: ``_complex_live``) a
+# complex input that requires grad, is handed to COMPLEX_GUARD[0](name, inputs, backward,
+# dtype), set by ops/complex_guard.py. It returns the backward to record: the rule itself
+# for the Nodes whose rule holds for complex tensors, conj ∘ rule ∘ conj for holomorphic
+# ones, and raises NotImplementedError naming the op for every other Node. Real-only
+# programs pay one dtype-kind test per recorded Node.
+_complex_live = False
+COMPLEX_GUARD: list = [None]
+_F32, _F64 = _np.dtype("float32"), _np.dtype("float64")  # builtin dtypes are singletons
+
+
+def _set_complex_live() -> None:
+    global _complex_live
+    _complex_live = True
+
+
+_tensor_module.COMPLEX_GRAD_HOOK[0] = _set_complex_live
+
+
 def make_result(data, inputs, backward, name, saved=None, save_output=False, view_of=None):
     """The funnel every differentiable op goes through.
 
@@ -534,12 +560,16 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
         if edges is None:
             return out
     data = out._data
+    dtype = data.dtype
+    # Note [Complex autograd guard]; float32/64 identity tests first: dtype.kind costs more
+    if _complex_live or (dtype is not _F32 and dtype is not _F64 and dtype.kind == "c"):
+        backward = COMPLEX_GUARD[0](name, inputs, backward, dtype)
     # Node.__init__ inlined (keep in step with it): one fewer call per recorded op.
     node = _new_node(Node)
     node._backward = backward
     node.next_functions = edges
     node._name = name
-    node._out_meta = ((data.shape, data.dtype),)
+    node._out_meta = ((data.shape, dtype),)
     node._saved_output = None
     node._pre_hooks = None
     node._hooks = None
@@ -604,13 +634,21 @@ def make_results(datas, inputs, backward, name, saved=None, node_type=None):
     if edges is None:
         return outs
     meta = tuple((o._data.shape, o._data.dtype) for o in outs)
+    if node_type is None:  # Note [Complex autograd guard]
+        cx = None
+        for m in meta:
+            if m[1].kind == "c":
+                cx = m[1]
+                break
+        if cx is not None or (_complex_live and meta):
+            backward = COMPLEX_GUARD[0](name, inputs, backward, cx or meta[0][1])
     node = (node_type or Node)(backward, edges, name, meta)
     if saved:
         node._saved_versions = tuple(_version_record(t) for t in saved)
     if ANOMALY["enabled"]:
         ANOMALY["record"](node)
     for nr, o in enumerate(outs):
-        if o._data.dtype.kind == "f":
+        if o._data.dtype.kind in "fc":
             o.grad_fn = node
             o._rg = True
             o._output_nr = nr

@@ -15,6 +15,7 @@ from . import aten, copy_variants, strided, view_scatter  # noqa: F401 - issue 1
 
 # -- issue 10 part L: linear algebra, one file per family --
 from . import householder, ldl, lowrank, lu, matfun, solve_more  # noqa: F401
+from . import complex_guard, complex_ops, eig  # noqa: F401 - issue 10: complex tensors
 from ._registry import OPS
 
 __all__ = ["OPS"]

@@ -168,8 +168,9 @@ def make_unary(row: Unary) -> Callable:
         if kind == "bool":
             out = out.astype(np.bool_, copy=False)
         elif out.dtype != data.dtype and (kind != "same" or data.dtype.kind == "f"):
-            out = out.astype(data.dtype)
-        if grad is None or out.dtype.kind != "f":
+            if data.dtype.kind != "c" or out.dtype.kind == "c":  # |z|, angle(z) stay real
+                out = out.astype(data.dtype)
+        if grad is None or out.dtype.kind not in "fc":
             return Tensor._wrap(out)
         if rule is not None:
             return make_result(out, (x,), rule, node)
@@ -234,7 +235,7 @@ def _make_unary_with_params(row, node, rule):
             out = np.asarray(kernel(data, **kw))
         if out.dtype != data.dtype:
             out = out.astype(data.dtype)
-        if grad is None or out.dtype.kind != "f":
+        if grad is None or out.dtype.kind not in "fc":
             return Tensor._wrap(out)
         if rule is not None:
             return make_result(out, (x,), rule, node)
@@ -300,7 +301,7 @@ def make_binary(row: Binary) -> Callable:
             out = out.astype(np.bool_, copy=False)
         elif out.dtype != dt:
             out = out.astype(dt)
-        if grad is None or out.dtype.kind != "f":
+        if grad is None or out.dtype.kind not in "fc":
             return Tensor._wrap(out)
         if rule is not None:
             return make_result(out, (ta, tb), rule, node)

@@ -8,7 +8,7 @@ from .. import _dtypes
 from ..autograd.graph import sum_to
 from ..tensor import Tensor, _as_array, _init
 
-_SCALARS = (int, float, bool)
+_SCALARS = (int, float, bool, complex)
 
 
 def as_tensor_or_scalar(x, op: str):

@@ -8,13 +8,15 @@ Broadcast operands get their gradient summed back with ``sum_to``.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .. import _dtypes, _fpquiet
 from ..autograd import forward_ad
-from ..autograd.graph import keeps_arrays, make_result, sum_to
+from ..autograd.graph import OWNED, keeps_arrays, make_result, sum_to
 from ..grad_mode import STATE
-from ..tensor import Tensor
+from ..tensor import _PACKAGE_DIR, Tensor
 from ._registry import register
 from ._util import as_tensor_or_scalar, broadcast_error, reduce_grad
 from .elementwise import where
@@ -49,6 +51,7 @@ def _operands(a, b, op):
 
 
 _F64 = _dtypes.float64
+_C128 = _dtypes.complex128
 
 
 # Note [Scalar operands as 0-d arrays]
@@ -101,9 +104,18 @@ def _compute(fn, da, db, op, ta, tb, quiet=False):
         raise broadcast_error(op, np.shape(da), np.shape(db)) from None
     except TypeError:
         raise _unsupported(op, da, db) from None
-    if out.dtype is _F64:  # builtin dtypes are singletons; only float64 may need fixing
+    dt = out.dtype
+    if dt is _F64:  # builtin dtypes are singletons; only float64 may need fixing
         out = _dtypes.fix_float_result(out, _dtype(da), _dtype(db))
+    elif dt is _C128:  # an integer tensor with a complex scalar: the default complex dtype
+        out = _fix_complex_result(out, _dtype(da), _dtype(db))
     return out
+
+
+def _fix_complex_result(out, *operand_dtypes):
+    if any(d is not None and d in (_F64, _C128) for d in operand_dtypes):
+        return out
+    return out.astype(_dtypes.get_default_complex_dtype())
 
 
 def _unsupported(op, da, db):
@@ -577,17 +589,49 @@ Tensor.__invert__ = _invert
 
 @register("_cast")
 def _cast(input, dtype):
-    """A copy with another dtype; differentiable between float dtypes."""
+    """A copy with another dtype; differentiable between float (and complex) dtypes.
+
+    Note [Complex to real casts]
+    A complex tensor becomes real (its real part, as PyTorch) when the user asks for it
+    (``.to(float64)``, ``.double()``...: the outermost tapegrad frame is such a conversion)
+    or inside a backward pass, where the real part of a gradient is the gradient of a real
+    input. Any other complex-to-real cast is an op converting an input it cannot take as
+    complex, and raises rather than drop the imaginary part silently.
+    """
     dtype = _dtypes.to_dtype(dtype)
-    out = _fpquiet.call(input._data.astype, dtype)  # NaN -> int, 1e5 -> float16: silent
     src = input._data.dtype
-    if dtype.kind != "f" and not _dtypes.is_floating(dtype):  # bfloat16 is kind "V"
+    if src.kind == "c" and dtype.kind != "c":
+        if OWNED.current is None and not _user_conversion():
+            raise RuntimeError(
+                f"cannot cast a complex tensor ({src}, shape {list(input._data.shape)}) to "
+                f"{dtype} implicitly: this op does not support complex tensors, and tapegrad "
+                "raises rather than drop the imaginary part. Use .real, .abs() or an explicit "
+                f".to({dtype}) first."
+            )
+        out = _fpquiet.call(input._data.real.astype, dtype)
+    else:
+        out = _fpquiet.call(input._data.astype, dtype)  # NaN -> int, 1e5 -> float16: silent
+    if dtype.kind not in "fc" and not _dtypes.is_floating(dtype):  # bfloat16 is kind "V"
         return Tensor._wrap(out)
 
     def backward(g):
         return (g._cast(src),)
 
     return make_result(out, (input,), backward, "ToCopyBackward")
+
+
+_CONVERSIONS = frozenset(("to", "float", "double", "half", "bfloat16", "type", "type_as"))
+
+
+def _user_conversion() -> bool:
+    """Whether the outermost tapegrad frame (the one user code called) is a dtype conversion
+    method (Note [Complex to real casts])."""
+    frame = sys._getframe(2)
+    last = None
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        last = frame
+        frame = frame.f_back
+    return last is not None and last.f_code.co_name in _CONVERSIONS
 
 
 @register("clone")

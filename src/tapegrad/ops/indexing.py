@@ -238,6 +238,10 @@ def _scatter_add_array(values, shape, key, advanced):
         out = np.zeros(shape, dtype)
         out[key] = values
         return out
+    if dtype.kind == "c":  # np.bincount takes real weights: the two parts apart
+        out = _scatter_add_array(values.real, shape, key, advanced).astype(dtype)
+        out.imag = _scatter_add_array(values.imag, shape, key, advanced)
+        return out
     n = int(np.prod(shape))
     lead = _leading_int_arrays(key)
     if lead is not None and len(shape) == 1:

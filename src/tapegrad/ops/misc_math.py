@@ -284,10 +284,7 @@ def _identity(name, doc):
     return register(name)(op)
 
 
-real = _identity("real", "The real part: for a real tensor, the tensor itself (as PyTorch).")
-conj = _identity("conj", "The complex conjugate: for a real tensor, the tensor itself.")
-conj_physical = _identity("conj_physical", "``conj`` materialized: a real tensor itself.")
-resolve_conj = _identity("resolve_conj", "Materializes a lazy conjugate: a real tensor itself.")
+# real, conj, conj_physical, resolve_conj: ops/complex_ops.py
 resolve_neg = _identity("resolve_neg", "Materializes a lazy negation: a real tensor itself.")
 
 

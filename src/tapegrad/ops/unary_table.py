@@ -48,6 +48,8 @@ def _sinc(x):
 
 
 def _angle(x):
+    if x.dtype.kind == "c":
+        return np.angle(x)
     out = np.where(x < 0, np.pi, 0.0).astype(x.dtype)
     return np.where(np.isnan(x), x, out)
 
