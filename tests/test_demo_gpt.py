@@ -27,12 +27,23 @@ def test_bigram_baseline_is_a_proper_loss():
 
 
 def test_short_training_run_lowers_the_loss(tmp_path, capsys):
+    # batch 4 of 16 characters instead of the demo's 16 of 64: the same code (causal
+    # attention, AdamW groups, clipping, schedule, eval, sampling, plot), 1/16 of the
+    # arithmetic
     summary = demo_gpt.train(
-        steps=20, out_dir=str(tmp_path), progress=False, eval_every=10, sample_len=4
+        steps=20,
+        out_dir=str(tmp_path),
+        progress=False,
+        eval_every=10,
+        sample_len=4,
+        batch_size=4,
+        block_size=16,
     )
     out = capsys.readouterr().out
     assert "bigram baseline" in out and "samples:" in out
-    assert summary["history"]["val"][-1] < np.log(96)  # it learned something in 20 steps
+    # it learned something in 20 steps: an untrained model scores about log(96) = 4.56
+    # (4.54 with lr=0, which the old bound of log(96) let pass); this run reaches 3.65
+    assert summary["history"]["val"][-1] < 4.0
     assert (tmp_path / "gpt_loss.png").exists()
     saved = json.loads((tmp_path / "gpt_summary.json").read_text())
     assert saved["steps"] == 20 and len(saved["samples"]) == 3

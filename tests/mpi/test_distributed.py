@@ -37,18 +37,13 @@ def _mpirun(n, script, *args, timeout=90):
 
 
 @needs_mpi
-@pytest.mark.parametrize("n", [2, 3])
-def test_collectives_match_numpy(n):
-    res = _mpirun(n, "collectives_script.py")
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert res.stdout.count("collectives OK") == n
-
-
-@needs_mpi
 @pytest.mark.parametrize("n, cap", [(2, "0.001"), (3, "25")])
-def test_ddp_matches_single_process_training(n, cap):
-    res = _mpirun(n, "ddp_script.py", cap)
+def test_collectives_then_ddp(n, cap):
+    """collectives_script.py (every collective against NumPy), then ddp_script.py (DDP on
+    1/n of the batch equals single-process training), in one mpiexec job of n ranks."""
+    res = _mpirun(n, "collectives_then_ddp_script.py", cap)
     assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.count("collectives OK") == n, res.stdout + res.stderr
     for what in (
         "match 1-process",
         "no_sync accumulation",
