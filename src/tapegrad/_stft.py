@@ -9,7 +9,7 @@ n_fft // 2 on both sides with ``pad_mode``; ``normalized`` scales by n_fft^(-1/2
 
 >>> import tapegrad as tg
 >>> tg.stft(tg.ones(16), 8, return_complex=True).shape
-(5, 9)
+tapegrad.Size([5, 9])
 """
 
 from __future__ import annotations
