@@ -1,0 +1,184 @@
+"""Paths that no test executed (found with the mutation tool's line map, tools/covmap.py).
+
+Each test runs a branch the rest of the suite never reached and compares its values
+(and gradients) with torch, so a small change there fails.
+"""
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+def _t(torch, a, rg=False):
+    return torch.tensor(np.asarray(a), requires_grad=rg)
+
+
+def _g(a, rg=False):
+    return tg.tensor(np.asarray(a), requires_grad=rg)
+
+
+def _same(ours, theirs, rtol=1e-7, atol=1e-12):
+    theirs = theirs.detach().numpy() if hasattr(theirs, "detach") else np.asarray(theirs)
+    ours = ours.detach().numpy() if hasattr(ours, "detach") else np.asarray(ours)
+    assert ours.shape == theirs.shape, (ours.shape, theirs.shape)
+    assert ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
+    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_gradient_with_zeros_matches_torch(torch_mod, include_self):
+    torch = torch_mod
+    # zeros in the input and in the source: the gradient is the product of the other
+    # factors, computed directly (0/0 otherwise)
+    base = np.array([[2.0, 0.0, 3.0, 1.5], [0.5, 4.0, 0.0, 2.0]])
+    src = np.array([[1.5, 0.0, 2.0, 3.0, 0.5], [0.0, 2.5, 1.0, 0.0, 3.0]])
+    index = np.array([[0, 0, 2, 2, 2], [1, 3, 3, 1, 0]])
+    up = np.arange(1.0, 9.0).reshape(2, 4)
+    outs = []
+    for lib, mk in ((torch_mod, lambda a: _t(torch, a, True)), (tg, lambda a: _g(a, True))):
+        b, s = mk(base), mk(src)
+        idx = lib.tensor(index)
+        out = lib.scatter_reduce(b, 1, idx, s, "prod", include_self=include_self)
+        out.backward(lib.tensor(up))
+        outs.append((out, b.grad, s.grad))
+    for ours, theirs in zip(outs[1], outs[0]):
+        _same(ours, theirs)
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_unique_consecutive_matches_torch(torch_mod, dim):
+    torch = torch_mod
+    x = np.array([[1, 1, 2, 2, 3, 1, 1], [1, 1, 2, 2, 3, 1, 2]])
+    for flags in ((False, False), (True, False), (False, True), (True, True)):
+        kw = dict(return_inverse=flags[0], return_counts=flags[1], dim=dim)
+        theirs = torch.unique_consecutive(torch.tensor(x), **kw)
+        ours = tg.unique_consecutive(tg.tensor(x), **kw)
+        if not any(flags):
+            theirs, ours = (theirs,), (ours,)
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            _same(a, b)
+    # one row along dim 0 / one column along dim 1: nothing to compare
+    one = x[:1] if dim != 1 else x[:, :1]
+    kw = dict(return_inverse=True, return_counts=True, dim=dim)
+    for a, b in zip(tg.unique_consecutive(tg.tensor(one), **kw),
+                    torch.unique_consecutive(torch.tensor(one), **kw)):
+        _same(a, b)
+
+
+def test_inv_ex_of_singular_matrices_matches_torch(torch_mod):
+    torch = torch_mod
+    # a batch mixing singular and invertible matrices: info names the first zero pivot
+    # (as LAPACK's getrf), the invertible ones keep their inverse
+    A = np.array(
+        [[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 1.0]], [[0.0, 0.0], [0.0, 0.0]],
+         [[1.0, 2.0], [3.0, 4.0]]]
+    )
+    theirs = torch.linalg.inv_ex(torch.tensor(A))
+    ours = tg.linalg.inv_ex(tg.tensor(A))
+    _same(ours.info, theirs.info)
+    ok = theirs.info.numpy() == 0
+    _same(ours.inverse.numpy()[ok], theirs.inverse.numpy()[ok])
+    A3 = np.array([[1.0, 2, 3], [2, 4, 6], [1, 1, 1]])
+    _same(tg.linalg.inv_ex(tg.tensor(A3)).info, torch.linalg.inv_ex(torch.tensor(A3)).info)
+    with pytest.raises(tg.linalg.LinAlgError):
+        tg.linalg.inv_ex(tg.tensor(A3), check_errors=True)
+    # invertible: the inverse, differentiable
+    a = _g(A[3], True)
+    r = tg.linalg.inv_ex(a)
+    r.inverse.sum().backward()
+    t = _t(torch_mod, A[3], True)
+    torch.linalg.inv_ex(t).inverse.sum().backward()
+    _same(r.inverse, torch.linalg.inv(torch.tensor(A[3])))
+    _same(r.info, torch.zeros((), dtype=torch.int32))
+    _same(a.grad, t.grad)
+
+
+def test_solve_ex_of_a_singular_matrix_from_the_right_matches_torch(torch_mod):
+    torch = torch_mod
+    A = np.array([[[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]], np.eye(3) * 2])
+    B = np.arange(6.0).reshape(2, 1, 3) + 1
+    theirs = torch.linalg.solve_ex(torch.tensor(A), torch.tensor(B), left=False)
+    ours = tg.linalg.solve_ex(tg.tensor(A), tg.tensor(B), left=False)
+    _same(ours.info, theirs.info)
+    _same(ours.result, theirs.result)
+
+
+@pytest.mark.parametrize("name", ["jvp", "hvp", "vhp"])
+def test_functional_products_with_v_none_match_torch(torch_mod, name):
+    torch = torch_mod
+    # v may be None for a one-element input (it is then 1)
+    def f(lib):
+        return lambda x: (x.exp() * x).sum() if name != "jvp" else x.sin() * 3.0
+
+    x = np.array([0.7])
+    theirs = getattr(torch.autograd.functional, name)(f(torch_mod), torch.tensor(x))
+    ours = getattr(tg.autograd.functional, name)(f(tg), tg.tensor(x))
+    for a, b in zip(ours, theirs):
+        _same(a, b)
+    with pytest.raises(RuntimeError, match="v can only be None"):
+        getattr(tg.autograd.functional, name)(f(tg), tg.tensor(np.array([0.7, 0.2])))
+
+
+@pytest.mark.parametrize("p", [None, 2, -2, "nuc", "fro", 1, -1, np.inf, -np.inf])
+def test_cond_of_integer_and_empty_matrices_matches_torch(torch_mod, p):
+    torch = torch_mod
+    A = np.array([[[2, 1], [1, 3]], [[1, 0], [4, 5]]])
+    theirs = torch.linalg.cond(torch.tensor(A).double(), p)
+    ours = tg.linalg.cond(tg.tensor(A), p)  # an integer matrix becomes float
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+    assert ours.dtype == tg.float32
+    empty = np.zeros((3, 0, 0))
+    _same(tg.linalg.cond(tg.tensor(empty), p), torch.linalg.cond(torch.tensor(empty), p))
+
+
+def test_cond_refuses_an_unknown_norm_and_a_vector(torch_mod):
+    torch = torch_mod
+    with pytest.raises(RuntimeError, match="invalid norm type"):
+        tg.linalg.cond(tg.eye(2), 3)
+    with pytest.raises(RuntimeError):
+        torch.linalg.cond(torch.eye(2), 3)
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        tg.linalg.cond(tg.ones(3))
+
+
+def test_sigmoid_and_silu_in_half_precision_match_torch(torch_mod):
+    torch = torch_mod
+    dtype = "float16"  # NOTE: bfloat16 (ml_dtypes, kind "V") computes in float32
+    x = np.array([-30.0, -5.0, -0.5, 0.0, 0.25, 3.0, 12.0, 80.0])
+    for name in ("sigmoid", "silu"):
+        t = torch.tensor(x).to(getattr(torch_mod, dtype))
+        ours = getattr(tg.nn.functional, name)(tg.tensor(x).to(getattr(tg, dtype)))
+        theirs = getattr(torch.nn.functional, name)(t)
+        assert str(ours.dtype).split(".")[-1] == dtype
+        np.testing.assert_allclose(
+            ours.float().numpy(), theirs.float().numpy(), rtol=1e-2, atol=1e-3
+        )
+
+
+def test_matmul_of_many_rows_by_a_broadcast_matrix_matches_torch(torch_mod):
+    torch = torch_mod
+    # a stack times a matrix broadcast over the stack (stride 0) runs as blocks of
+    # rows: more rows than one block holds, and a last block that is shorter
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 700, 24))
+    w = rng.standard_normal((24, 30))
+    b = np.broadcast_to(w, (3, 24, 30))
+    _same(tg.matmul(tg.tensor(a), tg.tensor(b)), torch.matmul(torch.tensor(a), torch.tensor(w)),
+          rtol=1e-12, atol=1e-12)
+
+
+def test_grad_with_batched_grad_outputs_and_create_graph_matches_torch(torch_mod):
+    torch = torch_mod
+    x = np.array([0.3, -1.2, 2.0])
+    v = np.eye(3) * np.array([[1.0], [2.0], [-1.0]])
+    res = []
+    for lib in (torch_mod, tg):
+        xt = lib.tensor(x, requires_grad=True)
+        y = xt.sin() * xt
+        (g,) = lib.autograd.grad(y, xt, lib.tensor(v), create_graph=True, is_grads_batched=True)
+        (h,) = lib.autograd.grad(g.sum(), xt)
+        res.append((g, h))
+    for a, b in zip(res[1], res[0]):
+        _same(a, b)
