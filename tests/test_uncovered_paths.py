@@ -343,3 +343,111 @@ def test_transfer_parametrizations_and_params_matches_torch(torch_mod):
         )
     for ours, theirs in zip(outs[1], outs[0]):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def test_queue_callback_runs_after_backward_and_only_inside_it():
+    from tapegrad.autograd import engine
+
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    order = []
+
+    def hook(g):
+        engine.queue_callback(lambda: order.append(("callback", x.grad.tolist())))
+        order.append("hook")
+
+    y = (x * 3.0).sum()
+    x.register_hook(hook)
+    y.backward()
+    # the callback ran once backward had finished: the gradient is accumulated
+    assert order == ["hook", ("callback", [3.0, 3.0])]
+    with pytest.raises(RuntimeError, match="no backward"):
+        engine.queue_callback(lambda: None)
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph")
+def test_gradient_accumulated_into_a_recorded_grad_matches_torch(torch_mod):
+    # after backward(create_graph=True) x.grad has a graph: a later plain backward adds
+    res = []
+    for lib in (torch_mod, tg):
+        x = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        (x**3).sum().backward(create_graph=True)
+        (x * x).sum().backward()
+        res.append(x.grad.detach().numpy().copy())
+    np.testing.assert_allclose(res[1], res[0], rtol=1e-6)
+    # NOTE: torch adds into the recorded x.grad in place (an earlier reference to it sees
+    # the sum); tapegrad makes a new tensor
+
+
+def test_zero_dim_sort_family_and_quantile_keepdim_match_torch(torch_mod):
+    torch = torch_mod
+    for name in ("sort", "argsort", "kthvalue", "median", "mode", "max", "min", "cummax"):
+        args = (1,) if name == "kthvalue" else ()
+        ours = (
+            getattr(tg, name)(tg.tensor(2.5), *args, dim=0)
+            if name != "argsort"
+            else (tg.argsort(tg.tensor(2.5), dim=0))
+        )
+        theirs = getattr(torch, name)(torch.tensor(2.5), *args, dim=0)
+        ours = ours if isinstance(ours, tuple) else (ours,)
+        theirs = theirs if isinstance(theirs, tuple) else (theirs,)
+        for a, b in zip(ours, theirs):
+            a = a.numpy() if hasattr(a, "numpy") else a
+            assert a.shape == tuple(b.shape) and str(a.dtype) == str(b.dtype).split(".")[-1]
+            np.testing.assert_array_equal(a, b.numpy())
+    x = np.arange(12.0).reshape(3, 4)
+    for q in (0.3, [0.25, 0.5]):
+        _same(
+            tg.quantile(
+                tg.tensor(x),
+                tg.tensor(q, dtype=tg.float64) if isinstance(q, list) else q,
+                keepdim=True,
+            ),
+            torch.quantile(
+                torch.tensor(x),
+                torch.tensor(q, dtype=torch.float64) if isinstance(q, list) else q,
+                keepdim=True,
+            ),
+        )
+
+
+def test_histc_of_constant_and_empty_data_matches_torch(torch_mod):
+    torch = torch_mod
+    for data in ([2.0, 2.0, 2.0], [], [0.5, -1.0, 3.0]):
+        for kw in ({"bins": 4}, {"bins": 3, "min": 0, "max": 0}, {"bins": 5, "min": -1, "max": 1}):
+            _same(
+                tg.histc(tg.tensor(data, dtype=tg.float64), **kw),
+                torch.histc(torch.tensor(data, dtype=torch.float64), **kw),
+            )
+
+
+def test_qr_mode_r_matches_torch_and_has_no_gradient(torch_mod):
+    torch = torch_mod
+    A = np.array([[2.0, 1.0, 0.5], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0], [1.0, 0.0, 1.0]])
+    ours = tg.linalg.qr(tg.tensor(A), mode="r")
+    theirs = torch.linalg.qr(torch.tensor(A), mode="r")
+    _same(ours[0], theirs[0])
+    _same(ours[1], theirs[1], rtol=1e-10, atol=1e-12)
+    a = tg.tensor(A, requires_grad=True)
+    with pytest.raises(RuntimeError, match="mode='r'"):
+        tg.linalg.qr(a, mode="r")[1].sum().backward()
+    with pytest.raises(RuntimeError, match="unrecognized mode"):
+        tg.linalg.qr(tg.tensor(A), mode="full")
+
+
+def test_svd_lowrank_with_a_mean_and_pca_lowrank_reconstruct_like_torch(torch_mod):
+    torch = torch_mod
+    rng = np.random.default_rng(3)
+    low = rng.standard_normal((8, 2)) @ rng.standard_normal((2, 5))
+    M = np.broadcast_to(rng.standard_normal((1, 5)), (8, 5)).copy()
+    A = low + M
+    tg.manual_seed(0)
+    U, S, V = tg.svd_lowrank(tg.tensor(A), q=3, niter=2, M=tg.tensor(M))
+    np.testing.assert_allclose((U.numpy() * S.numpy()) @ V.numpy().T, low, atol=1e-10)
+    tS = torch.svd_lowrank(torch.tensor(A), q=3, niter=2, M=torch.tensor(M))[1]
+    np.testing.assert_allclose(S.numpy()[:2], tS.numpy()[:2], rtol=1e-10)
+    U, S, V = tg.pca_lowrank(tg.tensor(A))  # q = min(6, m, n), centred
+    centred = A - A.mean(0)
+    np.testing.assert_allclose((U.numpy() * S.numpy()) @ V.numpy().T, centred, atol=1e-10)
+    tS = torch.pca_lowrank(torch.tensor(A))[1]
+    np.testing.assert_allclose(S.numpy()[:2], tS.numpy()[:2], rtol=1e-10)
+    assert S.shape == tuple(tS.shape)
