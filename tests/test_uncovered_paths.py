@@ -243,6 +243,57 @@ def _errors(lib):
         "pixel_shuffle-channels": lambda: F.pixel_shuffle(lib.ones(1, 3, 2, 2), 2),
         "group_norm-weight": lambda: F.group_norm(lib.ones(2, 4, 3), 2, weight=lib.ones(3)),
         "cond-3": lambda: lib.linalg.cond(lib.eye(2, dtype=f32), 3),
+        "conv1d-not-a-tensor": lambda: F.conv1d([[1.0, 2.0]], lib.ones(1, 1, 1)),
+        "conv1d-4d-input": lambda: F.conv1d(lib.ones(1, 1, 1, 4), lib.ones(1, 1, 1)),
+        "conv1d-weight-2d": lambda: F.conv1d(lib.ones(1, 1, 4), lib.ones(1, 1)),
+        "conv1d-groups": lambda: F.conv1d(lib.ones(1, 3, 4), lib.ones(2, 3, 1), groups=2),
+        "conv1d-bias": lambda: F.conv1d(lib.ones(1, 1, 4), lib.ones(2, 1, 1), lib.ones(3)),
+        "conv1d-dtypes": lambda: F.conv1d(lib.ones(1, 1, 4), lib.ones(1, 1, 1, dtype=lib.float64)),
+        "conv3d-weight-4d": lambda: F.conv3d(lib.ones(1, 1, 2, 2, 2), lib.ones(1, 1, 1, 1)),
+        "conv_transpose1d-groups": lambda: F.conv_transpose1d(
+            lib.ones(1, 3, 4), lib.ones(2, 1, 1), groups=2
+        ),
+        "affine_grid-int-theta": lambda: F.affine_grid(
+            lib.ones(1, 2, 3, dtype=lib.int64), [1, 1, 2, 2], align_corners=False
+        ),
+        "affine_grid-2d-shape": lambda: F.affine_grid(
+            lib.ones(1, 3, 4), [1, 1, 2, 2], align_corners=False
+        ),
+        "affine_grid-3d-shape": lambda: F.affine_grid(
+            lib.ones(1, 2, 3), [1, 1, 2, 2, 2], align_corners=False
+        ),
+        "affine_grid-size": lambda: F.affine_grid(lib.ones(1, 2, 3), [1, 2], align_corners=False),
+        "adaptive_avg_pool1d-4d": lambda: F.adaptive_avg_pool1d(lib.ones(1, 1, 1, 4), 2),
+        "adaptive_max_pool3d-3d": lambda: F.adaptive_max_pool3d(lib.ones(1, 4, 4), 2),
+        "where-broadcast": lambda: lib.where(lib.ones(2) > 0, lib.ones(3), lib.ones(2)),
+        "add-shapes": lambda: lib.add(lib.ones(2), lib.ones(3)),
+        "instance_norm-no-stats": lambda: F.instance_norm(lib.ones(2, 3, 4), use_input_stats=False),
+        "interpolate-no-size": lambda: F.interpolate(lib.ones(1, 1, 4)),
+        "interpolate-both": lambda: F.interpolate(lib.ones(1, 1, 4), size=2, scale_factor=2.0),
+        "interpolate-bilinear-3d": lambda: F.interpolate(
+            lib.ones(1, 1, 4), size=2, mode="bilinear"
+        ),
+        "gaussian_nll-var-shape": lambda: F.gaussian_nll_loss(
+            lib.ones(2, 3), lib.ones(2, 3), lib.ones(2, 2)
+        ),
+        "gaussian_nll-negative-var": lambda: F.gaussian_nll_loss(
+            lib.ones(2, 3), lib.ones(2, 3), -lib.ones(2, 3)
+        ),
+        "pairwise_distance-dims": lambda: F.pairwise_distance(lib.ones(2, 3), lib.ones(2, 4)),
+        "cosine_embedding-dims": lambda: F.cosine_embedding_loss(
+            lib.ones(2, 3), lib.ones(2, 3), lib.ones(2, 2)
+        ),
+        "block_diag-3d": lambda: lib.block_diag(lib.ones(2, 2, 2)),
+        "mv-dims": lambda: lib.mv(lib.ones(2, 3), lib.ones(2)),
+        "renorm-p": lambda: lib.renorm(lib.ones(2, 2), -1, 0, 1.0),
+        "lu_unpack-dims": lambda: lib.lu_unpack(lib.ones(2), lib.ones(2, dtype=lib.int32)),
+        "scatter-reduce-kind": lambda: lib.zeros(3).scatter(
+            0, lib.tensor([0]), lib.ones(1), reduce="max"
+        ),
+        "pad-mode": lambda: F.pad(lib.ones(1, 1, 3), (1, 1), mode="wrap"),
+        "cov-weights": lambda: lib.cov(lib.ones(2, 3), fweights=lib.tensor([1.0, 2.0, 3.0])),
+        "isin-numbers": lambda: lib.isin(1, 2),
+        "nonzero_static-size": lambda: lib.nonzero_static(lib.ones(3), size=-1),
     }
 
 

@@ -186,8 +186,22 @@ def _src_hunks(old: str, new: str):
         if op == "equal":
             mapping.update({i + 1: j + 1 for i, j in zip(range(i1, i2), range(j1, j2))})
         else:  # old lines i1+1..i2 (an insertion sits between lines i1 and i1+1)
-            hunks.append((i1 + 1, max(i2, i1 + 1)))
+            added = "\n".join(b[j1:j2]) if op == "insert" else None
+            hunks.append((i1 + 1, max(i2, i1 + 1), added))
     return mapping, hunks
+
+
+def _only_definitions(text) -> bool:
+    """Whether inserted module-level ``text`` only defines functions or classes (running
+    it at import binds a name and changes nothing the other code reads)."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return False
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return bool(tree.body) and all(isinstance(n, kinds) for n in tree.body)
 
 
 def _enclosing_body(tree, first: int, last: int):
@@ -243,11 +257,13 @@ def extend(path: Path, root: Path, jobs: int = 0, base: str | None = None) -> di
         by_line = cmap["lines"].get(f, {})
         outside = set(cmap["outside"].get(f, ()))
         tree = ast.parse(text)
-        for first, last in hunks:
+        for first, last, added in hunks:
             ran = set()
             for ln in range(first, last + 1):
                 ran.update(by_line.get(str(ln), ()))
             body = _enclosing_body(tree, first, last)
+            if body is None and added is not None and _only_definitions(added):
+                continue  # new functions or classes: run only from edited code or new tests
             if body is None:  # module level: only code that never ran (nor at import)
                 if ran or outside & set(range(first, last + 1)):
                     raise SystemExit(f"{f}:{first}-{last}: an edit of code that runs at import")
