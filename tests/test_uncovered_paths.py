@@ -502,3 +502,40 @@ def test_svd_lowrank_with_a_mean_and_pca_lowrank_reconstruct_like_torch(torch_mo
     tS = torch.pca_lowrank(torch.tensor(A))[1]
     np.testing.assert_allclose(S.numpy()[:2], tS.numpy()[:2], rtol=1e-10)
     assert S.shape == tuple(tS.shape)
+
+
+def test_assigning_a_child_parameter_or_buffer_again_keeps_its_position_like_torch(torch_mod):
+    # a bug: re-assigning moved the name to the end, so parameters(), state_dict() and an
+    # optimizer's parameter order changed (e.g. model.fc = Linear(...) when fine-tuning)
+    res = []
+    for lib in (torch_mod, tg):
+        nn = lib.nn
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a, self.b = nn.Linear(1, 1), nn.Linear(1, 1)
+                self.register_buffer("x", lib.ones(1))
+                self.register_buffer("y", lib.ones(1))
+                self.p, self.q = nn.Parameter(lib.ones(1)), nn.Parameter(lib.ones(1))
+
+        m = M()
+        m.a = nn.Linear(2, 2)
+        m.register_buffer("x", lib.zeros(2))
+        m.p = nn.Parameter(lib.zeros(1))
+        m.register_parameter("q", nn.Parameter(lib.zeros(3)))
+        m.add_module("b", nn.Linear(3, 3))
+        seq = nn.Sequential(nn.Linear(1, 1), nn.ReLU(), nn.Linear(1, 2))
+        seq[0] = nn.Linear(1, 3)
+        ml = nn.ModuleList([nn.Linear(1, 1), nn.ReLU(), nn.Tanh()])
+        ml[0] = nn.Identity()
+        del ml[1]
+        res.append(
+            (
+                list(m.state_dict()),
+                [n for n, _ in m.named_parameters()],
+                [n for n, _ in seq.named_parameters()],
+                [type(c).__name__ for c in ml],
+            )
+        )
+    assert res[1] == res[0]
