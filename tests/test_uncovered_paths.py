@@ -539,3 +539,66 @@ def test_assigning_a_child_parameter_or_buffer_again_keeps_its_position_like_tor
             )
         )
     assert res[1] == res[0]
+
+
+def _autograd_cases(lib):
+    def batched(outs, grads):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        outs = [y if o == "y" else lib.ones(2) for o in outs]
+        return lib.autograd.grad(outs, x, grads, is_grads_batched=True)
+
+    class Early(lib.nn.Module):
+        def __init__(self, value):
+            self.v = value  # before Module.__init__
+
+    def module_with(setup):
+        m = lib.nn.Module()
+        m.register_buffer("b", lib.ones(1))
+        m.add_module("a", lib.nn.ReLU())
+        setup(m)
+
+    return {
+        "hook-on-a-constant": lambda: lib.ones(2).register_hook(lambda g: g),
+        "retain_grad-of-a-constant": lambda: lib.ones(2).retain_grad(),
+        "batched-without-grads": lambda: batched(["y"], None),
+        "batched-count": lambda: batched(["y", "y"], [lib.ones(3, 2)]),
+        "batched-shape": lambda: batched(["y"], [lib.ones(3, 3)]),
+        "batched-constant-output": lambda: batched(["y", "c"], [lib.ones(3, 2)] * 2),
+        "parameter-before-init": lambda: Early(lib.nn.Parameter(lib.ones(1))),
+        "module-before-init": lambda: Early(lib.nn.ReLU()),
+        "int-as-child": lambda: module_with(lambda m: setattr(m, "a", 3)),
+        "int-as-buffer": lambda: module_with(lambda m: setattr(m, "b", 3)),
+        "dotted-buffer-name": lambda: lib.nn.Module().register_buffer("a.b", lib.ones(1)),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_autograd_cases(tg)))
+def test_autograd_and_module_misuse_raises_torchs_exception_type(torch_mod, case):
+    with pytest.raises(Exception) as theirs:
+        _autograd_cases(torch_mod)[case]()
+    with pytest.raises(theirs.type):
+        _autograd_cases(tg)[case]()
+
+
+def test_hook_handles_as_context_managers_and_deleting_members_match_torch(torch_mod):
+    res = []
+    for lib in (torch_mod, tg):
+        x = lib.ones(2, requires_grad=True)
+        seen = []
+        with x.register_hook(lambda g: seen.append("leaf")):
+            (x * 2).sum().backward()
+        y = x * 3
+        with y.grad_fn.register_hook(lambda gi, go: seen.append("node")):
+            pass
+        y.sum().backward()  # both hooks removed
+        m = lib.nn.Module()
+        m.register_buffer("b", lib.ones(1))
+        m.register_parameter("p", lib.nn.Parameter(lib.ones(1)))
+        m.add_module("a", lib.nn.ReLU())
+        m.x = 1
+        m.a = None  # a child may be set to None
+        none_child = (m._modules["a"], len(list(m.children())))
+        del m.b, m.p, m.x
+        res.append((seen, none_child, hasattr(m, "b"), hasattr(m, "p"), list(m.state_dict())))
+    assert res[1] == res[0]
