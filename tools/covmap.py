@@ -192,8 +192,9 @@ def _src_hunks(old: str, new: str):
 
 
 def _only_definitions(text) -> bool:
-    """Whether inserted module-level ``text`` only defines functions or classes (running
-    it at import binds a name and changes nothing the other code reads)."""
+    """Whether inserted module-level ``text`` only defines functions or classes without
+    decorators (running it at import binds a name and changes nothing the other code
+    reads; a decorator such as ``@register`` would)."""
     import ast
 
     try:
@@ -201,7 +202,7 @@ def _only_definitions(text) -> bool:
     except SyntaxError:
         return False
     kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-    return bool(tree.body) and all(isinstance(n, kinds) for n in tree.body)
+    return bool(tree.body) and all(isinstance(n, kinds) and not n.decorator_list for n in tree.body)
 
 
 def _enclosing_body(tree, first: int, last: int):
