@@ -602,3 +602,83 @@ def test_hook_handles_as_context_managers_and_deleting_members_match_torch(torch
         del m.b, m.p, m.x
         res.append((seen, none_child, hasattr(m, "b"), hasattr(m, "p"), list(m.state_dict())))
     assert res[1] == res[0]
+
+
+def test_packed_sequence_conversions_and_padding_helpers_match_torch(torch_mod):
+    torch = torch_mod
+    rnn_t, rnn_g = torch.nn.utils.rnn, tg.nn.utils.rnn
+    seqs = [np.arange(6.0).reshape(3, 2), np.arange(4.0).reshape(2, 2) + 10]
+    ps_t = rnn_t.pack_sequence([torch.tensor(s, dtype=torch.float32) for s in seqs])
+    ps_g = rnn_g.pack_sequence([tg.tensor(s, dtype=tg.float32) for s in seqs])
+    assert ps_g.is_cuda is ps_t.is_cuda is False
+    for conv in (lambda p: p.double(), lambda p: p.double().float(), lambda p: p.to(p.data.dtype)):
+        a, b = conv(ps_g), conv(ps_t)
+        _same(a.data, b.data)
+        _same(a.batch_sizes, b.batch_sizes)
+    assert ps_g.to(ps_g.data.dtype) is ps_g  # nothing to convert: the same object, as torch
+    # a tensor of sequences, left padding, unpadding time-first
+    stacked = np.arange(12.0).reshape(2, 3, 2)
+    _same(rnn_g.pad_sequence(tg.tensor(stacked)), rnn_t.pad_sequence(torch.tensor(stacked)))
+    _same(
+        rnn_g.pad_sequence([tg.tensor(s) for s in seqs], padding_side="left"),
+        rnn_t.pad_sequence([torch.tensor(s) for s in seqs], padding_side="left"),
+    )
+    padded = np.arange(12.0).reshape(3, 2, 2)
+    ours = rnn_g.unpad_sequence(tg.tensor(padded), tg.tensor([3, 1]))
+    theirs = rnn_t.unpad_sequence(torch.tensor(padded), torch.tensor([3, 1]))
+    for a, b in zip(ours, theirs, strict=True):
+        _same(a, b)
+    with pytest.raises(RuntimeError):
+        rnn_g.pad_sequence([])
+    with pytest.raises(ValueError):
+        rnn_g.pad_sequence([tg.ones(2)], padding_side="middle")
+    with pytest.raises(RuntimeError, match="exceeds"):
+        rnn_g.pack_padded_sequence(tg.ones(2, 1), [3])
+
+
+def test_misc_math_edge_paths_match_torch(torch_mod):
+    torch = torch_mod
+    _same(tg.mvlgamma(tg.tensor([2, 3]), 2), torch.mvlgamma(torch.tensor([2, 3]).float(), 2))
+    for data in ([1, 2], [True, False]):
+        _same(tg.nan_to_num(tg.tensor(data)), torch.nan_to_num(torch.tensor(data)))
+    assert tg.equal(tg.ones(2), tg.ones(2)) is torch.equal(torch.ones(2), torch.ones(2)) is True
+    assert tg.equal(tg.ones(2), tg.ones(3)) is torch.equal(torch.ones(2), torch.ones(3)) is False
+    assert tg.equal(tg.ones(2), tg.tensor([1.0, 2.0])) is False
+    x = np.array([0.5, 1.5, 2.5])
+    a, b = tg.tensor(x), torch.tensor(x)
+    a.polygamma_(1)
+    b.polygamma_(1)
+    _same(a, b)
+    for call in (
+        lambda lib: lib.mvlgamma(lib.ones(2), 0),
+        lambda lib: lib.polygamma(-1, lib.ones(2)),
+        lambda lib: lib.isclose(lib.ones(2), lib.ones(2), rtol=-1.0),
+    ):
+        with pytest.raises(RuntimeError):
+            call(torch)
+        with pytest.raises(RuntimeError):
+            call(tg)
+
+
+def test_transformer_causal_hint_and_unbatched_encoder_match_torch(torch_mod):
+    torch = torch_mod
+    outs = []
+    for lib in (torch, tg):
+        lib.manual_seed(0)
+        layer = lib.nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0)
+        enc = lib.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        with lib.no_grad():
+            for i, p in enumerate(enc.parameters()):
+                p.copy_(lib.tensor(np.cos(np.arange(p.numel()) + i).reshape(tuple(p.shape))))
+        src = lib.tensor(np.sin(np.arange(12.0)).reshape(3, 4), dtype=lib.float32)
+        causal = lib.nn.Transformer.generate_square_subsequent_mask(3)
+        bool_causal = causal != 0
+        outs.append(
+            [
+                enc(src, mask=causal),
+                enc(src, mask=bool_causal),
+                enc(src, mask=causal[:2, :2].new_zeros(3, 3)),
+            ]
+        )
+    for a, b in zip(outs[1], outs[0]):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
