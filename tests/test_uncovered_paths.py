@@ -541,6 +541,19 @@ def test_assigning_a_child_parameter_or_buffer_again_keeps_its_position_like_tor
     assert res[1] == res[0]
 
 
+def _StringGrad(lib):
+    class StringGrad(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return "not a tensor"
+
+    return StringGrad
+
+
 def _autograd_cases(lib):
     def batched(outs, grads):
         x = lib.ones(2, requires_grad=True)
@@ -570,6 +583,21 @@ def _autograd_cases(lib):
         "int-as-child": lambda: module_with(lambda m: setattr(m, "a", 3)),
         "int-as-buffer": lambda: module_with(lambda m: setattr(m, "b", 3)),
         "dotted-buffer-name": lambda: lib.nn.Module().register_buffer("a.b", lib.ones(1)),
+        "backward-inputs-empty": lambda: (
+            (lib.ones(2, requires_grad=True) * 2).sum().backward(inputs=[])
+        ),
+        "grad-inputs-empty": lambda: lib.autograd.grad(
+            (lib.ones(2, requires_grad=True) * 2).sum(), []
+        ),
+        "backward-inputs-not-tensors": lambda: (
+            (lib.ones(2, requires_grad=True) * 2).sum().backward(inputs=[3])
+        ),
+        "function-returns-a-string": lambda: (
+            _StringGrad(lib).apply(lib.ones(2, requires_grad=True)).sum().backward()
+        ),
+        "index_select-float-index": lambda: lib.index_select(lib.ones(3), 0, lib.zeros(2)),
+        "gather-float-index": lambda: lib.gather(lib.ones(3), 0, lib.zeros(2)),
+        "take-float-index": lambda: lib.take(lib.ones(3), lib.zeros(2)),
     }
 
 
@@ -682,3 +710,18 @@ def test_transformer_causal_hint_and_unbatched_encoder_match_torch(torch_mod):
         )
     for a, b in zip(outs[1], outs[0]):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_backward_and_grad_take_array_gradients_cast_to_the_outputs_dtype():
+    # seed 1803 survivor (engine.py: the wrapping of a non-Tensor gradient): torch refuses
+    # a non-Tensor gradient (TypeError); tapegrad takes an array or a list as the Tensor
+    # of it, in the output's dtype
+    want = np.array([3.0, 6.0], np.float32)
+    for grad in (np.array([1.0, 2.0]), [1.0, 2.0]):
+        x = tg.ones(2, requires_grad=True)
+        (x * 3).backward(grad)
+        assert x.grad.dtype == tg.float32
+        np.testing.assert_array_equal(x.grad.numpy(), want)
+        x = tg.ones(2, requires_grad=True)
+        (g,) = tg.autograd.grad(x * 3, x, [grad])
+        np.testing.assert_array_equal(g.numpy(), want)
