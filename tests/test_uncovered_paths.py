@@ -725,3 +725,12 @@ def test_backward_and_grad_take_array_gradients_cast_to_the_outputs_dtype():
         x = tg.ones(2, requires_grad=True)
         (g,) = tg.autograd.grad(x * 3, x, [grad])
         np.testing.assert_array_equal(g.numpy(), want)
+
+
+@pytest.mark.parametrize("sizes", [(3,), (-1,)])
+def test_expand_to_fewer_sizes_than_dims_raises_like_torch(torch_mod, sizes):
+    # seed 1803 survivor (shape.py: the error dropped): with it gone, a size of 3 for a
+    # (2, 3) tensor silently broadcast to (2, 3)
+    for lib in (torch_mod, tg):
+        with pytest.raises(RuntimeError, match="number of sizes"):
+            lib.ones(2, 3).expand(*sizes)
