@@ -734,3 +734,27 @@ def test_expand_to_fewer_sizes_than_dims_raises_like_torch(torch_mod, sizes):
     for lib in (torch_mod, tg):
         with pytest.raises(RuntimeError, match="number of sizes"):
             lib.ones(2, 3).expand(*sizes)
+
+
+def test_cholesky_solve_of_a_non_square_right_hand_side_matches_torch(torch_mod):
+    # seed 1803 survivor (solve_more.py: B's row count read from shape[1]): every test's B
+    # was square
+    torch = torch_mod
+    A = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+    L = np.linalg.cholesky(A)
+    for B in (np.arange(6.0).reshape(3, 2), np.arange(12.0).reshape(2, 3, 2)):
+        _same(
+            tg.cholesky_solve(tg.tensor(B), tg.tensor(L)),
+            torch.cholesky_solve(torch.tensor(B), torch.tensor(L)),
+            rtol=1e-10,
+        )
+    with pytest.raises(RuntimeError):
+        tg.cholesky_solve(tg.ones(2, 3), tg.tensor(L))
+
+
+@pytest.mark.parametrize("name", ["smooth_l1_loss", "huber_loss"])
+def test_loss_of_differently_sized_target_warns_like_torch(torch_mod, name):
+    # seed 1803 survivor (_losses_pointwise.py: the warning dropped)
+    for lib in (torch_mod, tg):
+        with pytest.warns(UserWarning, match="target size"):
+            getattr(lib.nn.functional, name)(lib.ones(3, 1), lib.ones(3))
