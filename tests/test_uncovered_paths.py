@@ -758,3 +758,12 @@ def test_loss_of_differently_sized_target_warns_like_torch(torch_mod, name):
     for lib in (torch_mod, tg):
         with pytest.warns(UserWarning, match="target size"):
             getattr(lib.nn.functional, name)(lib.ones(3, 1), lib.ones(3))
+
+
+def test_mv_size_mismatch_names_both_shapes_like_torch(torch_mod):
+    # seed 1803 survivor (products.py: the message's row count read from shape[1])
+    # (torch: "size mismatch, got input (2), mat (2x3), vec (2)")
+    with pytest.raises(RuntimeError, match=r"size mismatch, got input \(2x3\) and vec \(2\)"):
+        tg.mv(tg.ones(2, 3), tg.ones(2))
+    with pytest.raises(RuntimeError, match=r"size mismatch.*\(2x3\).*vec \(2\)"):
+        torch_mod.mv(torch_mod.ones(2, 3), torch_mod.ones(2))
