@@ -48,8 +48,7 @@ TREE = ("src", "tests", "benchmarks", "tools", "docs/ops.md", "pyproject.toml", 
 NOT_FINGERPRINTED = {"tools/mutate.py", "tools/covmap.py", "tools/covmap_plugin.py"}
 
 
-def fingerprint(root: Path) -> str:
-    h = hashlib.sha256()
+def _tree_files(root: Path):
     for name in TREE:
         base = root / name
         paths = sorted(base.rglob("*")) if base.is_dir() else [base]
@@ -57,8 +56,19 @@ def fingerprint(root: Path) -> str:
             if p.is_file() and "__pycache__" not in p.parts and not p.name.endswith(".pyc"):
                 if str(p.relative_to(root)) in NOT_FINGERPRINTED:
                     continue
-                h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
+                yield str(p.relative_to(root)), p.read_bytes()
+
+
+def fingerprint(root: Path) -> str:
+    h = hashlib.sha256()
+    for rel, data in _tree_files(root):
+        h.update(rel.encode() + b"\0" + data + b"\0")
     return h.hexdigest()
+
+
+def file_hashes(root: Path) -> dict:
+    """relative path -> sha256 of every fingerprinted file (what ``extend`` compares)."""
+    return {rel: hashlib.sha256(data).hexdigest() for rel, data in _tree_files(root)}
 
 
 def convert(data_glob: str, root: Path, extra: dict) -> dict:
@@ -123,7 +133,7 @@ def build(work: Path, root: Path, out: Path, jobs: int) -> dict:
         tail = "\n".join(proc.stdout.splitlines()[-15:])
         raise SystemExit(f"the unmutated suite does not pass under coverage:\n{tail}")
     # the copy that ran (the tree as it was when copied; root may have changed since)
-    extra = {"fingerprint": fingerprint(work), "suite_seconds": wall}
+    extra = {"fingerprint": fingerprint(work), "files": file_hashes(work), "suite_seconds": wall}
     cmap = convert(str(data / "cov*"), work, extra)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(cmap))
@@ -147,3 +157,218 @@ def select(cmap: dict, rel: str, first: int, last: int):
         ids.update(by_line.get(str(line), ()))
         outside = outside or line in out_lines
     return sorted(ids), outside
+
+
+def _copy_tree(root: Path, work: Path):
+    """The files tests read, as tools/mutate.py copies them."""
+    import shutil
+
+    for name in ("src", "tests", "benchmarks", "docs", "tools"):
+        if (root / name).is_dir():
+            ignore = shutil.ignore_patterns("__pycache__", ".covmap-data")
+            shutil.copytree(root / name, work / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        if (root / name).exists():
+            shutil.copy(root / name, work / name)
+
+
+def _is_test_file(f: str) -> bool:
+    return f.startswith("tests/") and Path(f).name.startswith("test_") and f.endswith(".py")
+
+
+def _src_hunks(old: str, new: str):
+    """(old line -> new line for unchanged lines, [(first, last) old lines of each edit])."""
+    import difflib
+
+    a, b = old.splitlines(), new.splitlines()
+    mapping, hunks = {}, []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            mapping.update({i + 1: j + 1 for i, j in zip(range(i1, i2), range(j1, j2))})
+        else:  # old lines i1+1..i2 (an insertion sits between lines i1 and i1+1)
+            added = "\n".join(b[j1:j2]) if op == "insert" else None
+            hunks.append((i1 + 1, max(i2, i1 + 1), added))
+    return mapping, hunks
+
+
+def _only_definitions(text) -> bool:
+    """Whether inserted module-level ``text`` only defines functions or classes without
+    decorators (running it at import binds a name and changes nothing the other code
+    reads; a decorator such as ``@register`` would)."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return False
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return bool(tree.body) and all(isinstance(n, kinds) and not n.decorator_list for n in tree.body)
+
+
+def _enclosing_body(tree, first: int, last: int):
+    """(first, last) body lines of the innermost function whose body holds first..last."""
+    import ast
+
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            lo, hi = node.body[0].lineno, node.end_lineno
+            if lo <= first and last <= hi and (best is None or hi - lo < best[1] - best[0]):
+                best = (lo, hi)
+    return best
+
+
+def extend(path: Path, root: Path, jobs: int = 0, base: str | None = None) -> dict:
+    """Bring a stored map up to date after tests were added or edited, or functions fixed.
+
+    The stored per-file hashes say what changed since the map was built. A test file
+    (``tests/**/test_*.py``) that changed or is new is rerun under the plugin; its
+    tests replace the ones the map had for it. A changed file under src/ (its old text
+    from the commit ``base``) is compared line by line: an edit inside a function body
+    reruns every test that executed a line of that body (only they can take another
+    path; the others run the same code, its lines renumbered), and an edit that only
+    deletes lines no test executed reruns nothing. An edit outside function bodies,
+    in a function that also runs outside tests (at import), or any other changed file
+    (a conftest, a helper module, docs/ops.md): refuse, build afresh.
+    """
+    import ast
+    import tempfile
+
+    cmap = json.loads(path.read_text())
+    old = cmap.get("files")
+    if old is None:
+        raise SystemExit(f"{path} has no per-file hashes; build it afresh")
+    now = file_hashes(root)
+    changed = sorted(f for f in set(old) | set(now) if old.get(f) != now.get(f))
+    srcs = [f for f in changed if f.startswith("src/") and f.endswith(".py") and f in old]
+    bad = [f for f in changed if not _is_test_file(f) and f not in srcs]
+    if bad:
+        raise SystemExit(f"not only test and src files changed ({', '.join(bad[:5])})")
+    if srcs and base is None:
+        raise SystemExit("src/ changed: give --base, the commit the map was built at")
+    rerun_ids, remaps = set(), {}
+    for f in srcs:
+        text = subprocess.run(
+            ["git", "show", f"{base}:{f}"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout
+        if hashlib.sha256(text.encode()).hexdigest() != old[f]:
+            raise SystemExit(f"{f} at {base} is not the file the map was built from")
+        mapping, hunks = _src_hunks(text, (root / f).read_text())
+        remaps[f] = mapping
+        by_line = cmap["lines"].get(f, {})
+        outside = set(cmap["outside"].get(f, ()))
+        tree = ast.parse(text)
+        for first, last, added in hunks:
+            ran = set()
+            for ln in range(first, last + 1):
+                ran.update(by_line.get(str(ln), ()))
+            body = _enclosing_body(tree, first, last)
+            if body is None and added is not None and _only_definitions(added):
+                continue  # new functions or classes: run only from edited code or new tests
+            if body is None:  # module level: only code that never ran (nor at import)
+                if ran or outside & set(range(first, last + 1)):
+                    raise SystemExit(f"{f}:{first}-{last}: an edit of code that runs at import")
+                continue
+            lines = range(body[0], body[1] + 1)
+            if outside & set(lines):
+                raise SystemExit(f"{f}:{first}: the edited function runs at import: build afresh")
+            for ln in lines:
+                rerun_ids.update(by_line.get(str(ln), ()))
+    rerun_tests = sorted(cmap["tests"][i] for i in rerun_ids)
+    files_rerun = [f for f in changed if _is_test_file(f) and f in now]
+    gone = {f for f in changed if _is_test_file(f)}
+    work = Path(tempfile.mkdtemp(prefix="tapegrad-covmap-"))
+    _copy_tree(root, work)
+    fresh = {"tests": [], "seconds": [], "spawners": [], "lines": {}, "outside": {}}
+    if files_rerun or rerun_tests:
+        data = work / ".covmap-data"
+        data.mkdir()
+        env = dict(
+            os.environ,
+            PYTHONPATH=os.pathsep.join([str(work / "src"), str(Path(__file__).parent)]),
+            PYTHONDONTWRITEBYTECODE="1",
+            TAPEGRAD_COVMAP=str(data / "cov"),
+            TAPEGRAD_COVMAP_ROOT=str(work),
+        )
+        # the rerun tests of unchanged files, by node id, with the changed files whole
+        keep_ids = [t for t in rerun_tests if t.split("::")[0] not in gone]
+        listing = work / ".selected-tests"
+        todo = sorted({t.split("::")[0] for t in keep_ids} | set(files_rerun))
+        select = list(keep_ids)
+        xdist = ["-n", str(jobs)] if jobs else []
+        cmd = [sys.executable, "-m", "pytest", "-q", *xdist, "-p", "covmap_plugin"]
+        cmd += ["-p", "no:cacheprovider"]
+        procs = []
+        if files_rerun:
+            procs.append(cmd + files_rerun)
+        if select:
+            listing.write_text("".join(f"{t}\n" for t in select))
+            procs.append(cmd + [t for t in todo if t not in files_rerun])
+        for i, c in enumerate(procs):
+            e = dict(env)
+            if select and i == len(procs) - 1:
+                e["TAPEGRAD_SELECT"] = str(listing)
+            proc = subprocess.run(c, cwd=work, env=e, capture_output=True, text=True)
+            if proc.returncode != 0:
+                tail = "\n".join(proc.stdout.splitlines()[-15:])
+                raise SystemExit(f"the rerun tests do not pass under coverage:\n{tail}")
+        fresh = convert(str(data / "cov*"), work, {})
+        missing = set(select) - set(fresh["tests"])
+        if missing:
+            raise SystemExit(f"{len(missing)} rerun tests did not run, e.g. {sorted(missing)[0]}")
+    replaced = set(fresh["tests"]) | set(rerun_tests)
+    keep = [
+        i for i, t in enumerate(cmap["tests"]) if t.split("::")[0] not in gone and t not in replaced
+    ]
+    renum = {i: j for j, i in enumerate(keep)}
+    tests = [cmap["tests"][i] for i in keep] + fresh["tests"]
+    seconds = [cmap["seconds"][i] for i in keep] + fresh["seconds"]
+    shift = len(keep)
+
+    def moved(f, ln):
+        return remaps[f].get(ln) if f in remaps else ln
+
+    lines = {}
+    for f, by_line in cmap["lines"].items():
+        for ln, ids in by_line.items():
+            kept = [renum[i] for i in ids if i in renum]
+            new_ln = moved(f, int(ln))
+            if kept and new_ln is not None:
+                lines.setdefault(f, {}).setdefault(str(new_ln), []).extend(kept)
+            elif kept:
+                raise SystemExit(f"{f}:{ln}: an edited line that a test not rerun executed")
+    for f, by_line in fresh["lines"].items():
+        for ln, ids in by_line.items():
+            merged = lines.setdefault(f, {}).setdefault(ln, [])
+            merged.extend(i + shift for i in ids)
+    outside = {}
+    for f, v in cmap["outside"].items():
+        outside[f] = {moved(f, ln) for ln in v} - {None}
+    for f, v in fresh["outside"].items():
+        outside.setdefault(f, set()).update(v)
+    spawners = {t for t in cmap["spawners"] if t in set(tests) and t not in set(fresh["tests"])}
+    cmap.update(
+        fingerprint=fingerprint(root),
+        files=now,
+        tests=tests,
+        seconds=seconds,
+        spawners=sorted(spawners | set(fresh["spawners"])),
+        lines=lines,
+        outside={f: sorted(v) for f, v in outside.items()},
+    )
+    cmap.pop("_index", None)
+    path.write_text(json.dumps(cmap))
+    print(f"reran {len(files_rerun)} test files and {len(rerun_tests)} tests of edited code")
+    return cmap
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description="update a line map after test files changed")
+    ap.add_argument("--extend", default=".mutate/covmap.json", help="the map to update")
+    ap.add_argument("--jobs", type=int, default=0, help="pytest-xdist workers")
+    ap.add_argument("--base", default=None, help="the commit the map was built at (src edits)")
+    a = ap.parse_args()
+    m = extend(Path(a.extend), Path.cwd(), a.jobs, a.base)
+    print(f"{len(m['tests'])} tests in the map")

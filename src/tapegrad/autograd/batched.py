@@ -151,12 +151,12 @@ def batched_grad(
 ):
     """``autograd.grad(..., is_grads_batched=True)``: see :func:`vjp_rows`."""
     if grad_outputs is None:
-        raise ValueError("grad: is_grads_batched=True needs grad_outputs")
+        raise RuntimeError("grad: is_grads_batched=True needs grad_outputs")
     if isinstance(grad_outputs, Tensor):
         grad_outputs = (grad_outputs,)
     grad_outputs = tuple(grad_outputs)
     if len(grad_outputs) != len(outputs):
-        raise ValueError(
+        raise RuntimeError(
             f"got {len(grad_outputs)} gradients for {len(outputs)} tensors; give one per tensor"
         )
     rows = []

@@ -107,7 +107,7 @@ def grad(
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if not inputs:
-        raise ValueError("grad: 'inputs' must contain at least one tensor")
+        raise RuntimeError("grad: 'inputs' must contain at least one tensor")
     if materialize_grads:
         if allow_unused is False:
             raise ValueError(
@@ -210,7 +210,7 @@ def _root_grads(roots, grad_tensors, create_graph):
 
 def _target_of(t: Tensor, i: int):
     if not isinstance(t, Tensor):
-        raise TypeError(f"inputs[{i}] is a {type(t).__name__}, expected a Tensor")
+        raise RuntimeError(f"inputs[{i}] is a {type(t).__name__}, expected a Tensor")
     if not t._rg:
         raise RuntimeError(f"inputs[{i}] (shape {list(t.shape)}) does not require grad")
     return (graph.edge_of(t), t)

@@ -282,7 +282,7 @@ def _make_backward(cls, ctx, args):
                     f"({metas[i]})"
                 )
             if g is not None and not isinstance(g, Tensor):
-                raise TypeError(
+                raise RuntimeError(
                     f"function {name} returned a {type(g).__name__} as gradient {i}; "
                     "expected a Tensor or None"
                 )

@@ -65,7 +65,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, params)
             params[name] = value
         elif params is not None and name in params:
             if value is not None:
@@ -77,7 +77,7 @@ class Module:
         elif isinstance(value, Module):
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, self._modules)
             self._modules[name] = value
         elif name in self.__dict__.get("_modules", ()):
             if value is not None:
@@ -96,10 +96,14 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name):
+    def _forget(self, name, keep=None):
+        """Drop ``name`` from every table but ``keep``, the one it is assigned into: a
+        child, parameter or buffer assigned again keeps its position (as in PyTorch), so
+        the order of ``parameters()`` and ``state_dict()`` does not change."""
         self.__dict__.pop(name, None)
         for table in (self._parameters, self._buffers, self._modules):
-            table.pop(name, None)
+            if table is not keep:
+                table.pop(name, None)
         self._non_persistent_buffers_set.discard(name)
 
     def __getattr__(self, name):
@@ -136,7 +140,7 @@ class Module:
                 f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
                 "(tapegrad.nn.Parameter or None required)"
             )
-        self._forget(name)
+        self._forget(name, self._parameters)
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
@@ -147,7 +151,7 @@ class Module:
                 f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
                 "(tapegrad.Tensor or None required)"
             )
-        self._forget(name)
+        self._forget(name, self._buffers)
         self._buffers[name] = tensor
         if not persistent:
             self._non_persistent_buffers_set.add(name)
@@ -157,7 +161,7 @@ class Module:
         self._check_name(name, "module")
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
-        self._forget(name)
+        self._forget(name, self._modules)
         self._modules[name] = module
 
     register_module = add_module

@@ -62,9 +62,14 @@ def reduce_grad(g, t: Tensor):
     return g
 
 
+class BroadcastError(RuntimeError, ValueError):
+    """Shapes that do not broadcast: a RuntimeError, as PyTorch raises (and a ValueError,
+    as tapegrad raised before)."""
+
+
 def broadcast_error(op: str, *shapes) -> ValueError:
     joined = " and ".join(str(list(s)) for s in shapes)
-    return ValueError(f"{op}: shapes {joined} cannot be broadcast together")
+    return BroadcastError(f"{op}: shapes {joined} cannot be broadcast together")
 
 
 def normalize_dims(dim, ndim: int, op: str) -> tuple:

@@ -402,12 +402,13 @@ def inv_ex(A, *, check_errors=False):
     except LinAlgError:
         if check_errors:
             raise
+        # as PyTorch's: solve_ex(A, I), so info is getrf's first zero pivot (1-based) and
+        # the invertible matrices of a batch keep their inverse
+        from .solve_more import solve_ex  # noqa: PLC0415 (solve_more -> lu -> this module)
+
         _, data = _square(A, "linalg.inv_ex")
-        info = np.zeros(data.shape[:-2], np.int32)
-        for i in np.ndindex(data.shape[:-2]):
-            if np.linalg.matrix_rank(data[i]) < data.shape[-1]:
-                info[i] = 1
-        X = Tensor._wrap(np.zeros(data.shape, data.dtype))
+        eye = np.broadcast_to(np.eye(data.shape[-1], dtype=data.dtype), data.shape)
+        return InvExResult(*solve_ex(Tensor._wrap(data), Tensor._wrap(eye)))
     return InvExResult(X, Tensor._wrap(info))
 
 

@@ -363,7 +363,7 @@ def put(input, index, source, accumulate=False):
         )
     source = as_tensor(source, "put")
     if source._data.size != idx.size:
-        raise RuntimeError(
+        raise IndexError(
             f"put(): Expected source and index to have the same number of elements, but got "
             f"source.numel() = {source._data.size}, index.numel() = {idx.size}"
         )

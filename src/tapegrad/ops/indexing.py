@@ -361,7 +361,7 @@ def index_put(input: Tensor, key: tuple, advanced: bool, values, out=None) -> Te
 def _int_index(index, op):
     idx = index._data if isinstance(index, Tensor) else np.asarray(index)
     if idx.dtype.kind not in "iu":
-        raise TypeError(f"{op}: index must be an integer tensor, got dtype {idx.dtype}")
+        raise RuntimeError(f"{op}: index must be an integer tensor, got dtype {idx.dtype}")
     return idx
 
 

@@ -57,8 +57,11 @@ def _getrs_singular(data, B, left):
     import scipy.linalg.lapack  # noqa: PLC0415
 
     b = float_data(as_tensor(B, "linalg.solve_ex"))
+    # X A = B is Aᵀ Xᵀ = Bᵀ: as PyTorch, getrs transposed on A's own LU (not the LU of Aᵀ,
+    # whose infinities and NaNs differ)
+    trans = 0 if left else 1
     if not left:
-        data, b = np.swapaxes(data, -1, -2), np.swapaxes(b, -1, -2)
+        b = np.swapaxes(b, -1, -2)
     vector = b.ndim == 1 or (b.ndim == data.ndim - 1 and b.shape == data.shape[:-1])
     rhs = b[..., None] if vector else b
     batch = np.broadcast_shapes(data.shape[:-2], rhs.shape[:-2])
@@ -70,7 +73,7 @@ def _getrs_singular(data, B, left):
     with np.errstate(all="ignore"):
         for i in np.ndindex(batch):
             lu_, piv, _ = getrf(a_b[i].astype(dtype))
-            out[i] = getrs(lu_, piv, r_b[i].astype(dtype))[0]
+            out[i] = getrs(lu_, piv, r_b[i].astype(dtype), trans=trans)[0]
     out = out[..., 0] if vector else out
     return np.swapaxes(out, -1, -2) if not left and not vector else out
 

@@ -419,7 +419,7 @@ def histc(input, bins=100, min=0, max=0):
     elements outside are ignored."""
     data = input._data
     if data.dtype.kind != "f":
-        raise RuntimeError(f"histc: expected a floating point input, got dtype {data.dtype}")
+        raise NotImplementedError(f"histc: expected a floating point input, got dtype {data.dtype}")
     lo, hi = float(min), float(max)
     if lo == hi and data.size:
         lo, hi = float(data.min()), float(data.max())
