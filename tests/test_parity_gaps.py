@@ -503,3 +503,15 @@ def test_as_torch_keeps_tapegrads_own_module_specs():
     env = {**__import__("os").environ, "PYTHONPATH": str(Path(tg.__file__).parents[1])}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss"])
+def test_pointwise_loss_warns_on_a_broadcast_target(name):
+    # torch warns "Using a target size ... different to the input size" (a (N, 1) output
+    # against an (N,) target broadcasts to (N, N): a classic silent bug in user code).
+    fn = getattr(tg.nn.functional, name)
+    with pytest.warns(UserWarning, match="Using a target size"):
+        fn(tg.zeros(3, 1), tg.zeros(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fn(tg.zeros(3), tg.zeros(3))

@@ -13,7 +13,7 @@ from .. import _trace
 from ..ops.softmax import log_softmax
 from ..tensor import Tensor
 from . import _loss_ops
-from ._losses_pointwise import legacy_reduction
+from ._losses_pointwise import _same_size, legacy_reduction
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -256,6 +256,8 @@ def _weighted(loss, input, weight, reduction):
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error ``(input − target)²``, reduced (optionally weighted elementwise)."""
+    if isinstance(target, Tensor) and target.shape != input.shape:
+        _same_size("mse_loss", input, target)  # torch's broadcasting warning
     reduction = legacy_reduction(size_average, reduce, reduction)
     d = input - target
     if weight is not None:
@@ -265,6 +267,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error ``|input − target|`` (gradient sign(d), 0 at d = 0), reduced."""
+    if isinstance(target, Tensor) and target.shape != input.shape:
+        _same_size("l1_loss", input, target)  # torch's broadcasting warning
     reduction = legacy_reduction(size_average, reduce, reduction)
     d = input - target
     loss = d.abs()  # not d·sign(d) with a constant sign: a create_graph gradient depends on d
