@@ -15,6 +15,9 @@ from . import aten, copy_variants, strided, view_scatter  # noqa: F401 - issue 1
 
 # -- issue 10 part L: linear algebra, one file per family --
 from . import householder, ldl, lowrank, lu, matfun, solve_more  # noqa: F401
-from ._registry import OPS
+
+# -- issue 10 (i10m): the _ twins of the hand-written ops (last: it reads the registry) --
+from . import inplace_methods  # noqa: F401, E402
+from ._registry import OPS  # noqa: E402
 
 __all__ = ["OPS"]
