@@ -116,6 +116,9 @@ def _collect():
     from . import linalg_l  # noqa: PLC0415 - issue 10 (linear algebra)
 
     cases.extend(linalg_l.CASES)
+    from . import inplace_twins  # noqa: PLC0415 - issue 10: the _ twins of hand-written ops
+
+    cases.extend(inplace_twins.CASES)
     return cases
 
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.graph import mark_view
+from ..autograd.graph import make_result, mark_view
 from ..grad_mode import STATE
 from ..tensor import Tensor
 from . import inplace as _inplace
 from ._registry import OPS, register
 from ._table import make_inplace
+from .elementwise import _zero_backward
 
 __all__ = ["TWINS", "VIEW_TWINS"]
 
@@ -48,7 +49,20 @@ ALIASES = {
     "subtract_": "sub_",
 }
 
-_NOT_DIFFERENTIABLE = {"eq", "ne", "lt", "le", "gt", "ge", "sign", "ceil", "floor", "round"}
+_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+
+
+def _comparison(name: str, fn):
+    """``fn`` with its result cast to self's dtype and kept in the graph with a zero
+    gradient, as torch's ``eq_`` on a tensor that requires grad (``EqBackward0``)."""
+    node = f"{name.capitalize()}Backward"
+
+    def cmp(old, *args, **kwargs):
+        out = fn(old, *args, **kwargs)._data.astype(old._data.dtype, copy=False)
+        return make_result(out, (old,), _zero_backward, node)
+
+    cmp.__name__ = name
+    return cmp
 
 
 def _view_twin(name: str, view_fn):
@@ -115,8 +129,9 @@ def fill_diagonal_(self, fill_value, wrap=False):
 def _install():
     for name in TWINS:
         info = OPS[name]
-        register(f"{name}_", inplace=True, differentiable=name not in _NOT_DIFFERENTIABLE)(
-            make_inplace(name, info.fn)
+        differentiable = info.differentiable and name not in _COMPARISONS
+        register(f"{name}_", inplace=True, differentiable=differentiable)(
+            make_inplace(name, _comparison(name, info.fn) if name in _COMPARISONS else info.fn)
         )
         for alias in info.aliases:
             if getattr(Tensor, alias, None) is info.fn:
