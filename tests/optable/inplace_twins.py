@@ -125,7 +125,6 @@ TWINS = [
     Twin("triu_", args=lambda m: (1,)),
     Twin("renorm_", args=lambda m: (2, 0, 1.0)),
     Twin("addmm_", args=lambda m: (_f(m, _M32), _f(m, _M24))),
-    Twin("addmm_", args=lambda m: (_f(m, _M32), _f(m, _M24)), dtype="float32", grad=False),
     Twin("addmv_", shape=(3,), args=lambda m: (_f(m, _M32), _f(m, _V2))),
     Twin("addbmm_", args=lambda m: (_f(m, _B232), _f(m, _B224))),
     Twin("baddbmm_", shape=(2, 3, 4), args=lambda m: (_f(m, _B232), _f(m, _B224))),
