@@ -290,3 +290,35 @@ def test_the_gap_with_torch_tensor_is_reviewed(torch_mod):
     assert not unreviewed, f"torch.Tensor methods tapegrad lacks, not in REVIEWED_GAP: {unreviewed}"
     stale = sorted(n for n in set(REVIEWED_GAP) - missing if hasattr(torch_mod.Tensor, n))
     assert not stale, f"REVIEWED_GAP names tapegrad now has (remove them): {stale}"
+
+
+_F_INPLACE = [
+    ("relu_", ()),
+    ("elu_", (0.5,)),
+    ("celu_", (0.5,)),
+    ("selu_", ()),
+    ("leaky_relu_", (0.2,)),
+    ("hardtanh_", (-0.5, 0.5)),
+    ("threshold_", (0.0, -3.0)),
+    ("rrelu_", ()),  # eval mode: a fixed slope
+]
+
+
+@pytest.mark.parametrize("name,args", _F_INPLACE, ids=[n for n, _ in _F_INPLACE])
+def test_functional_inplace_activations(name, args, torch_mod):
+    a = np.array([-1.0, -0.3, 0.2, 0.7, 2.0])
+    values, grads = [], []
+    for m in (tg, torch_mod):
+        fn = getattr(m.nn.functional, name)
+        x = m.tensor(a)
+        assert fn(x, *args) is x
+        values.append(x.numpy())
+        leaf = m.tensor(a, requires_grad=True)
+        y = leaf * 1.0
+        fn(y, *args)
+        (y * m.tensor(a)).sum().backward()
+        grads.append(leaf.grad.numpy())
+        with pytest.raises(RuntimeError):
+            fn(m.tensor(a, requires_grad=True), *args)
+    np.testing.assert_allclose(values[0], values[1], rtol=1e-12)
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
