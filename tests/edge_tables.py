@@ -14,6 +14,8 @@ _BINARY_FN = {
     "bitwise_xor": lambda f: lambda m, x, y: f(m)(x > 0, y > 0),
     "bitwise_left_shift": lambda f: lambda m, x, y: f(m)((x * 4).long(), (y > 0).long()),
     "bitwise_right_shift": lambda f: lambda m, x, y: f(m)((x * 4).long(), (y > 0).long()),
+    "gcd": lambda f: lambda m, x, y: f(m)((x * 4).long(), (y * 4).long()),
+    "lcm": lambda f: lambda m, x, y: f(m)((x * 4).long(), (y * 4).long()),
     # PyTorch has no derivative wrt the first argument: hold it constant.
     "igamma": lambda f: lambda m, x, y: f(m)(m.full_like(y, 1.5), y),
     "igammac": lambda f: lambda m, x, y: f(m)(m.full_like(y, 1.5), y),
@@ -69,7 +71,7 @@ def rows(E, U, B):
             fn = (lambda n: lambda m, x, y: getattr(x * 1.0, n)(y))(name)
             if row.kind == "int":
                 fn = (lambda n: lambda m, x, y: getattr(x > 0, n)(y > 0))(name)
-                if "shift" in row.name:
+                if "shift" in row.name or row.name in ("gcd", "lcm"):
                     fn = (lambda n: lambda m, x, y: getattr((x * 4).long(), n)((y > 0).long()))(
                         name
                     )

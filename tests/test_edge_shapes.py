@@ -604,6 +604,11 @@ def _aten(m, name):
 # input (matrix ops on 0-d, a reduction with no identity over an empty dim) the row is an
 # X variant that checks tapegrad's error instead.
 EXCLUDED: dict[str, str] = {}
+from .edge_inplace_twins import EXCLUDED as _twins_excluded  # noqa: E402 - issue 10 (i10m)
+from .edge_inplace_twins import rows as _twin_rows  # noqa: E402
+
+ROWS += _twin_rows(E, X, U)
+EXCLUDED.update(_twins_excluded)
 
 VARIANTS = [(row, kind, v) for row in ROWS for kind, v in row.variants()]
 VARIANT_IDS = [f"{row.id}-{kind}" for row, kind, _ in VARIANTS]

@@ -130,10 +130,11 @@ def test_inplace_matches_torch(torch_mod):
 
 
 def test_inplace_float_op_on_int_tensor_raises(torch_mod):
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError) as theirs:
         torch_mod.tensor([1, 2]).asin_()
-    with pytest.raises(RuntimeError, match="asin_.*can't be cast"):
+    with pytest.raises(RuntimeError) as ours:  # torch's text (it does not name the op)
         tg.tensor([1, 2]).asin_()
+    assert str(ours.value) == str(theirs.value)
 
 
 def test_inplace_records_gradient():

@@ -234,6 +234,8 @@ from .strided_creation import (  # noqa: E402
 )
 from .nn import _native_norm as _native_norm  # noqa: E402, F401 - native_layer_norm ...
 from .ops.broadcasting import broadcast_shapes  # noqa: E402
+from . import _tensor_info  # noqa: E402, F401 - Tensor.is_signed/nbytes/adjoint/... (issue 10)
+from . import _batch_rules_view_twins  # noqa: E402, F401 - vmap of t_/transpose_/...
 
 # -- issue 10 (complex tensors): dtypes and promotion; the ops register themselves --
 from ._dtypes import complex64, complex128  # noqa: E402

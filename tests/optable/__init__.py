@@ -119,6 +119,9 @@ def _collect():
     from . import complex as complex_rows  # noqa: PLC0415 - issue 10 (complex tensors)
 
     cases.extend(complex_rows.CASES)
+    from . import inplace_twins  # noqa: PLC0415 - issue 10: the _ twins of hand-written ops
+
+    cases.extend(inplace_twins.CASES)
     return cases
 
 

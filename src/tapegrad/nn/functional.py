@@ -500,3 +500,8 @@ for _name in ("cross_entropy", "layer_norm", "max_pool2d", "avg_pool2d", "embedd
     "gaussian_nll_loss",
 ):  # fmt: skip
     globals()[_name] = _vmap_hooked(_name, globals()[_name])
+# -- issue 10 (i10m): relu_, elu_, leaky_relu_ ... in place --------------------------------
+from ._inplace_functional import *  # noqa: E402, F403
+from ._inplace_functional import __all__ as _inplace_names  # noqa: E402
+
+__all__ += _inplace_names

@@ -16,6 +16,9 @@ from . import aten, copy_variants, strided, view_scatter  # noqa: F401 - issue 1
 # -- issue 10 part L: linear algebra, one file per family --
 from . import householder, ldl, lowrank, lu, matfun, solve_more  # noqa: F401
 from . import complex_guard, complex_ops, eig  # noqa: F401 - issue 10: complex tensors
-from ._registry import OPS
+
+# -- issue 10 (i10m): the _ twins of the hand-written ops (last: it reads the registry) --
+from . import inplace_methods  # noqa: F401, E402
+from ._registry import OPS  # noqa: E402
 
 __all__ = ["OPS"]

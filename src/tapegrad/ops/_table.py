@@ -30,6 +30,7 @@ from .. import _dtypes
 from ..autograd.graph import make_result
 from ..tensor import Tensor
 from . import inplace as _inplace
+from ._dtype_errors import scalar as _scalar_name
 from ._registry import add_alias, register
 from ._util import as_tensor, as_tensor_or_scalar, broadcast_error, reduce_grad
 
@@ -345,9 +346,9 @@ def make_inplace(name: str, fn: Callable) -> Callable:
         def fast(a):
             res = fn(Tensor._wrap(a), *args, **kwargs)._data
             if res.dtype != a.dtype and not np.can_cast(res.dtype, a.dtype, "same_kind"):
-                raise RuntimeError(
-                    f"{name}_: result type {res.dtype} can't be cast to the desired output "
-                    f"type {a.dtype}"
+                raise RuntimeError(  # torch's text, with ScalarType names
+                    f"result type {_scalar_name(res.dtype)} can't be cast to the desired "
+                    f"output type {_scalar_name(a.dtype)}"
                 )
             np.copyto(a, res, casting="unsafe")
 

@@ -221,6 +221,8 @@ BINARY = [
     Binary("bitwise_and", np.bitwise_and, kind="int"),
     Binary("bitwise_or", np.bitwise_or, kind="int"),
     Binary("bitwise_xor", np.bitwise_xor, kind="int"),
+    Binary("gcd", np.gcd, kind="int", check=_no_bool("gcd")),
+    Binary("lcm", np.lcm, kind="int", check=_no_bool("lcm")),
     Binary(
         "bitwise_left_shift",
         _shift(np.left_shift),
