@@ -241,7 +241,7 @@ _QUANT = "quantized tensors: no quantization in tapegrad"
 _DEVICE = "another device or backend: tapegrad runs on the CPU through NumPy"
 _STORAGE = "raw storage, pointers or shared memory: a NumPy array has no torch storage"
 _DEPRECATED = "removed or deprecated in torch (raises or warns there)"
-_COMPLEX = "complex views (conj/neg bits): complex dtypes are another engineer's issue"
+_COMPLEX = "the negative bit of a lazy neg view: tapegrad negates eagerly (docs/complex.md)"
 _NOT_YET = "not done yet (issue 10 continues)"
 
 REVIEWED_GAP = {
@@ -268,15 +268,14 @@ REVIEWED_GAP = {
         _STORAGE,
     ),
     **dict.fromkeys("eig lstsq solve symeig reinforce volatile name".split(), _DEPRECATED),
-    **dict.fromkeys("cdouble cfloat chalf imag is_conj is_neg".split(), _COMPLEX),
+    "is_neg": _COMPLEX,
     "apply_": "runs a Python callable per element (CPU-only in torch); not done yet",
     "map_": "runs a Python callable per element pair (CPU-only in torch); not done yet",
     "map2_": "runs a Python callable per element triple (CPU-only in torch); not done yet",
     "as_subclass": "tensor subclasses: tapegrad.Tensor is not subclassable through torch's API",
     "grad_dtype": _NOT_YET,
     "index": _NOT_YET,
-    "istft": "spectral: tg.fft exists, the STFT pair does not yet",
-    "stft": "spectral: tg.fft exists, the STFT pair does not yet",
+    "istft": "the inverse STFT: tg.stft exists, istft does not yet",
     "module_load": "torch.nn.Module.load_state_dict's hook for tensor subclasses",
     "slice_inverse": "internal (slice_scatter's inverse for torch.compile)",
 }
