@@ -34,22 +34,25 @@ threads spin-wait on the second core for a while after every GEMM, so a worker w
 there competes with them instead of finding a free core. Keep it off until a
 measurement on a machine with free cores says otherwise.
 
-Kernels with their own size rule are the exception (:data:`KERNELS`, :func:`may_split`):
-a convolution whose GEMM has at least ``nn._conv_ops.PAIR_MNK`` multiply-adds (the
-digits CNN's second convolution, 1024 x 144 x 32) splits its batch in two halves, or
-runs its input and weight gradients side by side, whenever the rules below allow, with
-the global switch off. Every GEMM of such a step already runs on one BLAS thread (Note
+Kernels with their own size rule (:data:`KERNELS`, :func:`may_split`): a convolution
+whose GEMM has at least ``nn._conv_ops.PAIR_MNK`` multiply-adds (the digits CNN's second
+convolution, 1024 x 144 x 32) splits its batch in two halves, or runs its input and
+weight gradients side by side, when ``TAPEGRAD_INTRA_OP`` is ``1`` or ``kernels`` (these
+alone). They are off by default too: on the idle 2-core machine at the end of the fifth
+session (``benchmarks/cnn_cells.py --rounds 3 --env serial:TAPEGRAD_INTRA_OP=0``, two
+runs) the digits CNN step with the split took 1.49-1.64x torch eager and 1.19-1.29x
+cached, without it 1.07-1.15x and 0.76-0.80x. Every GEMM of such a step already runs on
+one BLAS thread (Note
 [Small GEMMs on one thread]), so no OpenBLAS thread spins on the second core, and the
 pieces are a few large NumPy calls each (~100-200 us), long enough to pay for waking a
-worker. ``TAPEGRAD_INTRA_OP=0`` turns these off too. Cost measured on the loaded
+worker. Cost measured on the loaded
 machine (fifth session, CPU time, one process): the conv2 forward 193 -> 266 us of CPU
 when split, the backward 420 -> 650 us; the wall-clock gain on an idle machine is the
-measurement to make (``benchmarks/cnn_cells.py --env serial:TAPEGRAD_INTRA_OP=0``);
-under load :func:`busy` keeps every split off.
+measurement above; under load :func:`busy` keeps every split off.
 
 One set of rules, :func:`num_threads`, decides how many threads either may use: one (the
 work runs on the caller alone) unless ``TAPEGRAD_INTRA_OP=1`` (or, for :func:`may_split`,
-unless ``TAPEGRAD_INTRA_OP=0``), with fewer than two CPUs for
+``TAPEGRAD_INTRA_OP=kernels``), with fewer than two CPUs for
 this process, no OpenBLAS found, or more runnable threads on the machine than CPUs
 (:func:`busy`: a second core is not free); otherwise NumPy's OpenBLAS thread count (found
 as in Note [Small GEMMs on one thread]; inside a ``one_thread`` block the count it saved),
@@ -100,8 +103,8 @@ _MODE = os.environ.get("TAPEGRAD_INTRA_OP", "").strip()
 ENABLED = [_MODE == "1"]
 
 #: ``KERNELS[0]``: whether kernels with their own size rule (:func:`may_split`: the
-#: convolutions) may split while ``ENABLED`` is off (on unless ``TAPEGRAD_INTRA_OP=0``).
-KERNELS = [_MODE != "0"]
+#: convolutions) may split (``TAPEGRAD_INTRA_OP=1`` or ``kernels``; off by default).
+KERNELS = [_MODE in ("1", "kernels")]
 
 # workers: job queues of the worker threads; grow: held while adding one; in_use: held by
 # the split running on the pool
@@ -179,7 +182,7 @@ def two_cores() -> bool:
 def may_split() -> bool:
     """Whether a kernel that chose to split by its own size rule may use a second core now:
     the rules of :func:`num_threads` without the global switch, unless
-    ``TAPEGRAD_INTRA_OP=0`` turned kernels off too (:data:`KERNELS`)."""
+    ``TAPEGRAD_INTRA_OP=1`` or ``kernels`` turns kernels on (:data:`KERNELS`)."""
     return (ENABLED[0] or KERNELS[0]) and _free_threads() > 1
 
 
