@@ -18,6 +18,9 @@ Rules only call ops (through ``_batched.op``), so the graph they record is ordin
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
 
 from ._batched import RULES, BatchedTensor, VmapUnsupported, op, wrap, wrap_out
@@ -27,6 +30,18 @@ from .ops._table import ROWS
 from .tensor import Tensor
 
 __all__: list = []
+
+
+@functools.cache
+def _signature(fn):
+    return inspect.signature(fn)
+
+
+def _bind(fn, args, kwargs) -> dict:
+    """A rule's call as ``{parameter: value}``, defaults applied (the signature cached)."""
+    bound = _signature(fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
 
 
 def _at(x, level) -> bool:

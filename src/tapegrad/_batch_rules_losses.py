@@ -9,25 +9,11 @@ element (Note [vmap levels]).
 
 from __future__ import annotations
 
-import functools
-import inspect
-
-from ._batch_rules import _any_at, _at, _call
+from ._batch_rules import _any_at, _at, _bind, _call
 from ._batched import op, wrap
 from .tensor import Tensor
 
 __all__ = ["install"]
-
-
-@functools.cache
-def _signature(fn):
-    return inspect.signature(fn)
-
-
-def _bind(fn, args, kwargs) -> dict:
-    bound = _signature(fn).bind(*args, **kwargs)
-    bound.apply_defaults()
-    return dict(bound.arguments)
 
 
 def _batch(a: dict, level: int) -> int:

@@ -23,27 +23,13 @@ graph it records is ordinary and vmap(grad) differentiates it as is.
 
 from __future__ import annotations
 
-import functools
-import inspect
-
 import numpy as np
 
-from ._batch_rules import _any_at, _at, _call, _pad, _shift
+from ._batch_rules import _any_at, _at, _bind, _call, _pad, _shift
 from ._batched import RULES, BatchedTensor, op, wrap, wrap_out
 from .tensor import Tensor
 
 __all__ = ["install"]
-
-
-@functools.cache
-def _signature(fn):
-    return inspect.signature(fn)
-
-
-def _bind(fn, args, kwargs) -> dict:
-    bound = _signature(fn).bind(*args, **kwargs)
-    bound.apply_defaults()
-    return dict(bound.arguments)
 
 
 def _n(level, *items) -> int:

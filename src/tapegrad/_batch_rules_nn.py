@@ -3,19 +3,11 @@ _batch_rules.py; the functions reach vmap through ``ops._registry.vmap_hooked``)
 
 from __future__ import annotations
 
-import inspect
-
-from ._batch_rules import _at, _call
+from ._batch_rules import _at, _bind, _call
 from ._batched import op, wrap
 from .tensor import Tensor
 
 __all__ = ["install"]
-
-
-def _bind(fn, args, kwargs) -> dict:
-    bound = inspect.signature(fn).bind(*args, **kwargs)
-    bound.apply_defaults()
-    return dict(bound.arguments)
 
 
 def _layer_norm(name, fn, level, args, kwargs):
