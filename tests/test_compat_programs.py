@@ -22,6 +22,7 @@ import pytest
 
 import tapegrad
 from tapegrad import as_torch
+from tests.programs._harness import torch_is_tapegrad as _torch_is_tapegrad
 
 PRELUDE = """
 import math
@@ -282,20 +283,6 @@ PROGRAMS = {
 }
 
 # -- running a program under one library ---------------------------------------------------
-
-
-@contextlib.contextmanager
-def _torch_is_tapegrad():
-    """``torch`` resolves to tapegrad inside the block; real torch's modules are restored."""
-    saved = {k: v for k, v in sys.modules.items() if k == "torch" or k.startswith("torch.")}
-    for k in saved:
-        del sys.modules[k]
-    as_torch.install()
-    try:
-        yield
-    finally:
-        as_torch.uninstall()
-        sys.modules.update(saved)
 
 
 def _run(source: str, use_tapegrad: bool) -> list[str]:
