@@ -167,6 +167,17 @@ def _jvp_by_vjp(func, primals, tangents, has_aux):
     return (out if is_tuple else outs[0]), tuple(tans), aux, diff
 
 
+def _jacfwd_basis(args, nums):
+    """jacfwd's differentiated arguments (checked), their sizes and the identity basis of
+    directions over all of them (also under vmap: _func_fwd_vmap.py)."""
+    for i in nums:
+        if not isinstance(args[i], Tensor) or args[i].dtype.kind != "f":
+            raise TypeError(f"jacfwd: argument {i} must be a floating point Tensor")
+    xs = [args[i] for i in nums]
+    sizes = [x.numel() for x in xs]
+    return xs, sizes, np.eye(sum(sizes), dtype=np.result_type(*[x.dtype for x in xs]))
+
+
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """The Jacobian of ``func`` in forward mode: one push of all basis tangents at once.
 
@@ -193,14 +204,9 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         single, nums = f._argnums(argnums, len(args), "jacfwd")
         if any(isinstance(args[i], (tuple, list, dict)) for i in nums):
             return _jacfwd_of_nests(func, args, kwargs, single, nums, has_aux)
-        for i in nums:
-            if not isinstance(args[i], Tensor) or args[i].dtype.kind != "f":
-                raise TypeError(f"jacfwd: argument {i} must be a floating point Tensor")
+        xs, sizes, basis = _jacfwd_basis(args, nums)
         keep = STATE.enabled
-        xs = [args[i] for i in nums]
-        sizes = [x.numel() for x in xs]
-        n = sum(sizes)
-        basis = np.eye(n, dtype=np.result_type(*[x._data.dtype for x in xs]))
+        n = len(basis)
 
         def directions(rows):
             """Per argument, the tangents ``rows @ basis`` split and shaped (batch in front)."""

@@ -39,15 +39,10 @@ def jacfwd_under_vmap(func, argnums, has_aux, args, kwargs):
     single, nums = f._argnums(argnums, len(args), "jacfwd")
     if any(isinstance(args[i], (tuple, list, dict)) for i in nums):
         return fwd._jacfwd_of_nests(func, args, kwargs, single, nums, has_aux)
-    for i in nums:
-        if not isinstance(args[i], Tensor) or args[i].dtype.kind != "f":
-            raise TypeError(f"jacfwd: argument {i} must be a floating point Tensor")
+    xs, sizes, basis = fwd._jacfwd_basis(args, nums)
     keep = STATE.enabled
-    xs = [args[i] for i in nums]
-    sizes = [x.numel() for x in xs]
-    n = sum(sizes)
+    n = len(basis)
     nlev = len(LEVELS.active)
-    basis = np.eye(n, dtype=np.result_type(*[x.dtype for x in xs]))
 
     def push(rows, batch):
         call_args = list(args)
