@@ -1,4 +1,5 @@
-"""Batching rules for the fused losses: pointwise losses with a reduction, nll_loss.
+"""Batching rules for the fused pointwise losses with a reduction (nll_loss shares
+cross_entropy's rule in _batch_rules_nn.py).
 
 The functions reach vmap through ``ops._registry.vmap_hooked`` (nn/functional.py). Each
 rule computes every element's losses in one call with ``reduction='none'`` on the
@@ -87,35 +88,6 @@ def _l1(name, fn, level, args, kwargs):
     return _L1(name, fn, level, args, kwargs)
 
 
-def _nll_loss(name, fn, level, args, kwargs):
-    """Class-index targets, as cross_entropy's rule (_batch_rules_nn.py): per-element
-    losses over the batch folded into the rows, then each element's sum or weighted mean."""
-    a = _bind(fn, args, kwargs)
-    x, t, weight = a["input"], a["target"], a["weight"]
-    if a["size_average"] is not None or a["reduce"] is not None or _at(weight, level):
-        return NotImplemented
-    if x.ndim not in (1, 2) or t.dtype.kind not in "iu" or t.ndim != x.ndim - 1:
-        return NotImplemented
-    n = _batch(a, level)
-    xv, tv = _full(x, level, n), _full(t, level, n)
-    rows = op("reshape", xv, (-1, tuple(xv.shape)[-1]))
-    targets = op("reshape", tv, (-1,))
-    ignore = a["ignore_index"]
-    kw = {"ignore_index": ignore, "reduction": "none"}
-    per = op("reshape", _call(name, fn, (rows, targets, weight), kw), (n, -1))
-    reduction = a["reduction"]
-    if reduction == "none":
-        return wrap(op("reshape", per, (n, *tuple(t.shape))), level)
-    total = op("sum", per, 1)
-    if reduction == "sum":
-        return wrap(total, level)
-    valid = op("ne", targets, ignore)
-    w_rows = op("_cast", valid, xv.dtype)
-    if weight is not None:
-        w_rows = op("mul", w_rows, op("index_select", weight, 0, op("mul", targets, valid)))
-    return wrap(op("div", total, op("sum", op("reshape", w_rows, (n, -1)), 1)), level)
-
-
 #: The losses hooked in nn/functional.py, by name.
 HOOKED = (
     "nll_loss",
@@ -128,7 +100,6 @@ HOOKED = (
 
 
 def install(rules) -> None:
-    rules["nll_loss"] = _nll_loss
     rules["l1_loss"] = _l1
     rules["binary_cross_entropy"] = _pointwise(("input", "target"), ("weight",))
     rules["binary_cross_entropy_with_logits"] = _pointwise(

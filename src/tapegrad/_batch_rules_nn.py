@@ -54,8 +54,9 @@ def _group_norm(name, fn, level, args, kwargs):
 
 
 def _cross_entropy(name, fn, level, args, kwargs):
-    """Class-index targets: per-element losses in one call with ``reduction='none'`` on
-    the batch folded into the rows, then each element's own sum or (weighted) mean."""
+    """cross_entropy or nll_loss of class-index targets: per-element losses in one call
+    with ``reduction='none'`` on the batch folded into the rows, then each element's own
+    sum or (weighted) mean."""
     a = _bind(fn, args, kwargs)
     x, t, weight = a["input"], a["target"], a["weight"]
     if a["size_average"] is not None or a["reduce"] is not None or _at(weight, level):
@@ -68,7 +69,7 @@ def _cross_entropy(name, fn, level, args, kwargs):
     classes = tuple(xv.shape)[-1]
     rows = op("reshape", xv, (-1, classes))
     targets = op("reshape", tv, (-1,))
-    keep = {k: a[k] for k in ("ignore_index", "label_smoothing")}
+    keep = {k: a[k] for k in ("ignore_index", "label_smoothing") if k in a}  # (nll: none)
     # dispatched: under nested vmap the rows are batched at the outer level (its rule)
     per = _call(name, fn, (rows, targets, weight), {"reduction": "none", **keep})
     per = op("reshape", per, (n, -1))
@@ -93,3 +94,4 @@ def install(rules) -> None:
     from . import _batch_rules_losses  # noqa: PLC0415 - it imports _batch_rules' helpers
 
     _batch_rules_losses.install(rules)
+    rules["nll_loss"] = _cross_entropy  # the same signature, less label_smoothing
