@@ -99,3 +99,30 @@ def _run_grad(case):
         for b in range(B)
     ]
     np.testing.assert_allclose(got.numpy(), np.stack(want), rtol=1e-11, atol=1e-13)
+
+
+def rule_tests(cases):
+    """The three tests of a table of rule cases, for a test module to bind at top level:
+    against a loop for in_dims 0 and 1, under nested vmap, and per-sample gradients (vmap of
+    grad with respect to the float arguments equals a loop of grads; an unmapped argument
+    gets per-sample gradients too, Note [grad under vmap])."""
+    ids = list(cases)
+
+    @pytest.mark.parametrize("in_dim", [0, 1])
+    @pytest.mark.parametrize("name", ids)
+    def test_rule_matches_a_loop(name, in_dim):
+        _run_in_dims(cases[name], in_dim)
+
+    @pytest.mark.parametrize("name", ids)
+    def test_rule_under_nested_vmap(name):
+        _run_nested(cases[name])
+
+    @pytest.mark.parametrize("name", ids)
+    def test_per_sample_gradients_through_the_rule(name):
+        _run_grad(cases[name])
+
+    return (
+        test_rule_matches_a_loop,
+        test_rule_under_nested_vmap,
+        test_per_sample_gradients_through_the_rule,
+    )

@@ -7,16 +7,13 @@ per-sample gradients (vmap(grad)) against a loop of gradients, in float64
 (tests/_vmap_harness.py)."""
 
 import numpy as np
-import pytest
 
 import tapegrad as tg
 
 from ._vmap_harness import (
     _ints,
-    _run_grad,
-    _run_in_dims,
-    _run_nested,
     no_fallback,  # noqa: F401 - autouse: a fallback fails the test
+    rule_tests,
 )
 
 F = tg.func
@@ -156,23 +153,13 @@ CASES["normalize"] = (
     (True,),
     0,
 )
-IDS = list(CASES)
 
 
-@pytest.mark.parametrize("in_dim", [0, 1])
-@pytest.mark.parametrize("name", IDS)
-def test_loss_rule_matches_a_loop(name, in_dim):
-    _run_in_dims(CASES[name], in_dim)
-
-
-@pytest.mark.parametrize("name", IDS)
-def test_loss_rule_under_nested_vmap(name):
-    _run_nested(CASES[name])
-
-
-@pytest.mark.parametrize("name", IDS)
-def test_per_sample_gradients_through_the_loss_rule(name):
-    _run_grad(CASES[name])
+(
+    test_rule_matches_a_loop,
+    test_rule_under_nested_vmap,
+    test_per_sample_gradients_through_the_rule,
+) = rule_tests(CASES)
 
 
 def test_loss_modules_under_functional_call_use_the_rules():

@@ -4,16 +4,13 @@ each against a Python loop for in_dims 0 and 1, under nested vmap and through vm
 with no fallback allowed (tests/_vmap_harness.py)."""
 
 import numpy as np
-import pytest
 
 import tapegrad as tg
 
 from ._vmap_harness import (
     B,
-    _run_grad,
-    _run_in_dims,
-    _run_nested,
     no_fallback,  # noqa: F401 - autouse: a fallback fails the test
+    rule_tests,
 )
 
 NF = tg.nn.functional
@@ -316,23 +313,13 @@ CASES = {
         1,
     ),
 }
-IDS = list(CASES)
 
 
-@pytest.mark.parametrize("in_dim", [0, 1])
-@pytest.mark.parametrize("name", IDS)
-def test_rule_matches_a_loop(name, in_dim):
-    _run_in_dims(CASES[name], in_dim)
-
-
-@pytest.mark.parametrize("name", IDS)
-def test_rule_under_nested_vmap(name):
-    _run_nested(CASES[name])
-
-
-@pytest.mark.parametrize("name", IDS)
-def test_per_sample_gradients_through_the_rule(name):
-    _run_grad(CASES[name])
+(
+    test_rule_matches_a_loop,
+    test_rule_under_nested_vmap,
+    test_per_sample_gradients_through_the_rule,
+) = rule_tests(CASES)
 
 
 def test_lstm_module_per_sample_gradients_match_a_loop():

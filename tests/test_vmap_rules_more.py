@@ -10,11 +10,9 @@ import tapegrad as tg
 
 from ._vmap_harness import (
     _ints,
-    _run_grad,
-    _run_in_dims,
-    _run_nested,
     _tensor,
     no_fallback,  # noqa: F401 - autouse: a fallback fails the test
+    rule_tests,
 )
 
 F = tg.func
@@ -390,25 +388,11 @@ def _perm_index(rng, batch, shape, size, axis=-1):
     return out
 
 
-IDS = list(CASES)
-
-
-@pytest.mark.parametrize("in_dim", [0, 1])
-@pytest.mark.parametrize("name", IDS)
-def test_rule_matches_a_loop(name, in_dim):
-    _run_in_dims(CASES[name], in_dim)
-
-
-@pytest.mark.parametrize("name", IDS)
-def test_rule_under_nested_vmap(name):
-    _run_nested(CASES[name])
-
-
-@pytest.mark.parametrize("name", IDS)
-def test_per_sample_gradients_through_the_rule(name):
-    """vmap(grad(f)) with respect to the float argument ``k`` equals a loop of grads; an
-    unmapped argument gets per-sample gradients too (Note [grad under vmap])."""
-    _run_grad(CASES[name])
+(
+    test_rule_matches_a_loop,
+    test_rule_under_nested_vmap,
+    test_per_sample_gradients_through_the_rule,
+) = rule_tests(CASES)
 
 
 def test_embedding_with_a_batched_table_refuses_an_index_out_of_range():
