@@ -141,3 +141,13 @@ def test_errors():
         tg.masked.mean(tg.ones(3, dtype=tg.int64), mask=tg.ones(3, dtype=tg.bool))
     with pytest.raises(ValueError, match="fully masked out rows"):
         tg.masked.median(tg.ones(2, 2, dtype=tg.int64), 0, mask=tg.tensor([False, True]))
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_complex_variance_raises_instead_of_a_wrong_value(name):
+    # It used to return float32 values with the imaginary parts dropped (-3.0 where the
+    # variance of [1+2j, 3-1j] is 6.5): a clear error instead.
+    x = tg.tensor([[1 + 2j, 3 - 1j, 0.5j]])
+    mask = tg.tensor([[True, True, False]])
+    with pytest.raises(NotImplementedError, match=f"masked.{name}: complex input"):
+        getattr(tg.masked, name)(x, 1, mask=mask)

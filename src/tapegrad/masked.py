@@ -332,10 +332,15 @@ def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):
         corr = 1.0 if unbiased else 0.0
     if correction is not None:
         corr = float(correction)
+    op = "std" if take_sqrt else "var"
+    if input._data.dtype.kind == "c":  # torch's masked formula squares x (not |x|²) there
+        raise NotImplementedError(
+            f"masked.{op}: complex input ({input._data.dtype}, shape {list(input.shape)}) is "
+            "not supported; take .real/.imag or .abs() first"
+        )
     out_dtype = _dtype(dtype, input)
     if out_dtype.kind != "f":
         out_dtype = _dtypes.float32
-    op = "std" if take_sqrt else "var"
     dims = _dims(dim, input._data.ndim, op)
     count = _count(input, mask, dims, True, op)
     sample_mean = sum(input, dims, keepdim=True, dtype=out_dtype, mask=mask) / count
