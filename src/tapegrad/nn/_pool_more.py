@@ -163,12 +163,5 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 # vmap dispatch (Note [vmap levels]); the batching rules are in tapegrad/_batch_rules_more.py.
 from ..ops._registry import vmap_hooked as _vmap_hooked  # noqa: E402
 
-for _name in (
-    "max_pool1d",
-    "avg_pool1d",
-    "adaptive_avg_pool1d",
-    "adaptive_avg_pool2d",
-    "adaptive_max_pool1d",
-    "adaptive_max_pool2d",
-):
+for _name in __all__:
     globals()[_name] = _vmap_hooked(_name, globals()[_name])
