@@ -69,6 +69,31 @@ def _pad(v, extra: int):
 
 
 def elementwise(name, fn, level, args, kwargs):
+    if kwargs or name[-1] == "_" or name == "masked_fill":  # in place (or a dunder)
+        return _elementwise(name, fn, level, args, kwargs)
+    # The common case (positional arguments, not in place): the general rule below with
+    # each logical rank read once and the physical call made without a second dispatch
+    # when no argument is batched at a lower level.
+    ranks = [a.ndim if isinstance(a, Tensor) else -1 for a in args]
+    rank = max(ranks, default=0)
+    phys = []
+    lower = False  # an argument batched at a lower level (or a nest): dispatch again
+    for a, r in zip(args, ranks):
+        t = type(a)
+        if t is BatchedTensor and a._blevel == level:
+            a = a._bval
+            if r != rank:
+                a = _pad(a, rank - r)
+            if type(a) is BatchedTensor:
+                lower = True
+        elif t is BatchedTensor or t is list or t is tuple:
+            lower = True
+        phys.append(a)
+    out = _dispatch(name, fn, phys, {}) if lower else fn(*phys)
+    return wrap(out, level) if isinstance(out, Tensor) else wrap_out(out, level)
+
+
+def _elementwise(name, fn, level, args, kwargs):
     rank = 0
     for a in (*args, *kwargs.values()):
         if isinstance(a, Tensor) and a.ndim > rank:
