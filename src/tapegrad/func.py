@@ -89,10 +89,10 @@ def _lift_tree(t, diff: list, name: str, i: int, lift):
 
 def _rebuild(t, flat):
     """``t``'s nest with its Tensors replaced, in order, by the items of iterator ``flat``."""
+    if isinstance(t, dict):  # a dict of parameters: its tensors without a call each
+        return {k: next(flat) if isinstance(x, Tensor) else _rebuild(x, flat) for k, x in t.items()}
     if isinstance(t, (tuple, list)):
         return type(t)(_rebuild(x, flat) for x in t)
-    if isinstance(t, dict):
-        return {k: _rebuild(x, flat) for k, x in t.items()}
     return next(flat)
 
 
@@ -164,6 +164,7 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, want_value):
     # Under grad mode, record our backward: an enclosing transform (or a tensor f
     # closes over) may need it. _release detaches what turns out not to.
     keep = STATE.enabled
+    final = False  # grads hold the results already
     saved = STATE.enabled, STATE.inference
     STATE.enabled, STATE.inference = True, False  # enable_grad()
     try:
@@ -188,7 +189,18 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, want_value):
             grads = engine.grad(
                 phys, leaves, Tensor._wrap(root), create_graph=keep, allow_unused=True
             )
-            grads = [g if g is None else _vmap_grad.rewrap_like(g, d) for g, d in zip(grads, diff)]
+            if keep:
+                grads = [
+                    g if g is None else _vmap_grad.rewrap_like(g, d) for g, d in zip(grads, diff)
+                ]
+            else:  # fresh gradients (below), read on the physical tensors
+                grads = [
+                    _zeros_like(d)
+                    if g is None
+                    else _vmap_grad.rewrap_like(g.detach() if g._rg else g, d)
+                    for g, d in zip(grads, diff)
+                ]
+                final = True
         else:
             if keep and not has_aux and not _reaches_other_leaf(out, diff):
                 keep = False
@@ -197,17 +209,23 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, want_value):
         STATE.enabled, STATE.inference = saved
     # Without keep the engine recorded nothing: its gradients are fresh tensors that
     # need no detaching (unless a custom backward handed out one that requires grad).
-    grads = tuple(
-        Tensor._wrap(np.zeros(d.shape, d.dtype))
-        if g is None
-        else (_release(g, keep, diff) if keep or g.requires_grad else g)
-        for g, d in zip(grads, diff)
-    )
+    if not final:
+        grads = tuple(
+            _zeros_like(d)
+            if g is None
+            else (_release(g, keep, diff) if keep or g.requires_grad else g)
+            for g, d in zip(grads, diff)
+        )
     value = _release(out, keep, diff) if want_value else None
     flat = iter(grads)
     if single:
         return value, aux, _rebuild(args[nums[0]], flat)
     return value, aux, tuple(_rebuild(args[i], flat) for i in nums)
+
+
+def _zeros_like(d):
+    """The gradient of a variable that the output does not depend on (unbatched zeros)."""
+    return Tensor._wrap(np.zeros(d.shape, d.dtype))
 
 
 def grad(f, argnums=0, has_aux=False):
