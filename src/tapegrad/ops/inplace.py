@@ -167,9 +167,25 @@ def _commit(self, result: Tensor, op: str) -> None:
         result = result._cast(self._data.dtype)
     if result._data is not self._data:
         np.copyto(self._data, result._data)
+        _save_self_as_output(self, result)
     self.grad_fn = result.grad_fn
     self._output_nr = result._output_nr
     self._rg = result._rg
+
+
+def _save_self_as_output(self, result: Tensor) -> None:
+    """A Node that saved its output (``relu_``, ``exp_``, ``sigmoid_``: make_result's
+    ``save_output``) reads self's memory instead of the result's copy from now on, and
+    checks self's version, as PyTorch's in-place ops save self: a later in-place change of
+    self raises "modified by an inplace operation" at backward rather than going unseen
+    (and the copy is freed). Self's version is bumped once after the commit (``_run``)."""
+    node = result.grad_fn
+    if node is None or node._saved_output is not result._data or node._saved_versions is None:
+        return
+    counter = self._vc
+    node._saved_output = self._data
+    record = (counter, counter.value + 1, self._data.shape)
+    node._saved_versions = node._saved_versions[:-1] + (record,)
 
 
 def _run(self, op, others, graph_fn, fast_fn, copy_old=False):
