@@ -33,7 +33,7 @@ from ..autograd.graph import mark_view
 from ..grad_mode import STATE
 from ..tensor import Tensor, VersionCounter
 from . import arithmetic
-from ._registry import register
+from ._registry import OPS, register
 from .indexing import _torch_layout, index_put, normalize_key, take_index
 
 __all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_", "setitem"]
@@ -89,18 +89,43 @@ def _check_graph_rules(self, op):
     return base
 
 
+def _is_part(base: Tensor, view: Tensor) -> bool:
+    """Whether ``view`` is real numbers in a complex ``base``'s memory (``base.real``,
+    ``base.imag`` and views of them): Note [Writing through real and imag]."""
+    return base._data.dtype.kind == "c" and view._data.dtype == base._data.real.dtype
+
+
 def _can_rewire(base: Tensor, view: Tensor) -> bool:
     """Whether ``view``'s elements can be located in ``base``'s memory."""
-    return base._data.dtype == view._data.dtype and (
+    return (base._data.dtype == view._data.dtype or _is_part(base, view)) and (
         view._data.size == 0 or np.shares_memory(base._data, view._data)
     )
+
+
+# Note [Writing through real and imag]
+# ``z.real`` and ``z.imag`` of a complex ``z`` are writable views, as in PyTorch
+# (``z.real.mul_(2)``, ``z.imag[0] = 5``). A write through one that must be recorded goes
+# through ``z`` seen as pairs of reals, ``view_as_real(z)`` (shape S + (2,)): the view's
+# elements are located in that array by address, written there by index_put, and ``z``
+# becomes ``view_as_complex`` of the result, so gradients flow to both parts.
+
+
+def _as_pairs(base: Tensor):
+    """(the Tensor ``view_as_real(base)``, an array of those pairs sharing base's memory)."""
+    array = base._data[..., None].view(base._data.real.dtype)
+    return OPS["view_as_real"].fn(base), array  # (ops/complex_ops.py imports after this)
 
 
 def _refresh_view(view: Tensor, root: Tensor):
     """graph.VIEW_REFRESH: ``view`` recorded afresh as the elements of ``root`` it reads."""
     if not root._rg or not _can_rewire(root, view):
         return None
-    fresh = take_index(root, _positions_in(root, view), True, "AsStridedBackward", "view")
+    if _is_part(root, view):
+        pairs, array = _as_pairs(root)
+        key = _positions_in(array, view)
+        fresh = take_index(pairs, key, True, "AsStridedBackward", "view")
+    else:
+        fresh = take_index(root, _positions_in(root._data, view), True, "AsStridedBackward", "view")
     mark_view(fresh.grad_fn, root)
     return fresh.grad_fn
 
@@ -118,15 +143,15 @@ def _byte_offsets(array, start: int) -> np.ndarray:
     return offsets
 
 
-def _positions_in(base: Tensor, view: Tensor) -> tuple:
-    """The index (an advanced key into ``base``) of every element of ``view``, found by
-    matching memory addresses (any strides; ``base`` never overlaps itself, as in-place
-    writes into expanded arrays are refused)."""
-    start = base._data.__array_interface__["data"][0]
-    base_offsets = _byte_offsets(base._data, start).ravel()
+def _positions_in(base: np.ndarray, view: Tensor) -> tuple:
+    """The index (an advanced key into the array ``base``) of every element of ``view``,
+    found by matching memory addresses (any strides; ``base`` never overlaps itself, as
+    in-place writes into expanded arrays are refused)."""
+    start = base.__array_interface__["data"][0]
+    base_offsets = _byte_offsets(base, start).ravel()
     order = np.argsort(base_offsets, kind="stable")
     where = np.searchsorted(base_offsets[order], _byte_offsets(view._data, start))
-    return np.unravel_index(order[where], base._data.shape)
+    return np.unravel_index(order[where], base.shape)
 
 
 def _commit_through_view(self, result: Tensor, base: Tensor, op: str) -> None:
@@ -138,10 +163,17 @@ def _commit_through_view(self, result: Tensor, base: Tensor, op: str) -> None:
             f"{op}: the result has shape {list(result.shape)}, which cannot be written into "
             f"a tensor of shape {list(self.shape)} (in-place ops do not broadcast self)"
         )
-    key = _positions_in(base, self)
-    new_base = index_put(_alias(base, False), key, True, result, out=base._data)
+    if _is_part(base, self):  # Note [Writing through real and imag]
+        pairs, array = _as_pairs(_alias(base, False))
+        key = _positions_in(array, self)
+        new_pairs = index_put(pairs, key, True, result, out=array)
+        new_base = OPS["view_as_complex"].fn(new_pairs)
+        view = take_index(new_pairs, key, True, "CopySlicesBackward", op)
+    else:
+        key = _positions_in(base._data, self)
+        new_base = index_put(_alias(base, False), key, True, result, out=base._data)
+        view = take_index(new_base, key, True, "CopySlicesBackward", op)
     base.grad_fn, base._output_nr, base._rg = new_base.grad_fn, 0, True
-    view = take_index(new_base, key, True, "CopySlicesBackward", op)
     self.grad_fn, self._output_nr, self._rg = view.grad_fn, 0, True
 
 
