@@ -156,11 +156,11 @@ def _conv2d(input, weight, bias, stride, padding, dilation, groups):
 
 
 def _conv_pads(padding, kernel, stride, dilation):
+    if isinstance(padding, str):
+        _check_padding_string("conv2d", padding, stride)
     if padding == "valid":
         return ((0, 0), (0, 0))
     if padding == "same":
-        if stride != (1, 1):
-            raise ValueError("conv2d: padding='same' is not supported for strided convolutions")
         pads = []
         for k, d in zip(kernel, dilation, strict=True):
             total = d * (k - 1)
@@ -455,6 +455,7 @@ from ._mha import multi_head_attention_forward  # noqa: E402
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward", *_activation_names]
 __all__ += _layer_names
+from ._conv_more import check_padding_string as _check_padding_string  # noqa: E402
 from ._conv_more import conv1d, conv3d, conv_transpose1d, conv_transpose2d  # noqa: E402
 
 __all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d"]

@@ -25,6 +25,8 @@ see the change) and bumps the shared version counter, recording the user's line.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import _fpquiet
@@ -33,6 +35,7 @@ from ..autograd.graph import mark_view
 from ..grad_mode import STATE
 from ..tensor import Tensor, VersionCounter
 from . import arithmetic
+from ._dtype_errors import scalar as _scalar_name
 from ._registry import OPS, register
 from .indexing import _torch_layout, index_put, normalize_key, take_index
 
@@ -319,6 +322,15 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
                 return self
             return general(self, other, alpha)
 
+    elif name == "div_":
+
+        def op(self, other, *, rounding_mode=None):
+            if rounding_mode is not None:
+                return _rounded_div_(self, other, rounding_mode)
+            if fast_path(self, other) is not None:
+                return self
+            return general(self, other, 1)
+
     else:
 
         def op(self, other):
@@ -328,6 +340,22 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
 
     op.__name__ = name
     return op
+
+
+def _rounded_div_(self, other, mode):
+    """``self.div_(other, rounding_mode=mode)``: ``div(..., rounding_mode=mode)`` in place."""
+    if mode not in ("trunc", "floor"):
+        raise RuntimeError(
+            f"div_ expected rounding_mode to be one of None, 'trunc', or 'floor' but found {mode!r}"
+        )
+
+    def fast(a):
+        np.copyto(a, arithmetic.div(Tensor._wrap(a), other, rounding_mode=mode)._data, "same_kind")
+
+    def record(old):
+        return arithmetic.div(old, _swap(other, self, old), rounding_mode=mode)
+
+    return _run(self, "div_", (other,), record, fast, copy_old=True)
 
 
 add_ = _binary("add_", np.add, arithmetic.add, False)
@@ -355,6 +383,39 @@ Tensor.__imul__ = mul_
 Tensor.__itruediv__ = div_
 
 
+_C_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "int64_t",
+           "int32": "int", "int16": "short", "int8": "signed char", "uint8": "unsigned char",
+           "bool": "bool", "bfloat16": "c10::BFloat16"}  # fmt: skip
+
+
+def _real_value(self, value, op, advanced=False):
+    """``value`` to write into self; PyTorch's rules when it is complex and self is not:
+    a complex number with an imaginary part raises; a complex tensor is cast with a
+    UserWarning (NumPy's ComplexWarning never reaches the user), or refused by an
+    advanced-index write."""
+    dtype = self._data.dtype
+    if dtype.kind == "c":
+        return value
+    if isinstance(value, (complex, np.complexfloating)):
+        if value.imag != 0:
+            raise RuntimeError(
+                f"{op}: value cannot be converted to type {_C_TYPE.get(dtype.name, dtype.name)} "
+                f"without overflow (got {value!r} for a tensor of dtype {dtype})"
+            )
+        return value.real
+    array = value._data if isinstance(value, Tensor) else value
+    if not (isinstance(array, np.ndarray) and array.dtype.kind == "c"):
+        return value
+    if advanced:
+        raise RuntimeError(
+            f"{op}: Index put requires the source and destination dtypes match, got "
+            f"{_scalar_name(dtype)} for the destination and {_scalar_name(array.dtype)} for "
+            "the source."
+        )
+    warnings.warn("Casting complex values to real discards the imaginary part", stacklevel=3)
+    return value.real
+
+
 @register("fill_", inplace=True)
 def fill_(self, value):
     """Set every element to ``value`` (a number or a 0-d tensor); returns self.
@@ -365,6 +426,7 @@ def fill_(self, value):
         raise RuntimeError(
             f"fill_: value must be a number or a 0-d tensor, got shape {list(value.shape)}"
         )
+    value = _real_value(self, value, "fill_")
 
     def fast(a):
         a[...] = _data(value)
@@ -387,6 +449,7 @@ def copy_(self, src):
 
     d/dself = 0; d/dsrc = g summed back to src's shape.
     """
+    src = _real_value(self, src, "copy_")
     src_data = _data(src)
     try:
         fits = np.broadcast_shapes(np.shape(src_data), self._data.shape) == self._data.shape
@@ -452,6 +515,7 @@ def setitem(self, key, value):
             f"setitem: can't assign a {type(value).__name__} to a tensor of dtype "
             f"{self._data.dtype}"
         )
+    value = _real_value(self, value, "setitem", advanced)
     if advanced:
         value = _to_numpy_layout(self, key, value)
 

@@ -1,0 +1,118 @@
+"""floor_divide, the comparison twins and ``div_(rounding_mode=)`` against PyTorch 2.13.
+
+* ``x // 2``, ``floor_divide`` and ``floor_divide_`` of a tensor that requires grad have
+  no derivative in torch (grad_fn ``NotImplemented``, backward raises); here they gave a
+  silent zero gradient.
+* ``self.lt_(other)`` with ``other`` requiring grad is recorded (``LtBackward1``, zero
+  gradients), as torch's; it was not.
+* ``//=``, ``%=``, ``**=`` exist (``__ifloordiv__`` ...), and ``div_`` takes
+  ``rounding_mode``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+_X = [1.5, -2.5, 3.0]
+
+_FLOOR = {
+    "operator": lambda m, h: h // 2,
+    "reflected": lambda m, h: 7.0 // h,
+    "method": lambda m, h: h.floor_divide(2),
+    "function": lambda m, h: m.floor_divide(h, m.tensor(2.0)),
+    "inplace": lambda m, h: h.floor_divide_(2),
+    "augmented": lambda m, h: h.__ifloordiv__(2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FLOOR))
+def test_floor_divide_has_no_derivative_like_torch(torch_mod, name):
+    def run(lib):
+        h = lib.tensor(_X, requires_grad=True) * 1
+        out = _FLOOR[name](lib, h)
+        assert out.requires_grad and "NotImplemented" in type(out.grad_fn).__name__ + str(
+            out.grad_fn.name()
+        )
+        with pytest.raises(RuntimeError) as err:
+            out.sum().backward()
+        return out.detach().numpy(), str(err.value)
+
+    (vo, eo), (vt, et) = run(tg), run(torch_mod)
+    np.testing.assert_array_equal(vo, vt)
+    assert eo == et
+
+
+def test_floor_divide_without_grad_and_div_floor_with_grad_still_work(torch_mod):
+    for lib in (tg, torch_mod):
+        x = lib.tensor(_X)
+        np.testing.assert_array_equal((x // 2).numpy(), np.floor_divide(_X, 2))
+        h = lib.tensor(_X, requires_grad=True)
+        lib.div(h, 2, rounding_mode="floor").sum().backward()  # DivBackward: zeros
+        np.testing.assert_array_equal(h.grad.numpy(), np.zeros(3))
+
+
+@pytest.mark.parametrize("op", ["eq_", "ne_", "lt_", "le_", "gt_", "ge_"])
+def test_comparison_twin_with_an_other_that_requires_grad_is_recorded_like_torch(torch_mod, op):
+    def run(lib):
+        x = lib.tensor(_X, requires_grad=True)
+        y = getattr(lib.tensor([1.5, 2.0, 4.0]), op)(x)
+        assert y.requires_grad and y.grad_fn is not None
+        y.sum().backward()
+        return y.detach().numpy(), x.grad.numpy()
+
+    for ours, theirs in zip(run(tg), run(torch_mod), strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize(
+    "dunder, values, other",
+    [
+        ("__ifloordiv__", [7, -7, 6], 2),
+        ("__ifloordiv__", [7.5, -7.5, 6.0], 2.0),
+        ("__imod__", [7, -7, 6], 4),
+        ("__imod__", [7.5, -7.5, 6.0], -4.0),
+        ("__ipow__", [2, 3, 4], 2),
+        ("__ipow__", [2.0, 3.0, 4.0], 0.5),
+    ],
+)
+def test_augmented_assignments_modify_in_place_like_torch(torch_mod, dunder, values, other):
+    def run(lib):
+        x = lib.tensor(values)
+        y = x
+        y = getattr(y, dunder)(other)
+        return y is x, x._version, x.numpy()
+
+    (so, vo, xo), (st, vt, xt) = run(tg), run(torch_mod)
+    assert so and st and vo == vt
+    np.testing.assert_allclose(xo, xt, rtol=1e-7)
+    assert xo.dtype == xt.dtype
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+@pytest.mark.parametrize("values", [[7, -7, 6], [1.5, -2.5, 3.0]], ids=["int", "float"])
+def test_div_inplace_takes_rounding_mode_like_torch(torch_mod, mode, values):
+    def run(lib):
+        x = lib.tensor(values)
+        out = x.div_(lib.tensor([2, 2, -4]), rounding_mode=mode)
+        return out is x, x._version, x.numpy()
+
+    (so, vo, xo), (st, vt, xt) = run(tg), run(torch_mod)
+    assert so and st and vo == vt
+    np.testing.assert_array_equal(xo, xt)
+    assert xo.dtype == xt.dtype
+
+
+def test_div_inplace_rounding_mode_records_a_zero_gradient_and_refuses_bad_modes(torch_mod):
+    for lib in (tg, torch_mod):
+        x = lib.tensor(_X, requires_grad=True)
+        h = x * 1
+        h.div_(2, rounding_mode="floor")
+        h.sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), np.zeros(3))
+        with pytest.raises(RuntimeError, match="rounding_mode to be one of None"):
+            lib.tensor([1.0]).div_(2, rounding_mode="round")
+        with pytest.raises(RuntimeError, match="can't be cast"):
+            lib.tensor([7, -7]).div_(2)
