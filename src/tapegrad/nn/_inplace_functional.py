@@ -26,7 +26,7 @@ from ._activations import (
 __all__ = ["relu_", "elu_", "celu_", "selu_", "leaky_relu_", "hardtanh_", "threshold_", "rrelu_"]
 
 _relu_fn, _relu = OPS["relu"].fn, exported(OPS["relu"])
-_silu = exported(OPS["silu"])
+_silu_fn, _silu = OPS["silu"].fn, exported(OPS["silu"])
 _silu_ = make_inplace("silu", _silu_op)
 
 
@@ -49,4 +49,7 @@ def silu(input, inplace=False):
     """x·σ(x); with ``inplace=True`` written into ``input``, which is returned."""
     if inplace:
         return _silu_(input)
-    return _silu(input)
+    try:  # as relu: one call, the exported form only for its errors / vmap
+        return _silu_fn(input)
+    except AttributeError:
+        return _silu(input)
