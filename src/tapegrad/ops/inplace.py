@@ -202,18 +202,27 @@ def _commit(self, result: Tensor, op: str) -> None:
         result = result._cast(self._data.dtype)
     if result._data is not self._data:
         np.copyto(self._data, result._data)
-        _save_self_as_output(self, result)
+        if op in SAVE_SELF:
+            _save_self_as_output(self, result)
     self.grad_fn = result.grad_fn
     self._output_nr = result._output_nr
     self._rg = result._rg
 
 
+# The in-place ops whose PyTorch backward reads the result (self): changing self again
+# before backward raises there (derivatives.yaml's ``result``). Others (erfinv_, sinc_)
+# keep tapegrad's private copy of the output and compute the gradient, as torch does.
+SAVE_SELF = frozenset(
+    "exp_ exp2_ expm1_ reciprocal_ relu_ rsqrt_ sigmoid_ sqrt_ tan_ tanh_".split()
+)
+
+
 def _save_self_as_output(self, result: Tensor) -> None:
-    """A Node that saved its output (``relu_``, ``exp_``, ``sigmoid_``: make_result's
-    ``save_output``) reads self's memory instead of the result's copy from now on, and
-    checks self's version, as PyTorch's in-place ops save self: a later in-place change of
-    self raises "modified by an inplace operation" at backward rather than going unseen
-    (and the copy is freed). Self's version is bumped once after the commit (``_run``)."""
+    """A Node that saved its output (make_result's ``save_output``) reads self's memory
+    instead of the result's copy from now on, and checks self's version, as PyTorch's
+    in-place ops in SAVE_SELF save self: a later in-place change of self raises "modified
+    by an inplace operation" at backward rather than going unseen (and the copy is
+    freed). Self's version is bumped once after the commit (``_run``)."""
     node = result.grad_fn
     if node is None or node._saved_output is not result._data or node._saved_versions is None:
         return
