@@ -297,3 +297,39 @@ def test_relu_keeps_torchs_errors_and_vmap():
         tg.nn.functional.relu([1.0, -1.0])
     out = tg.func.vmap(tg.nn.functional.relu)(tg.tensor(_X))
     np.testing.assert_array_equal(out.numpy(), np.maximum(_X, 0))
+
+
+def test_graph_cache_replays_a_step_with_inplace_modules_like_eager():
+    def make():
+        tg.manual_seed(0)
+        nn = tg.nn
+        m = nn.Sequential(
+            nn.Linear(8, 16),
+            nn.ReLU(inplace=True),
+            nn.Linear(16, 16),
+            nn.Hardtanh(-0.5, 0.5, inplace=True),
+            nn.Linear(16, 16),
+            nn.Dropout(0.3, inplace=True),
+            nn.Linear(16, 4),
+            nn.ELU(inplace=True),
+        )
+        return m, tg.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+
+    def step(m, opt, x, y):
+        opt.zero_grad()
+        loss = ((m(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    x, y = tg.randn(5, 8), tg.randn(5, 4)
+    (m1, o1), (m2, o2) = make(), make()
+    cached = tg.jit.cache(lambda x, y: step(m2, o2, x, y))
+    tg.manual_seed(5)
+    eager = [step(m1, o1, x, y).item() for _ in range(5)]
+    tg.manual_seed(5)
+    replayed = [cached(x, y).item() for _ in range(5)]
+    assert cached.cache_info().hits >= 2
+    np.testing.assert_allclose(replayed, eager, rtol=1e-6)
+    for p1, p2 in zip(m1.parameters(), m2.parameters(), strict=True):
+        np.testing.assert_allclose(p2.detach().numpy(), p1.detach().numpy(), rtol=1e-5, atol=1e-7)
