@@ -83,3 +83,16 @@ def test_real_view_taken_before_its_base_changed_reads_the_new_values(torch_mod)
 
     for ours, theirs in zip(run(tg), run(torch_mod), strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_a_value_that_requires_grad_written_into_imag_makes_the_base_require_grad(torch_mod):
+    def run(lib):
+        z = lib.zeros(3, dtype=lib.complex128)
+        w = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        z.imag.copy_(w * 2)
+        assert z.requires_grad
+        (z.abs() ** 2).sum().backward()
+        return z.detach().numpy(), w.grad.numpy()
+
+    for ours, theirs in zip(run(tg), run(torch_mod), strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
