@@ -165,3 +165,34 @@ def test_unary_inplace_then_modified_raises_exactly_where_torch_does(torch_mod, 
     else:
         assert not isinstance(ours, (str, Exception)), ours
         np.testing.assert_allclose(ours, theirs, rtol=1e-8)  # (polygamma: ~5e-10)
+
+
+# -- operands passed by keyword are recorded (they were ignored: a silent missing gradient) --
+
+_KEYWORD = {
+    "index_add_": lambda m, s, x: s.index_add_(0, m.tensor([0, 2]), source=x[:2] * 3),
+    "index_copy_": lambda m, s, x: s.index_copy_(0, m.tensor([2, 0]), source=x[1:]),
+    "masked_fill_": lambda m, s, x: s.masked_fill_(m.tensor([True, False, True]), value=x.sum()),
+    "masked_scatter_": lambda m, s, x: s.masked_scatter_(
+        m.tensor([True, False, True]), source=x * 2
+    ),
+    "scatter_": lambda m, s, x: s.scatter_(0, m.tensor([1, 0]), src=x[:2]),
+    "scatter_add_": lambda m, s, x: s.scatter_add_(0, m.tensor([1, 1]), src=x[1:]),
+    "lt_": lambda m, s, x: s.lt_(other=x),
+    "addcmul_": lambda m, s, x: s.addcmul_(tensor1=x, tensor2=x, value=0.5),
+    "lerp_": lambda m, s, x: s.lerp_(end=x, weight=0.25),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_KEYWORD))
+def test_inplace_operand_passed_by_keyword_gets_its_gradient_like_torch(torch_mod, name):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        s = lib.tensor([0.5, -1.0, 2.0])
+        out = _KEYWORD[name](lib, s, x)
+        assert out is s and s.requires_grad
+        (s * lib.tensor([1.0, 10.0, 100.0])).sum().backward()
+        return s.detach().numpy(), x.grad.numpy()
+
+    for ours, theirs in zip(run(tg), run(torch_mod), strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
