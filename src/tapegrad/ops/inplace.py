@@ -25,8 +25,6 @@ see the change) and bumps the shared version counter, recording the user's line.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .. import _fpquiet
@@ -35,8 +33,8 @@ from ..autograd.graph import mark_view
 from ..grad_mode import STATE
 from ..tensor import Tensor, VersionCounter
 from . import arithmetic
-from ._dtype_errors import scalar as _scalar_name
 from ._registry import OPS, register
+from .complex_writes import as_pairs, is_part, real_value
 from .indexing import _torch_layout, index_put, normalize_key, take_index
 
 __all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_", "setitem"]
@@ -92,39 +90,19 @@ def _check_graph_rules(self, op):
     return base
 
 
-def _is_part(base: Tensor, view: Tensor) -> bool:
-    """Whether ``view`` is real numbers in a complex ``base``'s memory (``base.real``,
-    ``base.imag`` and views of them): Note [Writing through real and imag]."""
-    return base._data.dtype.kind == "c" and view._data.dtype == base._data.real.dtype
-
-
 def _can_rewire(base: Tensor, view: Tensor) -> bool:
     """Whether ``view``'s elements can be located in ``base``'s memory."""
-    return (base._data.dtype == view._data.dtype or _is_part(base, view)) and (
+    return (base._data.dtype == view._data.dtype or is_part(base, view)) and (
         view._data.size == 0 or np.shares_memory(base._data, view._data)
     )
-
-
-# Note [Writing through real and imag]
-# ``z.real`` and ``z.imag`` of a complex ``z`` are writable views, as in PyTorch
-# (``z.real.mul_(2)``, ``z.imag[0] = 5``). A write through one that must be recorded goes
-# through ``z`` seen as pairs of reals, ``view_as_real(z)`` (shape S + (2,)): the view's
-# elements are located in that array by address, written there by index_put, and ``z``
-# becomes ``view_as_complex`` of the result, so gradients flow to both parts.
-
-
-def _as_pairs(base: Tensor):
-    """(the Tensor ``view_as_real(base)``, an array of those pairs sharing base's memory)."""
-    array = base._data[..., None].view(base._data.real.dtype)
-    return OPS["view_as_real"].fn(base), array  # (ops/complex_ops.py imports after this)
 
 
 def _refresh_view(view: Tensor, root: Tensor):
     """graph.VIEW_REFRESH: ``view`` recorded afresh as the elements of ``root`` it reads."""
     if not root._rg or not _can_rewire(root, view):
         return None
-    if _is_part(root, view):
-        pairs, array = _as_pairs(root)
+    if is_part(root, view):
+        pairs, array = as_pairs(root)
         key = _positions_in(array, view)
         fresh = take_index(pairs, key, True, "AsStridedBackward", "view")
     else:
@@ -166,8 +144,8 @@ def _commit_through_view(self, result: Tensor, base: Tensor, op: str) -> None:
             f"{op}: the result has shape {list(result.shape)}, which cannot be written into "
             f"a tensor of shape {list(self.shape)} (in-place ops do not broadcast self)"
         )
-    if _is_part(base, self):  # Note [Writing through real and imag]
-        pairs, array = _as_pairs(_alias(base, False))
+    if is_part(base, self):  # Note [Writing through real and imag]
+        pairs, array = as_pairs(_alias(base, False))
         key = _positions_in(array, self)
         new_pairs = index_put(pairs, key, True, result, out=array)
         new_base = OPS["view_as_complex"].fn(new_pairs)
@@ -392,39 +370,6 @@ Tensor.__imul__ = mul_
 Tensor.__itruediv__ = div_
 
 
-_C_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "int64_t",
-           "int32": "int", "int16": "short", "int8": "signed char", "uint8": "unsigned char",
-           "bool": "bool", "bfloat16": "c10::BFloat16"}  # fmt: skip
-
-
-def _real_value(self, value, op, advanced=False):
-    """``value`` to write into self; PyTorch's rules when it is complex and self is not:
-    a complex number with an imaginary part raises; a complex tensor is cast with a
-    UserWarning (NumPy's ComplexWarning never reaches the user), or refused by an
-    advanced-index write."""
-    dtype = self._data.dtype
-    if dtype.kind == "c":
-        return value
-    if isinstance(value, (complex, np.complexfloating)):
-        if value.imag != 0:
-            raise RuntimeError(
-                f"{op}: value cannot be converted to type {_C_TYPE.get(dtype.name, dtype.name)} "
-                f"without overflow (got {value!r} for a tensor of dtype {dtype})"
-            )
-        return value.real
-    array = value._data if isinstance(value, Tensor) else value
-    if not (isinstance(array, np.ndarray) and array.dtype.kind == "c"):
-        return value
-    if advanced:
-        raise RuntimeError(
-            f"{op}: Index put requires the source and destination dtypes match, got "
-            f"{_scalar_name(dtype)} for the destination and {_scalar_name(array.dtype)} for "
-            "the source."
-        )
-    warnings.warn("Casting complex values to real discards the imaginary part", stacklevel=3)
-    return value.real
-
-
 @register("fill_", inplace=True)
 def fill_(self, value):
     """Set every element to ``value`` (a number or a 0-d tensor); returns self.
@@ -435,7 +380,7 @@ def fill_(self, value):
         raise RuntimeError(
             f"fill_: value must be a number or a 0-d tensor, got shape {list(value.shape)}"
         )
-    value = _real_value(self, value, "fill_")
+    value = real_value(self, value, "fill_")
 
     def fast(a):
         a[...] = _data(value)
@@ -458,7 +403,7 @@ def copy_(self, src):
 
     d/dself = 0; d/dsrc = g summed back to src's shape.
     """
-    src = _real_value(self, src, "copy_")
+    src = real_value(self, src, "copy_")
     src_data = _data(src)
     try:
         fits = np.broadcast_shapes(np.shape(src_data), self._data.shape) == self._data.shape
@@ -524,7 +469,7 @@ def setitem(self, key, value):
             f"setitem: can't assign a {type(value).__name__} to a tensor of dtype "
             f"{self._data.dtype}"
         )
-    value = _real_value(self, value, "setitem", advanced)
+    value = real_value(self, value, "setitem", advanced)
     if advanced:
         value = _to_numpy_layout(self, key, value)
 
