@@ -60,7 +60,6 @@ from .ops.arithmetic import (
     clone,
     div,
     eq,
-    floor_divide,
     ge,
     gt,
     le,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from .grad_mode import is_inference_mode_enabled
+from ._inference_tensors import is_inference
 from .nn import _activations
 from .tensor import Tensor
 
@@ -41,13 +41,6 @@ def is_nonzero(self) -> bool:
 def is_same_size(self, other) -> bool:
     """True when ``other`` has self's shape."""
     return self._data.shape == other._data.shape
-
-
-def is_inference(self) -> bool:
-    """Whether inference mode is on: tapegrad does not mark tensors made under it, so a
-    tensor made (and asked) inside ``inference_mode`` says True, any tensor asked outside
-    says False (torch remembers per tensor where it was made)."""
-    return is_inference_mode_enabled()
 
 
 def ndimension(self) -> int:

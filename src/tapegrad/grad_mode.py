@@ -46,6 +46,10 @@ def is_inference_mode_enabled() -> bool:
 # tangents]).
 NO_GRAD_HOOK: list = [None]
 
+# Set by tapegrad._inference_tensors: called with +1 when a thread enters inference_mode
+# and -1 when it leaves (Note [Inference tensors]).
+INFERENCE_HOOK: list = [None]
+
 
 class _GradModeContext:
     """Base of the grad-mode managers: usable with ``with`` and as a decorator.
@@ -55,15 +59,13 @@ class _GradModeContext:
     """
 
     _enabled = True
-    _inference = False
 
     def __init__(self):
         self._saved = []
 
     def __enter__(self):
         self._saved.append((STATE.enabled, STATE.inference))
-        STATE.enabled = self._enabled
-        STATE.inference = self._inference
+        STATE.enabled = self._enabled  # (no_grad / enable_grad keep inference mode on)
         if not self._enabled and NO_GRAD_HOOK[0] is not None:
             NO_GRAD_HOOK[0]()
         return self
@@ -142,23 +144,27 @@ class set_grad_enabled(_GradModeContext):
 
 
 class inference_mode(_GradModeContext):
-    """Like ``no_grad``, and marks the thread as in inference mode.
+    """Like ``no_grad``, and marks the thread as in inference mode: tensors made inside
+    are inference tensors (``t.is_inference()``; Note [Inference tensors]).
 
-    ``inference_mode(False)`` is a no-op manager, as in PyTorch.
+    ``inference_mode(False)`` turns inference mode off and grad mode on (inside an
+    enclosing ``inference_mode()`` or ``no_grad()`` too), as in PyTorch.
     """
-
-    _enabled = False
-    _inference = True
 
     def __init__(self, mode: bool = True):
         super().__init__()
-        if not mode:
-            self._enabled = None  # keep whatever mode is active
-            self._inference = False
+        self._mode = bool(mode)
 
     def __enter__(self):
         self._saved.append((STATE.enabled, STATE.inference))
-        if self._enabled is not None:
-            STATE.enabled = self._enabled
-            STATE.inference = self._inference
+        STATE.enabled = not self._mode
+        STATE.inference = self._mode
+        if self._mode and INFERENCE_HOOK[0] is not None:
+            INFERENCE_HOOK[0](1)
         return self
+
+    def __exit__(self, *exc):
+        STATE.enabled, STATE.inference = self._saved.pop()
+        if self._mode and INFERENCE_HOOK[0] is not None:
+            INFERENCE_HOOK[0](-1)
+        return False

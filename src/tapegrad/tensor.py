@@ -174,6 +174,7 @@ class Tensor:
         "_retains_grad",
         "_base",
         "_size",  # the shape as a Size, made on first access (Note [Size cache])
+        "_inference_",  # True for an inference tensor, else unset (Note [Inference tensors])
         "__weakref__",
     )
 
@@ -650,6 +651,12 @@ def _init(t: Tensor, array) -> None:
     t._retains_grad = False
     t._base = None
     t._size = None
+    if INIT_MARK[0] is not None:  # a thread is in inference_mode (Note [Inference tensors])
+        INIT_MARK[0](t)
+
+
+# Set by tapegrad._inference_tensors while some thread is inside inference_mode.
+INIT_MARK: list = [None]
 
 
 def _set_data(t: Tensor, value) -> None:

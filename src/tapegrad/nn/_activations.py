@@ -1,7 +1,8 @@
 """The activation functions of ``torch.nn.functional`` beyond relu/gelu/silu/softplus, with
 torch's signatures. The pointwise ones are ops of ``ops.activation_rows``; glu, softmin,
-prelu and rrelu are composed here. ``inplace=True`` is accepted for compatibility; the
-result is always a new tensor (as tapegrad's ReLU).
+prelu and rrelu are composed here. ``inplace=True`` writes the result into ``input`` and
+returns it, as PyTorch does: the ``_`` forms at the end of this file, each made by
+:func:`~tapegrad.ops._table.make_inplace` (Note [In-place activations]).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from ..creation import default_generator
 from ..ops import activation_rows as rows
 from ..ops import softmax as _softmax_ops
 from ..ops._registry import exported_namespace
+from ..ops._table import make_inplace
 from ..ops.elementwise import where
 from ..tensor import Tensor
 
@@ -42,21 +44,29 @@ __all__ = [
 
 def elu(input, alpha=1.0, inplace=False):
     """x for x > 0, α(eˣ − 1) otherwise."""
+    if inplace:
+        return elu_(input, alpha)
     return rows.elu(input, alpha)
 
 
 def selu(input, inplace=False):
     """scale · elu(x, α) with PyTorch's constants (self-normalising)."""
+    if inplace:
+        return selu_(input)
     return rows.selu(input)
 
 
 def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, α(e^(x/α) − 1))."""
+    if inplace:
+        return celu_(input, alpha)
     return rows.celu(input, alpha)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x for x > 0, ``negative_slope``·x otherwise."""
+    if inplace:
+        return leaky_relu_(input, negative_slope)
     return rows.leaky_relu(input, negative_slope)
 
 
@@ -64,26 +74,36 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """x clipped to [min_val, max_val]."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return hardtanh_(input, min_val, max_val)
     return rows.hardtanh(input, min_val, max_val)
 
 
 def relu6(input, inplace=False):
     """min(max(0, x), 6)."""
+    if inplace:
+        return _relu6_(input)
     return rows.relu6(input)
 
 
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6."""
+    if inplace:
+        return _hardsigmoid_(input)
     return rows.hardsigmoid(input)
 
 
 def hardswish(input, inplace=False):
     """x · relu6(x + 3) / 6."""
+    if inplace:
+        return _hardswish_(input)
     return rows.hardswish(input)
 
 
 def mish(input, inplace=False):
     """x · tanh(softplus(x))."""
+    if inplace:
+        return _mish_(input)
     return rows.mish(input)
 
 
@@ -111,6 +131,8 @@ def tanhshrink(input):
 
 def threshold(input, threshold, value, inplace=False):
     """x where x > threshold, else ``value``."""
+    if inplace:
+        return threshold_(input, threshold, value)
     return rows.threshold(input, threshold, value)
 
 
@@ -168,8 +190,91 @@ def prelu(input, weight):
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Leaky relu with a slope drawn from U(lower, upper) per element in training, and the
     mean slope (lower + upper) / 2 otherwise."""
+    if inplace:
+        return rrelu_(input, lower, upper, training)
     if not training:
         return rows.leaky_relu(input, (lower + upper) / 2)
     slope = default_generator.numpy.uniform(lower, upper, size=input.shape)
     slope = Tensor._wrap(np.where(input._data > 0, 1.0, slope).astype(input.dtype))
     return input * slope
+
+
+# Note [In-place activations]
+# ``F.elu(x, inplace=True)`` (and ``nn.ELU(inplace=True)``) is ``elu_(x)``: the out-of-place
+# function recorded on an alias of ``x`` and written back by make_inplace (Note [Generated
+# in-place twins]), so versions, the leaf check, views and saved-tensor checks are those of
+# every in-place op. PyTorch cannot differentiate leaky_relu_/elu_/celu_/rrelu_ (eval) with
+# a negative slope or alpha (its backward reads the overwritten input from the output):
+# their backward raises its error, so a program that runs here runs there.
+
+
+_NEGATIVE_SLOPE = (
+    "In-place {} backward calculation is triggered with a negative slope which is not "
+    "supported. This is caused by calling in-place forward function with a negative slope, "
+    "please call out-of-place version instead."
+)
+_LEAKY_ISSUE = (
+    " File an issue at https://github.com/pytorch/pytorch if you do require supporting "
+    "in-place leakRelu backward calculation with negative slope"
+)
+
+
+def _refusing(fn, slope_of, message):
+    """``fn`` whose recorded backward raises ``message`` when ``slope_of(args)`` < 0."""
+
+    def refuse(*grads):
+        raise RuntimeError(message)
+
+    def op(input, *args, **kwargs):
+        out = fn(input, *args, **kwargs)
+        if out.grad_fn is not None and slope_of(*args, **kwargs) < 0:
+            out.grad_fn._backward = refuse
+        return out
+
+    op.__name__ = fn.__name__
+    return op
+
+
+def _saves_self(op_):
+    """``op_`` whose Node also checks self's version at backward: PyTorch's elu_, selu_,
+    celu_, leaky_relu_ and rrelu_ save their result (self), so changing self again in
+    place before backward raises "modified by an inplace operation" there, and here."""
+
+    def op(input, *args, **kwargs):
+        op_(input, *args, **kwargs)
+        node = input.grad_fn
+        if node is not None and input._base is None:
+            counter = input._vc
+            record = (counter, counter.value, input._data.shape)
+            node._saved_versions = (node._saved_versions or ()) + (record,)
+        return input
+
+    op.__name__ = op.__qualname__ = op_.__name__
+    op.__doc__ = op_.__doc__
+    return op
+
+
+_ELU_ERROR = _NEGATIVE_SLOPE.format("elu")
+_LEAKY_ERROR = _NEGATIVE_SLOPE.format("leakyReLu") + _LEAKY_ISSUE
+elu_ = _saves_self(make_inplace("elu", _refusing(elu, lambda alpha=1.0: alpha, _ELU_ERROR)))
+celu_ = _saves_self(make_inplace("celu", _refusing(celu, lambda alpha=1.0: alpha, _ELU_ERROR)))
+selu_ = _saves_self(make_inplace("selu", selu))
+leaky_relu_ = _saves_self(
+    make_inplace(
+        "leaky_relu",
+        _refusing(leaky_relu, lambda negative_slope=0.01: negative_slope, _LEAKY_ERROR),
+    )
+)
+hardtanh_ = make_inplace("hardtanh", hardtanh)
+threshold_ = make_inplace("threshold", threshold)
+_relu6_ = make_inplace("relu6", relu6)
+_hardsigmoid_ = make_inplace("hardsigmoid", hardsigmoid)
+_hardswish_ = make_inplace("hardswish", hardswish)
+_mish_ = make_inplace("mish", mish)
+
+
+def _rrelu_slope(lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return 0.0 if training else (lower + upper) / 2
+
+
+rrelu_ = _saves_self(make_inplace("rrelu", _refusing(rrelu, _rrelu_slope, _LEAKY_ERROR)))

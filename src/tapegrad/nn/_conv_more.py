@@ -21,7 +21,21 @@ def tuple_arg(v, n, op, name):
         return (int(v),) * n
     if isinstance(v, (tuple, list)) and len(v) == n and all(isinstance(a, int) for a in v):
         return tuple(v)
+    if isinstance(v, str):  # torch's argument parser: conv_transpose2d(padding='same')
+        raise TypeError(f"{op}(): argument '{name}' must be tuple of ints, not str")
     raise ValueError(f"{op}: {name} must be an int or a tuple of {n} ints, got {v!r}")
+
+
+def check_padding_string(op, padding, stride):
+    """PyTorch's RuntimeErrors for a padding string: not 'valid'/'same', or 'same' with a
+    stride (the nn.Conv modules raise ValueError at construction instead)."""
+    if padding not in ("valid", "same"):
+        raise RuntimeError(f"{op}: Invalid padding string: {padding!r}")
+    if padding == "same" and any(s != 1 for s in stride):
+        raise RuntimeError(
+            f"{op}: padding='same' is not supported for strided convolutions "
+            f"(stride={list(stride)})"
+        )
 
 
 def _check(op, x, weight, bias, n, groups, transposed=False):
@@ -65,6 +79,8 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     x, added = _check("conv1d", input, weight, bias, 1, groups)
     (s,) = tuple_arg(stride, 1, "conv1d", "stride")
     (d,) = tuple_arg(dilation, 1, "conv1d", "dilation")
+    if isinstance(padding, str):
+        check_padding_string("conv1d", padding, (s,))
     pad = (
         padding if isinstance(padding, str) else (0, tuple_arg(padding, 1, "conv1d", "padding")[0])
     )
@@ -81,17 +97,14 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     dilation = tuple_arg(dilation, 3, "conv3d", "dilation")
     kd, kh, kw = weight.shape[2:]
     if isinstance(padding, str):
+        check_padding_string("conv3d", padding, stride)
         if padding == "valid":
             pads = ((0, 0),) * 3
-        elif padding == "same":
-            if stride != (1, 1, 1):
-                raise ValueError("conv3d: padding='same' is not supported for strided convolutions")
+        else:
             pads = tuple(
                 (dd * (k - 1) // 2, dd * (k - 1) - dd * (k - 1) // 2)
                 for k, dd in zip((kd, kh, kw), dilation)
             )
-        else:
-            raise ValueError(f"Invalid padding string {padding!r}, should be 'valid' or 'same'")
     else:
         p = tuple_arg(padding, 3, "conv3d", "padding")
         pads = tuple((q, q) for q in p)

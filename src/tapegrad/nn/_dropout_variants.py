@@ -2,7 +2,9 @@
 
 Masks come from ``tg.default_generator`` (``tg.manual_seed`` fixes them); they are
 constants multiplied into the input, so the gradient is the mask (and ``b`` adds no
-gradient), as in PyTorch. ``inplace`` is accepted; the result is always a new tensor.
+gradient), as in PyTorch. ``inplace=True`` in training writes the result into ``input``
+and returns it (:func:`~tapegrad.ops._table.make_inplace`, Note [In-place activations] in
+nn/_activations.py); in eval mode or with ``p = 0`` the input itself is returned unchanged.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import warnings
 import numpy as np
 
 from ..creation import default_generator
+from ..ops._table import make_inplace
 from ..tensor import Tensor
 
 __all__ = ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
@@ -54,6 +57,8 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
             "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
             "inputs)."
         )
+    if inplace and training and p:
+        return _dropout1d_(input, p, training)
     return _feature_dropout(input, p, training, input.ndim == 3)
 
 
@@ -63,6 +68,8 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     A 3-D input is treated as (N, C, L), as PyTorch does (with its warning).
     """
     _check_p(p)
+    if inplace and training and p:
+        return _dropout2d_(input, p, training)
     if input.ndim not in (3, 4):
         warnings.warn(
             f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and "
@@ -87,6 +94,8 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 def dropout3d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) with probability ``p``."""
     _check_p(p)
+    if inplace and training and p:
+        return _dropout3d_(input, p, training)
     if input.ndim not in (4, 5):
         warnings.warn(
             f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and "
@@ -115,11 +124,22 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Dropout that keeps SELU's self-normalising mean and variance: dropped elements take
     SELU's negative saturation value, then an affine map restores the statistics."""
     _check_p(p)
+    if inplace and training and p:
+        return _alpha_dropout_(input, p, training)
     return _alpha(input, p, training, tuple(input.shape))
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Alpha dropout of whole channels (the mask is shared over the dims after C)."""
     _check_p(p)
+    if inplace and training and p:
+        return _feature_alpha_dropout_(input, p, training)
     shape = tuple(input.shape[:2]) + (1,) * max(input.ndim - 2, 0)
     return _alpha(input, p, training, shape)
+
+
+_dropout1d_ = make_inplace("dropout1d", dropout1d)
+_dropout2d_ = make_inplace("dropout2d", dropout2d)
+_dropout3d_ = make_inplace("dropout3d", dropout3d)
+_alpha_dropout_ = make_inplace("alpha_dropout", alpha_dropout)
+_feature_alpha_dropout_ = make_inplace("feature_alpha_dropout", feature_alpha_dropout)

@@ -9,13 +9,15 @@ __all__ = ["ReLU", "GELU", "SiLU", "Softplus", "Sigmoid", "Tanh", "Softmax", "Lo
 
 
 class ReLU(Module):
-    """max(x, 0). ``inplace`` is accepted for compatibility; the result is a new tensor."""
+    """max(x, 0); with ``inplace=True`` the input is overwritten and returned (``relu_``)."""
 
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
 
     def forward(self, input):
+        if self.inplace:
+            return input.relu_()
         return F.relu(input)
 
     def extra_repr(self):
@@ -44,7 +46,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.silu(input)
+        return F.silu(input, self.inplace)
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""

@@ -47,7 +47,7 @@ class _Pointwise(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return self._fn(input, *(getattr(self, a) for a in self._args))
+        return self._fn(input, *(getattr(self, a) for a in self._args), inplace=self.inplace)
 
     def extra_repr(self):
         return _inplace(self.inplace, "")
@@ -138,6 +138,9 @@ class Mish(_Pointwise):
 class _NoInplace(_Pointwise):
     def __init__(self):
         super().__init__(False)
+
+    def forward(self, input):
+        return self._fn(input, *(getattr(self, a) for a in self._args))
 
 
 class Softsign(_NoInplace):
@@ -258,7 +261,7 @@ class RReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return A.rrelu(input, self.lower, self.upper, self.training)
+        return A.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self):
         return f"lower={self.lower}, upper={self.upper}{_inplace(self.inplace)}"

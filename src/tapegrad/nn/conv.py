@@ -49,6 +49,8 @@ class _ConvNd(Module):
                 )
             if self._transposed:
                 raise ValueError(f"{name}: padding strings are not supported")
+            if padding == "same" and any(s != 1 for s in C.tuple_arg(stride, n, name, "stride")):
+                raise ValueError("padding='same' is not supported for strided convolutions")
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = C.tuple_arg(kernel_size, n, name, "kernel_size")

@@ -11,6 +11,7 @@ import numpy as np
 from ..creation import default_generator
 from ..ops import _dtype_errors, joining
 from ..ops import softmax as _softmax_ops
+from ..ops._table import make_inplace
 from ..ops.activation import gelu, silu, softplus
 from ..ops.elementwise import relu, sigmoid, tanh
 from ..tensor import Tensor
@@ -155,11 +156,11 @@ def _conv2d(input, weight, bias, stride, padding, dilation, groups):
 
 
 def _conv_pads(padding, kernel, stride, dilation):
+    if isinstance(padding, str):
+        _check_padding_string("conv2d", padding, stride)
     if padding == "valid":
         return ((0, 0), (0, 0))
     if padding == "same":
-        if stride != (1, 1):
-            raise ValueError("conv2d: padding='same' is not supported for strided convolutions")
         pads = []
         for k, d in zip(kernel, dilation, strict=True):
             total = d * (k - 1)
@@ -308,18 +309,23 @@ def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability ``p`` and scale the rest by 1/(1 − p).
 
     The mask comes from ``tg.default_generator``, so ``tg.manual_seed`` fixes it.
-    ``inplace`` is accepted for compatibility; the result is always a new tensor.
+    ``inplace=True`` writes the result into ``input`` and returns it (Note [In-place
+    activations]); in eval mode or with ``p = 0`` the input itself is returned unchanged.
     """
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     x = _tensor(input, "dropout")
     if not training or p == 0.0:
         return x
+    if inplace:
+        return _dropout_(x, p, training)
     keep = default_generator.numpy.random(x.shape, dtype=np.float32) >= p
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
     mask = keep.astype(x.dtype) * x.dtype.type(scale)
     return x * Tensor._wrap(mask)
 
+
+_dropout_ = make_inplace("dropout", dropout)
 
 # -- activations ------------------------------------------------------------------------------
 
@@ -449,6 +455,7 @@ from ._mha import multi_head_attention_forward  # noqa: E402
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward", *_activation_names]
 __all__ += _layer_names
+from ._conv_more import check_padding_string as _check_padding_string  # noqa: E402
 from ._conv_more import conv1d, conv3d, conv_transpose1d, conv_transpose2d  # noqa: E402
 
 __all__ += ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d"]
@@ -503,5 +510,6 @@ for _name in ("cross_entropy", "layer_norm", "max_pool2d", "avg_pool2d", "embedd
 # -- issue 10 (i10m): relu_, elu_, leaky_relu_ ... in place --------------------------------
 from ._inplace_functional import *  # noqa: E402, F403
 from ._inplace_functional import __all__ as _inplace_names  # noqa: E402
+from ._inplace_functional import relu, silu  # noqa: E402, F811 - with ``inplace=``
 
 __all__ += _inplace_names

@@ -341,7 +341,9 @@ def make_inplace(name: str, fn: Callable) -> Callable:
 
     def op_(self, *args, **kwargs):
         def graph(old):
-            return fn(old, *(_inplace._swap(a, self, old) for a in args), **kwargs)
+            swap = _inplace._swap
+            kw = {k: swap(v, self, old) for k, v in kwargs.items()} if kwargs else kwargs
+            return fn(old, *(swap(a, self, old) for a in args), **kw)
 
         def fast(a):
             res = fn(Tensor._wrap(a), *args, **kwargs)._data
@@ -352,7 +354,9 @@ def make_inplace(name: str, fn: Callable) -> Callable:
                 )
             np.copyto(a, res, casting="unsafe")
 
-        return _inplace._run(self, f"{name}_", args, graph, fast, copy_old=True)
+        # operands passed by keyword count too (index_add_(0, i, source=x) records x)
+        others = args + tuple(kwargs.values()) if kwargs else args
+        return _inplace._run(self, f"{name}_", others, graph, fast, copy_old=True)
 
     op_.__name__ = f"{name}_"
     op_.__doc__ = f"In-place ``{name}``; returns self."

@@ -6,10 +6,10 @@ of z = x + iy, z.grad = dL/dx + i dL/dy. So (g is the incoming gradient):
     complex(x, y): (Re g, Im g)       view_as_real / view_as_complex: each other's view
     polar(r, θ), out = r e^{iθ}:  (Re(g conj(e^{iθ})), Re(conj(g) · i · out))
     abs(z): g · z/|z| (0 at 0)        angle(z): g · i z / |z|² (0 at 0)
-``real``, ``imag`` and ``view_as_real`` of a complex tensor share its memory read-only
-(writing through them, which PyTorch allows, raises here rather than being lost); the
-other results are copies (``conj`` is PyTorch's lazy view materialized, so
-``is_conj()`` is always False).
+``real`` and ``imag`` of a complex tensor are writable views of its memory, as in PyTorch
+(``z.real.mul_(2)`` changes ``z``; Note [Writing through real and imag] in ops/inplace.py);
+``view_as_real`` shares it read-only; the other results are copies (``conj`` is
+PyTorch's lazy view materialized, so ``is_conj()`` is always False).
 
 >>> import tapegrad as tg
 >>> z = tg.tensor([3 + 4j], requires_grad=True)
@@ -28,6 +28,7 @@ from ..tensor import Tensor
 from . import complex_guard
 from ._registry import register
 from ._util import as_tensor, broadcast_error
+from .shape import view_result
 
 __all__ = [
     "real",
@@ -67,7 +68,7 @@ def real(input):  # NOTE: complex() and polar() below shadow this name; they cal
     def backward(g):
         return (_to_complex(g, cdtype),)
 
-    return make_result(_read_only(data.real), (input,), backward, "RealBackward")
+    return view_result(data.real, input, backward, "RealBackward")
 
 
 @register("imag", method=False)
@@ -84,12 +85,12 @@ def imag(input):
     def backward(g):
         return (_complex(g.new_zeros(g.shape), g),)
 
-    return make_result(_read_only(data.imag), (input,), backward, "ImagBackward")
+    return view_result(data.imag, input, backward, "ImagBackward")
 
 
 _real, _imag = real, imag
-Tensor.real = property(real, doc="The real part (a read-only view for complex tensors).")
-Tensor.imag = property(imag, doc="The imaginary part of a complex tensor (a read-only view).")
+Tensor.real = property(real, doc="The real part (a writable view for complex tensors).")
+Tensor.imag = property(imag, doc="The imaginary part of a complex tensor (a writable view).")
 
 
 @register("conj")

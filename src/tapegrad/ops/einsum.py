@@ -52,7 +52,7 @@ class _Spec:
 def _parse(equation: str, shapes: list) -> _Spec:
     def fail(why):
         listed = ", ".join(str(list(s)) for s in shapes)
-        return ValueError(
+        return RuntimeError(  # torch's type
             f"einsum(): equation {equation!r} does not fit operands of shapes {listed}: {why}"
         )
 
@@ -63,6 +63,11 @@ def _parse(equation: str, shapes: list) -> _Spec:
         raise fail("more than one '->'")
     lhs, arrow, rhs = eq.partition("->")
     terms = lhs.split(",")
+    if not shapes:
+        raise ValueError(  # torch's text and type
+            "einsum(): must specify the equation string and at least one operand, or at "
+            "least one operand and its subscripts list"
+        )
     if len(terms) != len(shapes):
         raise fail(f"it has subscripts for {len(terms)} operand(s) but {len(shapes)} were given")
     for ch in eq:
@@ -140,8 +145,9 @@ def einsum(equation, *operands):
         The result of shape given by the output subscripts.
 
     Raises:
-        ValueError: when the subscripts do not fit the operands' shapes (names the
-            equation and the shapes).
+        RuntimeError: when the subscripts do not fit the operands' shapes (names the
+            equation and the shapes), as PyTorch.
+        ValueError: without operands (as PyTorch).
 
     >>> import tapegrad as tg
     >>> tg.einsum("ii->", tg.eye(3))

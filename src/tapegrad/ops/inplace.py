@@ -33,7 +33,8 @@ from ..autograd.graph import mark_view
 from ..grad_mode import STATE
 from ..tensor import Tensor, VersionCounter
 from . import arithmetic
-from ._registry import register
+from ._registry import OPS, register
+from .complex_writes import as_pairs, is_part, real_value
 from .indexing import _torch_layout, index_put, normalize_key, take_index
 
 __all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_", "setitem"]
@@ -91,7 +92,7 @@ def _check_graph_rules(self, op):
 
 def _can_rewire(base: Tensor, view: Tensor) -> bool:
     """Whether ``view``'s elements can be located in ``base``'s memory."""
-    return base._data.dtype == view._data.dtype and (
+    return (base._data.dtype == view._data.dtype or is_part(base, view)) and (
         view._data.size == 0 or np.shares_memory(base._data, view._data)
     )
 
@@ -100,7 +101,12 @@ def _refresh_view(view: Tensor, root: Tensor):
     """graph.VIEW_REFRESH: ``view`` recorded afresh as the elements of ``root`` it reads."""
     if not root._rg or not _can_rewire(root, view):
         return None
-    fresh = take_index(root, _positions_in(root, view), True, "AsStridedBackward", "view")
+    if is_part(root, view):
+        pairs, array = as_pairs(root)
+        key = _positions_in(array, view)
+        fresh = take_index(pairs, key, True, "AsStridedBackward", "view")
+    else:
+        fresh = take_index(root, _positions_in(root._data, view), True, "AsStridedBackward", "view")
     mark_view(fresh.grad_fn, root)
     return fresh.grad_fn
 
@@ -118,15 +124,15 @@ def _byte_offsets(array, start: int) -> np.ndarray:
     return offsets
 
 
-def _positions_in(base: Tensor, view: Tensor) -> tuple:
-    """The index (an advanced key into ``base``) of every element of ``view``, found by
-    matching memory addresses (any strides; ``base`` never overlaps itself, as in-place
-    writes into expanded arrays are refused)."""
-    start = base._data.__array_interface__["data"][0]
-    base_offsets = _byte_offsets(base._data, start).ravel()
+def _positions_in(base: np.ndarray, view: Tensor) -> tuple:
+    """The index (an advanced key into the array ``base``) of every element of ``view``,
+    found by matching memory addresses (any strides; ``base`` never overlaps itself, as
+    in-place writes into expanded arrays are refused)."""
+    start = base.__array_interface__["data"][0]
+    base_offsets = _byte_offsets(base, start).ravel()
     order = np.argsort(base_offsets, kind="stable")
     where = np.searchsorted(base_offsets[order], _byte_offsets(view._data, start))
-    return np.unravel_index(order[where], base._data.shape)
+    return np.unravel_index(order[where], base.shape)
 
 
 def _commit_through_view(self, result: Tensor, base: Tensor, op: str) -> None:
@@ -138,10 +144,17 @@ def _commit_through_view(self, result: Tensor, base: Tensor, op: str) -> None:
             f"{op}: the result has shape {list(result.shape)}, which cannot be written into "
             f"a tensor of shape {list(self.shape)} (in-place ops do not broadcast self)"
         )
-    key = _positions_in(base, self)
-    new_base = index_put(_alias(base, False), key, True, result, out=base._data)
+    if is_part(base, self):  # Note [Writing through real and imag]
+        pairs, array = as_pairs(_alias(base, False))
+        key = _positions_in(array, self)
+        new_pairs = index_put(pairs, key, True, result, out=array)
+        new_base = OPS["view_as_complex"].fn(new_pairs)
+        view = take_index(new_pairs, key, True, "CopySlicesBackward", op)
+    else:
+        key = _positions_in(base._data, self)
+        new_base = index_put(_alias(base, False), key, True, result, out=base._data)
+        view = take_index(new_base, key, True, "CopySlicesBackward", op)
     base.grad_fn, base._output_nr, base._rg = new_base.grad_fn, 0, True
-    view = take_index(new_base, key, True, "CopySlicesBackward", op)
     self.grad_fn, self._output_nr, self._rg = view.grad_fn, 0, True
 
 
@@ -167,9 +180,34 @@ def _commit(self, result: Tensor, op: str) -> None:
         result = result._cast(self._data.dtype)
     if result._data is not self._data:
         np.copyto(self._data, result._data)
+        if op in SAVE_SELF:
+            _save_self_as_output(self, result)
     self.grad_fn = result.grad_fn
     self._output_nr = result._output_nr
     self._rg = result._rg
+
+
+# The in-place ops whose PyTorch backward reads the result (self): changing self again
+# before backward raises there (derivatives.yaml's ``result``). Others (erfinv_, sinc_)
+# keep tapegrad's private copy of the output and compute the gradient, as torch does.
+SAVE_SELF = frozenset(
+    "exp_ exp2_ expm1_ reciprocal_ relu_ rsqrt_ sigmoid_ sqrt_ tan_ tanh_".split()
+)
+
+
+def _save_self_as_output(self, result: Tensor) -> None:
+    """A Node that saved its output (make_result's ``save_output``) reads self's memory
+    instead of the result's copy from now on, and checks self's version, as PyTorch's
+    in-place ops in SAVE_SELF save self: a later in-place change of self raises "modified
+    by an inplace operation" at backward rather than going unseen (and the copy is
+    freed). Self's version is bumped once after the commit (``_run``)."""
+    node = result.grad_fn
+    if node is None or node._saved_output is not result._data or node._saved_versions is None:
+        return
+    counter = self._vc
+    node._saved_output = self._data
+    record = (counter, counter.value + 1, self._data.shape)
+    node._saved_versions = node._saved_versions[:-1] + (record,)
 
 
 def _run(self, op, others, graph_fn, fast_fn, copy_old=False):
@@ -271,6 +309,15 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
                 return self
             return general(self, other, alpha)
 
+    elif name == "div_":
+
+        def op(self, other, *, rounding_mode=None):
+            if rounding_mode is not None:
+                return _rounded_div_(self, other, rounding_mode)
+            if fast_path(self, other) is not None:
+                return self
+            return general(self, other, 1)
+
     else:
 
         def op(self, other):
@@ -280,6 +327,22 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
 
     op.__name__ = name
     return op
+
+
+def _rounded_div_(self, other, mode):
+    """``self.div_(other, rounding_mode=mode)``: ``div(..., rounding_mode=mode)`` in place."""
+    if mode not in ("trunc", "floor"):
+        raise RuntimeError(
+            f"div_ expected rounding_mode to be one of None, 'trunc', or 'floor' but found {mode!r}"
+        )
+
+    def fast(a):
+        np.copyto(a, arithmetic.div(Tensor._wrap(a), other, rounding_mode=mode)._data, "same_kind")
+
+    def record(old):
+        return arithmetic.div(old, _swap(other, self, old), rounding_mode=mode)
+
+    return _run(self, "div_", (other,), record, fast, copy_old=True)
 
 
 add_ = _binary("add_", np.add, arithmetic.add, False)
@@ -317,6 +380,7 @@ def fill_(self, value):
         raise RuntimeError(
             f"fill_: value must be a number or a 0-d tensor, got shape {list(value.shape)}"
         )
+    value = real_value(self, value, "fill_")
 
     def fast(a):
         a[...] = _data(value)
@@ -339,6 +403,7 @@ def copy_(self, src):
 
     d/dself = 0; d/dsrc = g summed back to src's shape.
     """
+    src = real_value(self, src, "copy_")
     src_data = _data(src)
     try:
         fits = np.broadcast_shapes(np.shape(src_data), self._data.shape) == self._data.shape
@@ -404,6 +469,7 @@ def setitem(self, key, value):
             f"setitem: can't assign a {type(value).__name__} to a tensor of dtype "
             f"{self._data.dtype}"
         )
+    value = real_value(self, value, "setitem", advanced)
     if advanced:
         value = _to_numpy_layout(self, key, value)
 

@@ -20,6 +20,7 @@ import numpy as np
 from ..autograd.graph import make_result, mark_view
 from ..grad_mode import STATE
 from ..tensor import Tensor
+from . import arithmetic
 from . import inplace as _inplace
 from ._registry import OPS, register
 from ._table import make_inplace
@@ -49,6 +50,13 @@ ALIASES = {
     "subtract_": "sub_",
 }
 
+# Python's augmented assignments torch binds beyond += -= *= /= (ops/inplace.py).
+IN_PLACE_OPERATORS = {
+    "__ifloordiv__": "floor_divide_",
+    "__imod__": "remainder_",
+    "__ipow__": "pow_",
+}
+
 _COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 
 
@@ -59,7 +67,16 @@ def _comparison(name: str, fn):
 
     def cmp(old, *args, **kwargs):
         out = fn(old, *args, **kwargs)._data.astype(old._data.dtype, copy=False)
-        return make_result(out, (old,), _zero_backward, node)
+        other = args[0] if args else kwargs.get("other")
+        if not (isinstance(other, Tensor) and other._rg):
+            return make_result(out, (old,), _zero_backward, node)
+        shape, dtype, self_rg = other._data.shape, other._data.dtype, old._rg
+
+        def backward(g):  # torch's LtBackward1: zeros for both operands
+            zero = Tensor._wrap(np.zeros(g._data.shape, g._data.dtype)) if self_rg else None
+            return zero, Tensor._wrap(np.zeros(shape, dtype))
+
+        return make_result(out, (old, other), backward, node)
 
     cmp.__name__ = name
     return cmp
@@ -126,13 +143,46 @@ def fill_diagonal_(self, fill_value, wrap=False):
     return _inplace._run(self, "fill_diagonal_", (), graph, fast)
 
 
+def _not_differentiable(fn, aten_name: str):
+    """``fn`` whose recorded Node (named ``NotImplemented``, as torch's) raises PyTorch's
+    "derivative for aten::<op> is not implemented" at backward: ``floor_divide`` (torch
+    has no derivative for it, and ``x // 2`` silently got a zero gradient here)."""
+    message = f"derivative for aten::{aten_name} is not implemented"
+
+    def refuse(*grads):
+        raise RuntimeError(message)
+
+    def op(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        node = out.grad_fn
+        if node is not None:
+            node._backward = refuse
+            node._name = "NotImplemented"
+        return out
+
+    op.__name__ = fn.__name__
+    op.__doc__ = fn.__doc__
+    return op
+
+
+def _floor_divide_without_derivative():
+    info = OPS["floor_divide"]
+    fn = _not_differentiable(info.fn, "floor_divide")
+    info.fn = fn
+    Tensor.floor_divide = Tensor.__floordiv__ = fn
+    Tensor.__rfloordiv__ = lambda self, other: fn(other, self)
+    return _not_differentiable(arithmetic.floor_divide, "floor_divide_")
+
+
 def _install():
+    floor_divide_in_place = _floor_divide_without_derivative()
     for name in TWINS:
         info = OPS[name]
         differentiable = info.differentiable and name not in _COMPARISONS
-        register(f"{name}_", inplace=True, differentiable=differentiable)(
-            make_inplace(name, _comparison(name, info.fn) if name in _COMPARISONS else info.fn)
-        )
+        fn = _comparison(name, info.fn) if name in _COMPARISONS else info.fn
+        if name == "floor_divide":
+            fn = floor_divide_in_place
+        register(f"{name}_", inplace=True, differentiable=differentiable)(make_inplace(name, fn))
         for alias in info.aliases:
             if getattr(Tensor, alias, None) is info.fn:
                 setattr(Tensor, f"{alias}_", getattr(Tensor, f"{name}_"))
@@ -141,6 +191,8 @@ def _install():
     for alias, target in ALIASES.items():
         if not hasattr(Tensor, alias):
             setattr(Tensor, alias, getattr(Tensor, target))
+    for dunder, target in IN_PLACE_OPERATORS.items():
+        setattr(Tensor, dunder, getattr(Tensor, target))
 
 
 _install()
