@@ -152,19 +152,27 @@ def _unary_then_modified(lib, name):
     return leaf.grad.numpy()
 
 
-@pytest.mark.parametrize("name", _UNARY)
-def test_unary_inplace_then_modified_raises_exactly_where_torch_does(torch_mod, name):
-    if not hasattr(torch_mod.Tensor, name):
-        pytest.skip(f"torch has no Tensor.{name}")
-    theirs = _unary_then_modified(torch_mod, name)
-    if isinstance(theirs, str) and theirs == "skip":
-        pytest.skip("not a unary in-place op in torch")
-    ours = _unary_then_modified(tg, name)
-    if isinstance(theirs, str):
-        assert isinstance(ours, str) and ours == theirs, ours
-    else:
-        assert not isinstance(ours, (str, Exception)), ours
-        np.testing.assert_allclose(ours, theirs, rtol=1e-8)  # (polygamma: ~5e-10)
+def test_unary_inplace_then_modified_raises_exactly_where_torch_does(torch_mod):
+    # One test over every candidate name (most are not unary in-place ops in torch: they
+    # take arguments, or return a new tensor), so the skips do not flood the report.
+    compared, wrong = 0, {}
+    for name in _UNARY:
+        if not hasattr(torch_mod.Tensor, name):
+            continue
+        theirs = _unary_then_modified(torch_mod, name)
+        if isinstance(theirs, str) and theirs == "skip":
+            continue
+        compared += 1
+        ours = _unary_then_modified(tg, name)
+        if isinstance(theirs, str):
+            if not (isinstance(ours, str) and ours == theirs):
+                wrong[name] = (ours, theirs)
+        elif isinstance(ours, (str, Exception)):
+            wrong[name] = (ours, theirs)
+        elif not np.allclose(ours, theirs, rtol=1e-8, atol=0):  # (polygamma: ~5e-10)
+            wrong[name] = (ours, theirs)
+    assert compared >= 50, compared  # 54 at torch 2.13
+    assert not wrong, wrong
 
 
 # -- operands passed by keyword are recorded (they were ignored: a silent missing gradient) --
