@@ -117,3 +117,75 @@ def test_cross_entropy_nan_logit_propagates(torch_mod):
     )
     assert np.isnan(loss) and np.isnan(rloss)
     np.testing.assert_array_equal(np.isnan(gx), np.isnan(rgx))
+
+
+def _qkv_attention(m, qkv, n_head, **kw):
+    """The GPT's attention: q, k, v as (N, H, L, E) views of one (N, L, 3C) projection."""
+    n, seq, c3 = qkv.shape
+    c = c3 // 3
+    q, k, v = (t.view(n, seq, n_head, c // n_head).transpose(1, 2) for t in qkv.split(c, dim=2))
+    y = m.nn.functional.scaled_dot_product_attention(q, k, v, **kw)
+    return y, y.transpose(1, 2).reshape(n, seq, c)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", [dict(is_causal=True), dict(), dict(scale=0.3, is_causal=True)])
+def test_attention_on_projection_views_matches_torch(torch_mod, dtype, kw):
+    rng = np.random.default_rng(4)
+    qkv = rng.standard_normal((3, 16, 3 * 24)).astype(dtype)
+    g = rng.standard_normal((3, 16, 24)).astype(dtype)
+    res = []
+    for m in (tg, torch_mod):
+        x = m.tensor(qkv, requires_grad=True)
+        _, y = _qkv_attention(m, x, 2, **kw)
+        y.backward(m.tensor(g))
+        res.append((y.detach().numpy(), x.grad.numpy()))
+    (y, gx), (ry, rgx) = res
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(y, ry, **tol)
+    np.testing.assert_allclose(gx, rgx, **tol)
+
+
+def test_attention_output_is_laid_out_heads_last():
+    # the (N, H, L, E) result is a view of (N, L, H, E) memory, so the model's
+    # transpose(1, 2).reshape(N, L, H·E) is a view, not a copy (as torch's CPU flash kernel)
+    x = tg.randn(2, 8, 3 * 12)
+    y, merged = _qkv_attention(tg, x, 3, is_causal=True)
+    assert np.shares_memory(y._data, merged._data)
+    assert merged._data.flags.c_contiguous
+
+
+@pytest.mark.parametrize("shape", [(5, 7), (2, 5, 7), (2, 2, 3, 5, 7)])
+def test_attention_other_ranks_and_gqa_match_torch(torch_mod, shape):
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal(shape) for _ in range(3))
+    g = rng.standard_normal(shape)
+    res = []
+    for m in (tg, torch_mod):
+        ts = [m.tensor(a, requires_grad=True) for a in (q, k, v)]
+        y = m.nn.functional.scaled_dot_product_attention(*ts, is_causal=True)
+        y.backward(m.tensor(g))
+        res.append([y.detach().numpy()] + [t.grad.numpy() for t in ts])
+    for a, b in zip(*res, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-12)
+    # grouped-query attention: 4 query heads served by 2 key/value heads
+    qg = rng.standard_normal((2, 4, 5, 6))
+    kg, vg = rng.standard_normal((2, 2, 5, 6)), rng.standard_normal((2, 2, 5, 6))
+    res = []
+    for m in (tg, torch_mod):
+        ts = [m.tensor(a, requires_grad=True) for a in (qg, kg, vg)]
+        y = m.nn.functional.scaled_dot_product_attention(*ts, enable_gqa=True)
+        y.sum().backward()
+        res.append([y.detach().numpy()] + [t.grad.numpy() for t in ts])
+    for a, b in zip(*res, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-12)
+
+
+def test_attention_second_order_on_projection_views():
+    x = tg.tensor(np.random.default_rng(6).standard_normal((2, 4, 3 * 4)), requires_grad=True)
+
+    def f(x):
+        return _qkv_attention(tg, x, 2, is_causal=True)[1]
+
+    assert tg.autograd.gradcheck(f, (x,))
+    assert tg.autograd.gradgradcheck(f, (x,))
