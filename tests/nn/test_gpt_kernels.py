@@ -189,3 +189,44 @@ def test_attention_second_order_on_projection_views():
 
     assert tg.autograd.gradcheck(f, (x,))
     assert tg.autograd.gradgradcheck(f, (x,))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "shape, norm, affine",
+    [
+        ((16, 64, 64), (64,), "both"),  # the GPT's
+        ((4, 6, 5), (5,), "weight"),
+        ((4, 6, 5), (6, 5), "both"),
+        ((4, 6, 5), (5,), "none"),
+    ],
+)
+def test_layer_norm_matches_torch(torch_mod, dtype, shape, norm, affine):
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+    w = (1 + 0.5 * rng.standard_normal(norm)).astype(dtype)
+    b = rng.standard_normal(norm).astype(dtype)
+    g = rng.standard_normal(shape).astype(dtype)
+    res = []
+    for m in (tg, torch_mod):
+        ts = [m.tensor(a, requires_grad=True) for a in (x, w, b)]
+        wt = ts[1] if affine != "none" else None
+        bt = ts[2] if affine == "both" else None
+        y = m.nn.functional.layer_norm(ts[0], norm, wt, bt)
+        y.backward(m.tensor(g))
+        res.append([y.detach().numpy()] + [t.grad.numpy() for t in ts if t.grad is not None])
+    tol = dict(rtol=2e-5, atol=2e-5) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-11)
+    assert len(res[0]) == len(res[1])
+    for a, r in zip(*res, strict=True):
+        np.testing.assert_allclose(a, r, **tol)
+
+
+def test_layer_norm_second_order():
+    rng = np.random.default_rng(8)
+    x, w, b = (tg.tensor(rng.standard_normal(s), requires_grad=True) for s in ((3, 5), 5, 5))
+
+    def f(x, w, b):
+        return tg.nn.functional.layer_norm(x, (5,), w, b)
+
+    assert tg.autograd.gradcheck(f, (x, w, b))
+    assert tg.autograd.gradgradcheck(f, (x, w, b))
