@@ -67,8 +67,7 @@ def attention(q, k, v, bias=None, scale=1.0, dropout_mask=None):
     if split is not None:
         out, p, dead = split
     else:
-        s = np.matmul(q._data, _t(k._data))
-        s *= s.dtype.type(scale)
+        s = np.matmul(q._data, _scaled_t(k._data, scale))
         if bias is not None:
             s = np.add(
                 s,
@@ -77,7 +76,7 @@ def attention(q, k, v, bias=None, scale=1.0, dropout_mask=None):
             )
         p, dead = _probabilities(s)
         pd = p if dropout_mask is None else p * dropout_mask
-        out = np.matmul(pd, v._data)
+        out = np.matmul(pd, v._data, out=_heads_last(q._data, pd.shape[:-1] + v.shape[-1:]))
         del pd
     need_q, need_k, need_v = q._rg, k._rg, v._rg
     need_b = bias is not None and bias._rg
@@ -137,6 +136,30 @@ def _row_sums(a):
     return np.matmul(a, ones)
 
 
+def _scaled_t(a, scale):
+    """``scale`` times the last two axes of ``a`` swapped, C-contiguous: the transposed copy
+    that a strided kᵀ needs before the batched GEMM (:func:`_t`), with the scores' scale
+    folded in (one pass where the copy and ``s *= scale`` were two, and a half-size one:
+    (…, E, S) rather than (…, L, S))."""
+    out = np.empty_like(a, shape=a.shape[:-2] + (a.shape[-1], a.shape[-2]), order="C")
+    np.multiply(a.swapaxes(-1, -2), a.dtype.type(scale), out=out)
+    return out
+
+
+def _heads_last(like, shape):
+    """An output for a (N, H, L, E) attention result laid out as (N, L, H, E) in memory
+    (a swapped view of a C-contiguous array), or None (NumPy allocates) for other ranks.
+
+    The model's next step, ``y.transpose(1, 2).reshape(N, L, H·E)``, is then a view rather
+    than a copy (PyTorch's CPU flash kernel lays its output out the same way); the batched
+    GEMM writes a strided output at the same speed. Made with ``empty_like`` of an input so
+    that tapegrad.jit records the allocation."""
+    if len(shape) != 4 or like.ndim != 4 or not all(shape):
+        return None
+    n, h, seq, e = shape
+    return np.empty_like(like, shape=(n, seq, h, e), order="C").swapaxes(1, 2)
+
+
 def _t(a):
     """The last two axes swapped, as a C-contiguous copy: NumPy's batched matmul is about
     ten times slower on a transposed view than on contiguous memory."""
@@ -155,7 +178,12 @@ def _tv(a):
 
 
 def _backward_arrays(gd, p, drop, q, k, v, bias, scale):
-    """Note [Attention backward] on arrays (no graph is recorded without create_graph)."""
+    """Note [Attention backward] on arrays (no graph is recorded without create_graph).
+
+    The scale is applied to the (…, L, E) and (…, S, E) products dS·k and dSᵀ·q rather
+    than to the (…, L, S) dS (half the elements here). Each gradient whose input has the
+    gradient's shape is laid out as that input is (Note on _grad_like), so that the view
+    ops between the input projection and attention give it back without copies."""
     if drop is None and q._rg and k._rg and v._rg and (bias is None or not bias._rg):
         split = _split.backward(gd, p, q._data, k._data, v._data, scale)
         if split is not None:  # Note [Intra-op parallelism]
@@ -163,7 +191,8 @@ def _backward_arrays(gd, p, drop, q, k, v, bias, scale):
     gq = gk = gv = gb = None
     if v._rg:
         pd = p if drop is None else p * drop
-        gv = reduce_grad(Tensor._wrap(np.matmul(_tv(pd), gd)), v)
+        gv = np.matmul(_tv(pd), gd, out=_grad_like(v._data, pd.shape[:-2], gd.shape[-1]))
+        gv = reduce_grad(Tensor._wrap(gv), v)
     if q._rg or k._rg or (bias is not None and bias._rg):
         dp = np.matmul(gd, _t(v._data))
         if drop is not None:
@@ -173,9 +202,31 @@ def _backward_arrays(gd, p, drop, q, k, v, bias, scale):
         ds *= p
         if bias is not None and bias._rg:
             gb = reduce_grad(Tensor._wrap(ds.copy()), bias)
-        ds *= ds.dtype.type(scale)
+        batch = ds.shape[:-2]
         if q._rg:
-            gq = reduce_grad(Tensor._wrap(np.matmul(ds, k._data)), q)
+            gq = np.matmul(ds, k._data, out=_grad_like(q._data, batch, k.shape[-1]))
+            gq *= gq.dtype.type(scale)
+            gq = reduce_grad(Tensor._wrap(gq), q)
         if k._rg:
-            gk = reduce_grad(Tensor._wrap(np.matmul(_tv(ds), q._data)), k)
+            gk = np.matmul(_tv(ds), q._data, out=_grad_like(k._data, batch, q.shape[-1]))
+            gk *= gk.dtype.type(scale)
+            gk = reduce_grad(Tensor._wrap(gk), k)
     return gq, gk, gv, gb
+
+
+def _grad_like(x, batch, last):
+    """An output for the gradient of ``x`` (shape ``batch + (rows, last)``) with ``x``'s own
+    memory order, or None (NumPy allocates C order).
+
+    q, k and v usually are (N, H, L, E) views of one (N, L, 3·H·E) projection; a gradient
+    laid out as (N, L, H, E) in memory makes the backward of ``.view(N, L, H, E)
+    .transpose(1, 2)`` a view instead of a copy. Only for 4-d inputs whose shape the gradient
+    has (nothing to sum over a broadcast) and whose strides put axis 2 outermost after 0."""
+    shape = batch + x.shape[-2:-1] + (last,)
+    if x.ndim != 4 or shape != x.shape or not x.size or x.flags.c_contiguous:
+        return None
+    st = x.strides
+    if not (st[0] >= st[2] >= st[1] >= st[3] > 0):
+        return None
+    n, h, seq, e = shape
+    return np.empty_like(x, shape=(n, seq, h, e), order="C").swapaxes(1, 2)

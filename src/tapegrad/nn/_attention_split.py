@@ -49,11 +49,10 @@ def forward(q, k, v, bias, scale, dropout_mask):
 
 
 def _forward_kernel(outs, ins, bias, scale):
-    from ._attention_ops import _probabilities, _t  # noqa: PLC0415 - a cycle at import
+    from ._attention_ops import _probabilities, _scaled_t  # noqa: PLC0415 - a cycle at import
 
     (out, p, dead), (q, k, v) = outs, ins
-    s = np.matmul(q, _t(k), out=p)
-    s *= s.dtype.type(scale)
+    s = np.matmul(q, _scaled_t(k, scale), out=p)
     if bias is not None:
         np.add(s, bias, out=s)
     _, d = _probabilities(s)
@@ -81,6 +80,7 @@ def _backward_kernel(outs, ins, scale):
     ds = np.matmul(gd, _t(v))
     ds -= _row_sums(ds * p)
     ds *= p
-    ds *= ds.dtype.type(scale)
-    np.matmul(ds, k, out=gq)
+    np.matmul(ds, k, out=gq)  # as the one-thread path, bit for bit
+    gq *= gq.dtype.type(scale)
     np.matmul(_tv(ds), q, out=gk)
+    gk *= gk.dtype.type(scale)

@@ -129,9 +129,11 @@ def _leading_sum(a, k):
 def _backward_arrays(gd, xhat, invstd, weight, view, k, need_x, need_w, need_b):
     """The module docstring's rule on arrays (no graph is recorded without create_graph),
     for statistics over the trailing ``k`` axes and no batch prefix."""
+    if weight is not None and gd.size:
+        return _backward_arrays_affine(gd, xhat, invstd, weight, view, k, need_x, need_w, need_b)
     gx = gw = gb = None
     if need_x:
-        gh = gd * weight._data.reshape(view) if weight is not None else gd
+        gh = gd
         m2 = _trailing_mean(gh * xhat, k)
         gx = gh - _trailing_mean(gh, k)
         m2 = xhat * m2
@@ -142,4 +144,32 @@ def _backward_arrays(gd, xhat, invstd, weight, view, k, need_x, need_w, need_b):
         gw = Tensor._wrap(_leading_sum(gd * xhat, k).astype(weight._data.dtype, copy=False))
     if need_b:
         gb = Tensor._wrap(_leading_sum(gd, k))
+    return gx, gw, gb
+
+
+def _backward_arrays_affine(gd, xhat, invstd, weight, view, k, need_x, need_w, need_b):
+    """:func:`_backward_arrays` with a weight, in six passes over the (…, C) arrays where
+    the plain formula takes seven: ``gd ⊙ x̂`` is made once and serves both dw (its column
+    sums) and mean(ĝ ⊙ x̂) = (gd ⊙ x̂)·w/n, and mean(ĝ) = gd·w/n: GEMVs against the column
+    w/n instead of passes over ĝ = gd ⊙ w."""
+    gx = gw = gb = None
+    gdx = gd * xhat if (need_x or need_w) else None
+    if need_w:
+        gw = Tensor._wrap(_leading_sum(gdx, k).astype(weight._data.dtype, copy=False))
+    if need_b:
+        gb = Tensor._wrap(_leading_sum(gd, k))
+    if need_x:
+        wd = weight._data
+        n = wd.size
+        wcol = (wd.reshape(n, 1) * (1.0 / n)).astype(gd.dtype, copy=False)
+        lead = gd.shape[: gd.ndim - k]
+        keep = lead + (1,) * k
+        m1 = np.matmul(gd.reshape(lead + (n,)), wcol).reshape(keep)  # mean(ĝ)
+        m2 = np.matmul(gdx.reshape(lead + (n,)), wcol).reshape(keep)  # mean(ĝ ⊙ x̂)
+        gx = gd * wd.reshape(view)
+        gx -= m1
+        np.multiply(xhat, m2, out=gdx)
+        gx -= gdx
+        gx *= invstd
+        gx = Tensor._wrap(gx)
     return gx, gw, gb

@@ -76,33 +76,44 @@ _HALF_ALPHA = [a * _F32(0.5) for a in _ALPHA]
 
 
 # Abramowitz & Stegun 7.1.26 for erfc(|z|)/2 at z = x/√2: t = 1/(1 + p·|x|/√2), then
-# erfc(|z|)/2 = t·(a1 + t·(a2 + t·(a3 + t·(a4 + t·a5))))/2 · e^(−x²/2). The coefficients are
-# halved (exact in float32), Horner from a5 down.
-_AS_P = _F32(0.3275911 * _INV_SQRT_2)
-_AS_HALF_A = [
-    _F32(0.5) * _F32(c) for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
-]
+# erfc(|z|)/2 = t·(a1 + t·(a2 + t·(a3 + t·(a4 + t·a5))))/2 · e^(−x²/2). Evaluated in
+# u = α·t with α⁵ = a5/2, so that the polynomial is monic in u (one multiply fewer):
+# t·P(t)/2 = u·(c1 + u·(c2 + u·(c3 + u·(c4 + u)))), c_i = (a_i/2)/αⁱ; and u itself is
+# (α/P)/(1/P + |x|), P = p/√2 (one pass fewer than 1/(1 + P·|x|), then a scaling).
+_AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)  # a1 .. a5
+_AS_ALPHA = (_AS_A[4] / 2.0) ** 0.2
+_AS_P = 0.3275911 * _INV_SQRT_2
+_AS_U_NUM = _F32(_AS_ALPHA / _AS_P)
+_AS_U_DEN = _F32(1.0 / _AS_P)
+_AS_C = [_F32(a / 2.0 / _AS_ALPHA ** (i + 1)) for i, a in enumerate(_AS_A[:4])][::-1]  # c4..c1
+_SIGN_BIT = np.int32(-(1 << 31))  # 0x80000000 as an int32
 
 
 def _cdf_gauss_f32(x, c=None, e=None):
     """``(Φ(x), e^(−x²/2))`` of a float32 array, written into ``c`` and ``e`` when given.
 
-    Φ(±inf) is 1 and 0, NaN stays NaN (no clipping: t → 0 and e^(−x²/2) → 0 in the tails).
+    Φ(±inf) is 1 and 0, NaN stays NaN (no clipping: u → 0 and e^(−x²/2) → 0 in the tails).
+    Nineteen NumPy passes: u (3), the polynomial (8), e^(−x²/2) (3), then
+    Φ = 1/2 + sign(x)·(1/2 − erfc(|z|)/2) (5), the sign copied as a bit (two integer passes:
+    ``np.copysign`` costs six times a multiply).
     """
-    t = np.abs(x)
-    t *= _AS_P
-    t += _F32(1.0)
-    np.divide(_F32(1.0), t, out=t)
-    h = np.multiply(t, _AS_HALF_A[0], out=c)
-    for a in _AS_HALF_A[1:]:
-        h += a
-        h *= t
+    u = np.abs(x)
+    u += _AS_U_DEN
+    np.divide(_AS_U_NUM, u, out=u)
+    h = np.add(u, _AS_C[0], out=c)
+    h *= u
+    for k in _AS_C[1:]:
+        h += k
+        h *= u
     e = np.multiply(x, x, out=e)
     e *= _F32(-0.5)
     np.exp(e, out=e)
-    h *= e  # erfc(|x|/√2)/2
-    np.subtract(_F32(0.5), h, out=h)  # erf(|x|/√2)/2
-    np.copysign(h, x, out=h)
+    h *= e  # erfc(|x|/√2)/2, in [0, 1/2]
+    np.subtract(_F32(0.5), h, out=h)  # erf(|x|/√2)/2 (≥ 0 but for a rounding near x = 0)
+    bits = u.view(np.int32)
+    np.bitwise_and(x.view(np.int32), _SIGN_BIT, out=bits)  # x's sign bit
+    hb = h.view(np.int32)
+    np.bitwise_or(hb, bits, out=hb)  # erf(x/√2)/2
     h += _F32(0.5)
     return h, e
 
@@ -184,7 +195,10 @@ def _gelu_grad_kernel(outs, ins):  # the rows of GELU's gradient
 
 def _gelu_grad_gauss_kernel(outs, ins):  # the same from the forward's e^(−x²/2)
     (out,), (grad, x, cdf, gauss) = outs, ins
-    np.multiply(grad, _cdf_plus_x_pdf(x, cdf, gauss), out=out)
+    np.multiply(x, gauss, out=out)  # four passes in ``out``, no temporary
+    out *= x.dtype.type(_INV_SQRT_2PI)
+    out += cdf
+    out *= grad
 
 
 def _cdf_plus_x_pdf(x, cdf, gauss):
