@@ -155,6 +155,28 @@ def test_attention_output_is_laid_out_heads_last():
     assert merged._data.flags.c_contiguous
 
 
+@pytest.mark.parametrize("query", ["contiguous", "heads_last", "strided"])
+@pytest.mark.parametrize("rg", [False, True])
+def test_attention_output_memory_order_follows_the_query_as_torchs(torch_mod, query, rg):
+    # torch gives the output the query's memory order: a contiguous query gives a
+    # contiguous output (user code may .view() it), a (N, L, H, E) one a heads-last output
+    rng = np.random.default_rng(6)
+    arrays = [rng.standard_normal((2, 3, 5, 4)) for _ in range(3)]
+    strides = []
+    for m in (tg, torch_mod):
+        q, k, v = (m.tensor(a) for a in arrays)
+        if query == "heads_last":
+            q = q.transpose(1, 2).contiguous().transpose(1, 2)
+        elif query == "strided":
+            q = q.transpose(2, 3).contiguous().transpose(2, 3)
+        q.requires_grad_(rg)
+        y = m.nn.functional.scaled_dot_product_attention(q, k, v)
+        strides.append((y.is_contiguous(), y.stride()))
+        if y.is_contiguous():
+            y.view(6, 5, 4)  # torch allows it: so must we
+    assert strides[0] == strides[1]
+
+
 @pytest.mark.parametrize("shape", [(5, 7), (2, 5, 7), (2, 2, 3, 5, 7)])
 def test_attention_other_ranks_and_gqa_match_torch(torch_mod, shape):
     rng = np.random.default_rng(5)

@@ -148,16 +148,26 @@ def _scaled_t(a, scale):
 
 def _heads_last(like, shape):
     """An output for a (N, H, L, E) attention result laid out as (N, L, H, E) in memory
-    (a swapped view of a C-contiguous array), or None (NumPy allocates) for other ranks.
+    (a swapped view of a C-contiguous array) when the query ``like`` is laid out so, or
+    None (NumPy allocates C order) otherwise and for other ranks.
 
-    The model's next step, ``y.transpose(1, 2).reshape(N, L, H·E)``, is then a view rather
-    than a copy (PyTorch's CPU flash kernel lays its output out the same way); the batched
-    GEMM writes a strided output at the same speed. Made with ``empty_like`` of an input so
-    that tapegrad.jit records the allocation."""
-    if len(shape) != 4 or like.ndim != 4 or not all(shape):
+    PyTorch's CPU kernel gives its output the query's memory order: a query made by
+    ``x.view(N, L, H, E).transpose(1, 2)`` gives an output whose ``transpose(1, 2)
+    .reshape(N, L, H·E)`` is a view rather than a copy, and a contiguous query a
+    contiguous output. The batched GEMM writes a strided output at the same speed. Made
+    with ``empty_like`` of an input so that tapegrad.jit records the allocation."""
+    if len(shape) != 4 or like.ndim != 4 or not all(shape) or not _heads_last_order(like):
         return None
     n, h, seq, e = shape
     return np.empty_like(like, shape=(n, seq, h, e), order="C").swapaxes(1, 2)
+
+
+def _heads_last_order(x):
+    """Whether the 4-d ``x`` (N, H, L, E) is stored as (N, L, H, E) and not C-contiguous."""
+    if x.flags.c_contiguous:
+        return False
+    st = x.strides
+    return st[0] >= st[2] >= st[1] >= st[3] > 0
 
 
 def _t(a):
@@ -223,10 +233,7 @@ def _grad_like(x, batch, last):
     .transpose(1, 2)`` a view instead of a copy. Only for 4-d inputs whose shape the gradient
     has (nothing to sum over a broadcast) and whose strides put axis 2 outermost after 0."""
     shape = batch + x.shape[-2:-1] + (last,)
-    if x.ndim != 4 or shape != x.shape or not x.size or x.flags.c_contiguous:
-        return None
-    st = x.strides
-    if not (st[0] >= st[2] >= st[1] >= st[3] > 0):
+    if x.ndim != 4 or shape != x.shape or not x.size or not _heads_last_order(x):
         return None
     n, h, seq, e = shape
     return np.empty_like(x, shape=(n, seq, h, e), order="C").swapaxes(1, 2)
