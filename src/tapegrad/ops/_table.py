@@ -153,6 +153,7 @@ def make_unary(row: Unary) -> Callable:
     rule = _not_implemented(name) if grad is NOT_IMPLEMENTED else None
 
     check, uses = row.check, row.uses
+
     def op(input):
         x = input if input.__class__ is Tensor else as_tensor(input, name)
         if check is not None:
