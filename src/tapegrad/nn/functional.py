@@ -165,9 +165,7 @@ def _conv_pads(padding, kernel, stride, dilation):
             total = d * (k - 1)
             pads.append((total // 2, total - total // 2))  # extra on the right, as PyTorch
         return tuple(pads)
-    p = _pair(padding, "conv2d", "padding")
-    if min(p) < 0:
-        raise ValueError(f"conv2d: padding must be non-negative, got {padding!r}")
+    p = _pair(padding, "conv2d", "padding")  # _conv2d refused a negative one
     return ((p[0], p[0]), (p[1], p[1]))
 
 
