@@ -162,6 +162,50 @@ def _errors(lib):
             lib, lib.ones(2, 3), lib.ones(4, 3), lib.tensor([0, 1]), linear_bias=lib.ones(3)
         ),
         "lce-k-dim-unbatched": lambda: _lce(lib, lib.ones(3), lib.ones(4, 2, 3), lib.tensor([0])),
+        # ops/complex_ops.py
+        "imag-real": lambda: lib.imag(lib.ones(2)),
+        "view_as_real-real": lambda: lib.view_as_real(lib.ones(2)),
+        "view_as_complex-int": lambda: lib.view_as_complex(lib.ones(2, 2, dtype=i64)),
+        "view_as_complex-last-3": lambda: lib.view_as_complex(lib.ones(2, 3)),
+        "complex-dtypes": lambda: lib.complex(lib.ones(2), lib.ones(2, dtype=lib.float64)),
+        "complex-int": lambda: lib.complex(lib.ones(2, dtype=i64), lib.ones(2, dtype=i64)),
+        "complex-shapes": lambda: lib.complex(lib.ones(2), lib.ones(3)),
+        "polar-shapes": lambda: lib.polar(lib.ones(2), lib.ones(3)),
+        # ops/calculus.py, counting.py, covariance.py
+        "gradient-0d-spacings": lambda: lib.gradient(
+            lib.ones(2, 3), spacing=(lib.tensor(0.5), lib.tensor(2.0))
+        ),
+        "repeat_interleave-0d-dim": lambda: lib.repeat_interleave(lib.tensor(1.5), 3, dim=0),
+        "repeat_interleave-0d-dim-tensor": lambda: lib.repeat_interleave(
+            lib.tensor(1.5), lib.tensor([2]), dim=-1
+        ),
+        "trapezoid-x-and-dx": lambda: lib.trapezoid(lib.ones(3), lib.ones(3), dx=1.0),
+        "histogramdd-bins-dtype": lambda: lib.histogramdd(
+            lib.ones(4, 2), bins=[lib.tensor([0.0, 1.0], dtype=lib.float64)] * 2
+        ),
+        "histogramdd-bins-2d": lambda: lib.histogramdd(lib.ones(4, 1), bins=[lib.ones(2, 2)]),
+        "histogram-bins-2d": lambda: lib.histogram(lib.ones(4), bins=lib.ones(2, 2)),
+        "histogram-weight-shape": lambda: lib.histogram(lib.ones(4), bins=2, weight=lib.ones(3)),
+        "hash_tensor-mode": lambda: lib.hash_tensor(lib.ones(3), mode=1),
+        "combinations-negative": lambda: lib.combinations(lib.ones(3), -1),
+        "cov-2d-weights": lambda: lib.cov(lib.ones(2, 3), fweights=lib.ones(1, 3, dtype=i64)),
+        "cov-int-aweights": lambda: lib.cov(lib.ones(2, 3), aweights=lib.ones(3, dtype=i64)),
+        "cov-weights-count": lambda: lib.cov(lib.ones(2, 3), fweights=lib.ones(2, dtype=i64)),
+        "cov-bool": lambda: lib.cov(lib.ones(2, 3) > 0),
+        "cov-zero-weights": lambda: lib.cov(lib.ones(2, 3), aweights=lib.zeros(3)),
+        "corrcoef-3d": lambda: lib.corrcoef(lib.ones(2, 2, 2)),
+        # ops/joining.py, shape_more.py, sorting.py
+        "cat-empty": lambda: lib.cat([]),
+        "split-zero": lambda: lib.split(lib.ones(4), 0),
+        "chunk-zero": lambda: lib.chunk(lib.ones(4), 0),
+        "pad-value-reflect": lambda: F.pad(lib.ones(1, 1, 4), (1, 1), mode="reflect", value=2.0),
+        "pad-crop-reflect": lambda: F.pad(lib.ones(1, 1, 4), (-3, -3), mode="reflect"),
+        "pad-crop": lambda: F.pad(lib.ones(1, 1, 4), (-3, -3)),
+        "hsplit-divisible": lambda: lib.hsplit(lib.ones(2, 3), 2),
+        "quantile-interpolation": lambda: lib.quantile(lib.ones(3), 0.5, interpolation="mean"),
+        "quantile-2d-q": lambda: lib.quantile(lib.ones(3), lib.ones(1, 1) * 0.5),
+        "quantile-int": lambda: lib.quantile(lib.tensor([1, 2]), 0.5),
+        "searchsorted-leading": lambda: lib.searchsorted(lib.ones(2, 3), lib.ones(3, 1)),
     }
 
 
@@ -288,6 +332,38 @@ def _values(lib):
             )
             for r in ("amax", "amin")
         ],
+        # ops/calculus.py
+        "gradient-0d-spacing": lambda: list(
+            lib.gradient(lib.tensor(_A), spacing=lib.tensor(0.5), dim=1)
+        ),
+        "atleast-empty": lambda: [
+            len(lib.atleast_1d([])),
+            len(lib.atleast_2d(())),
+            len(lib.atleast_3d()),
+        ],
+        "trapezoid-x-1d": lambda: _vg(
+            lib, _A, lambda y: lib.trapezoid(y, lib.tensor([0.0, 1.0, 3.0, 3.5]), dim=-1)
+        ),
+        "trapezoid-x-lower-ndim": lambda: _vg(
+            lib, _A, lambda y: lib.trapezoid(y, lib.tensor([[0.0, 1.0, 3.0, 3.5]]), dim=1)
+        ),
+        "trapezoid-dx": lambda: [lib.trapezoid(lib.tensor(_A), dx=0.5)],
+        "cumulative_trapezoid-dx": lambda: [lib.cumulative_trapezoid(lib.tensor(_A), dx=0.5)],
+        # ops/shape_more.py
+        "rot90-k": lambda: (
+            [lib.rot90(lib.tensor(_A), k) for k in (2, 4, -2, 6)]
+            + _vg(lib, _A, lambda x: lib.rot90(x, 2))
+            + _vg(lib, _A, lambda x: lib.rot90(x, 4))
+        ),
+        "repeat_interleave-counts": lambda: [lib.repeat_interleave(lib.tensor([2, 0, 3]))],
+        "repeat_interleave-0d": lambda: _vg(lib, 1.5, lambda x: lib.repeat_interleave(x, 3)),
+        "block_diag-none": lambda: [lib.block_diag()],
+        # ops/sorting.py
+        "sort-0d": lambda: list(lib.sort(lib.tensor(2.0))) + list(lib.max(lib.tensor(2.0), 0)),
+        "bincount-float32-weights": lambda: [
+            lib.bincount(lib.tensor([0, 2, 2]), lib.tensor([0.5, 1.0, 2.0], dtype=lib.float32)),
+            lib.bincount(lib.tensor([0, 2, 2]), lib.tensor([0.5, 1.0, 2.0])),
+        ],
     }
 
 
@@ -312,3 +388,13 @@ def test_scatter_reduce_of_a_larger_src_reads_its_leading_block():
     want = np.zeros_like(_A)
     want[:, :1] = np.take_along_axis(g, index, 1)
     _same(x.grad, want)
+
+
+def test_extensions_beyond_torch():
+    # a number for x is dx (torch's overloads refuse a positional number)
+    y = tg.tensor(_A)
+    _same(tg.trapezoid(y, 0.5), tg.trapezoid(y, dx=0.5))
+    _same(tg.cumulative_trapezoid(y, 0.5), tg.cumulative_trapezoid(y, dx=0.5))
+    # coordinates of the wrong length: torch returns NaN, tapegrad says why
+    with pytest.raises(RuntimeError, match="as many elements as dim 0"):
+        tg.gradient(tg.ones(4), spacing=(tg.ones(3),))
