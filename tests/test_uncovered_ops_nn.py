@@ -206,6 +206,103 @@ def _errors(lib):
         "quantile-2d-q": lambda: lib.quantile(lib.ones(3), lib.ones(1, 1) * 0.5),
         "quantile-int": lambda: lib.quantile(lib.tensor([1, 2]), 0.5),
         "searchsorted-leading": lambda: lib.searchsorted(lib.ones(2, 3), lib.ones(3, 1)),
+        # nn/_losses.py, _losses_pointwise.py, _losses_margin.py, losses_more.py
+        "nll_loss-0d": lambda: F.nll_loss(lib.ones(()), lib.tensor(0)),
+        "nll_loss-weight-shape": lambda: F.nll_loss(
+            lib.ones(2, 3), lib.tensor([0, 1]), weight=lib.ones(2)
+        ),
+        "nll_loss-target-shape": lambda: F.nll_loss(lib.ones(2, 3), lib.tensor([0, 1, 2])),
+        "cross_entropy-smoothing": lambda: F.cross_entropy(
+            lib.ones(2, 3), lib.tensor([0, 1]), label_smoothing=1.5
+        ),
+        "cross_entropy-prob-shape": lambda: F.cross_entropy(lib.ones(2, 3), lib.ones(2, 2) / 2),
+        "poisson_nll-reduction": lambda: F.poisson_nll_loss(
+            lib.ones(2), lib.ones(2), reduction="avg"
+        ),
+        "bce-weight-grad": lambda: F.binary_cross_entropy(
+            lib.ones(2) / 2, lib.ones(2), weight=lib.ones(2, requires_grad=True)
+        ),
+        "smooth_l1-negative-beta": lambda: F.smooth_l1_loss(lib.ones(2), lib.ones(2), beta=-1.0),
+        "huber-delta": lambda: F.huber_loss(lib.ones(2), lib.ones(2), delta=0.0),
+        "gaussian_nll-negative-number-var": lambda: F.gaussian_nll_loss(
+            lib.ones(2, 3), lib.ones(2, 3), -1.0
+        ),
+        "margin_ranking-dims": lambda: F.margin_ranking_loss(
+            lib.ones(2), lib.ones(2, 1), lib.ones(2)
+        ),
+        "triplet-dims": lambda: F.triplet_margin_loss(lib.ones(2, 3), lib.ones(2, 3), lib.ones(3)),
+        "triplet_distance-margin": lambda: F.triplet_margin_with_distance_loss(
+            lib.ones(2, 3), lib.ones(2, 3), lib.ones(2, 3), margin=0.0
+        ),
+        "multi_margin-3d": lambda: F.multi_margin_loss(lib.ones(2, 3, 1), lib.tensor([0, 1])),
+        "multi_margin-target": lambda: F.multi_margin_loss(lib.ones(2, 3), lib.tensor([0, 1, 2])),
+        "multilabel_margin-target": lambda: F.multilabel_margin_loss(
+            lib.ones(2, 3), lib.tensor([[0, 1], [1, 2]])
+        ),
+        "TripletMarginLoss-margin": lambda: lib.nn.TripletMarginLoss(margin=0.0),
+        "TripletMarginWithDistanceLoss-margin": lambda: lib.nn.TripletMarginWithDistanceLoss(
+            margin=-1.0
+        ),
+        "MultiMarginLoss-p": lambda: lib.nn.MultiMarginLoss(p=3),
+        # nn/_ctc.py
+        "ctc-float-lengths": lambda: F.ctc_loss(
+            lib.ones(4, 1, 3).log_softmax(2),
+            lib.tensor([[1, 2]]),
+            lib.tensor([4.0]),
+            lib.tensor([2]),
+        ),
+        "interpolate-int-linear": lambda: F.interpolate(
+            lib.ones(1, 1, 4, dtype=i64), size=2, mode="linear"
+        ),
+        "interpolate-zero-size-2d": lambda: F.interpolate(lib.ones(1, 1, 4, 4), size=(0, 2)),
+        "cross_entropy-0d": lambda: F.cross_entropy(lib.ones(()), lib.tensor(0)),
+        "ctc-reduction": lambda: F.ctc_loss(
+            lib.ones(4, 1, 3).log_softmax(2), lib.tensor([[1, 2]]), [4], [2], reduction="avg"
+        ),
+        "ctc-4d": lambda: F.ctc_loss(lib.ones(4, 1, 3, 1), lib.tensor([[1, 2]]), [4], [2]),
+        "ctc-lengths-count": lambda: F.ctc_loss(
+            lib.ones(4, 2, 3).log_softmax(2), lib.tensor([[1, 2], [1, 1]]), [4], [2]
+        ),
+        "ctc-blank": lambda: F.ctc_loss(
+            lib.ones(4, 1, 3).log_softmax(2), lib.tensor([[1, 2]]), [4], [2], blank=3
+        ),
+        "ctc-input-length": lambda: F.ctc_loss(
+            lib.ones(4, 1, 3).log_softmax(2), lib.tensor([[1, 2]]), [5], [2]
+        ),
+        # nn/_pool_nd.py, _interpolate.py
+        "max_pool3d-2d": lambda: F.max_pool3d(lib.ones(4, 4), 2),
+        "max_pool3d-too-small": lambda: F.max_pool3d(lib.ones(1, 1, 2, 2, 2), 3),
+        "avg_pool3d-divisor": lambda: F.avg_pool3d(lib.ones(1, 1, 2, 2, 2), 2, divisor_override=0),
+        "max_unpool2d-output-size": lambda: F.max_unpool2d(
+            lib.ones(1, 1, 2, 2), lib.zeros(1, 1, 2, 2, dtype=i64), 2, output_size=[1, 4, 4, 1, 1]
+        ),
+        "max_unpool2d-int32": lambda: F.max_unpool2d(
+            lib.ones(1, 1, 2, 2), lib.zeros(1, 1, 2, 2, dtype=lib.int32), 2
+        ),
+        "interpolate-mode": lambda: F.interpolate(lib.ones(1, 1, 4), size=2, mode="cubic"),
+        "interpolate-size-length": lambda: F.interpolate(lib.ones(1, 1, 4), size=(2, 2)),
+        "interpolate-scale-length": lambda: F.interpolate(
+            lib.ones(1, 1, 4), scale_factor=(2.0, 2.0)
+        ),
+        "interpolate-zero-size": lambda: F.interpolate(lib.ones(1, 1, 4), scale_factor=0.1),
+        "interpolate-int": lambda: F.interpolate(lib.ones(1, 1, 4, dtype=i64), size=2),
+        # nn/_activations.py, _distance.py, _grid_sample.py
+        "hardtanh-bounds": lambda: F.hardtanh(lib.ones(2), 1.0, -1.0),
+        "softshrink-negative": lambda: F.softshrink(lib.ones(2), -0.5),
+        "glu-0d": lambda: F.glu(lib.ones(())),
+        "prelu-number": lambda: F.prelu(lib.ones(2), 0.25),
+        "prelu-2d-weight": lambda: F.prelu(lib.ones(2, 2), lib.ones(2, 1)),
+        "cosine_similarity-shapes": lambda: F.cosine_similarity(lib.ones(2, 3), lib.ones(3, 3)),
+        "pdist-negative-p": lambda: F.pdist(lib.ones(3, 2), p=-1.0),
+        "affine_grid-zero-size": lambda: F.affine_grid(
+            lib.ones(1, 2, 3), [1, 1, 0, 2], align_corners=False
+        ),
+        "affine_grid-batch": lambda: F.affine_grid(
+            lib.ones(2, 2, 3), [1, 1, 2, 2], align_corners=False
+        ),
+        "grid_sample-dtypes": lambda: F.grid_sample(
+            lib.ones(1, 1, 2, 2), lib.zeros(1, 2, 2, 2, dtype=lib.float64), align_corners=False
+        ),
     }
 
 
