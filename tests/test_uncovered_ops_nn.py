@@ -40,6 +40,11 @@ def _mha(lib, **kw):
     return lib.nn.functional.multi_head_attention_forward(**args)
 
 
+def _with_attribute(module):
+    module.foo = 1
+    return module
+
+
 def _lce(lib, x, w, t, **kw):
     return lib.nn.functional.linear_cross_entropy(x, w, t, **kw)
 
@@ -355,12 +360,48 @@ def _errors(lib):
         "diagonal_scatter-dims": lambda: lib.diagonal_scatter(lib.ones(2, 2), lib.ones(2), 0, 1, 1),
         "slice_scatter-step": lambda: lib.slice_scatter(lib.ones(4), lib.ones(2), 0, 0, 4, 0),
         "diag_embed-dims": lambda: lib.diag_embed(lib.ones(2), 0, 1, 1),
+        # nn/module.py, container.py, layers_ext.py, rnn.py, transformer.py
+        "register_buffer-int-name": lambda: lib.nn.Module().register_buffer(1, lib.ones(1)),
+        "register_buffer-existing": lambda: _with_attribute(lib.nn.Linear(2, 2)).register_buffer(
+            "foo", None
+        ),
+        "register_buffer-number": lambda: lib.nn.Module().register_buffer("b", 3),
+        "add_module-number": lambda: lib.nn.Module().add_module("m", 3),
+        "get_submodule-missing": lambda: lib.nn.Sequential(lib.nn.ReLU()).get_submodule("1"),
+        "get_buffer-missing": lambda: lib.nn.Linear(2, 2).get_buffer("running"),
+        "train-string": lambda: lib.nn.Linear(2, 2).train("yes"),
+        "Sequential.insert-number": lambda: lib.nn.Sequential().insert(0, 3),
+        "Sequential.insert-range": lambda: lib.nn.Sequential(lib.nn.ReLU()).insert(
+            3, lib.nn.Tanh()
+        ),
+        "Sequential-add-list": lambda: lib.nn.Sequential() + [lib.nn.ReLU()],
+        "Sequential-iadd-list": lambda: lib.nn.Sequential().__iadd__([lib.nn.ReLU()]),
+        "Unflatten-int": lambda: lib.nn.Unflatten(1, 3),
+        "EmbeddingBag-padding": lambda: lib.nn.EmbeddingBag(3, 2, padding_idx=3),
+        "RNN-hidden": lambda: lib.nn.RNN(2, 0),
+        "RNN-layers": lambda: lib.nn.RNN(2, 3, num_layers=0),
+        "LSTM-proj": lambda: lib.nn.LSTM(2, 3, proj_size=-1),
+        "GRU-hx-dtype": lambda: lib.nn.GRU(2, 3)(
+            lib.ones(4, 1, 2), lib.zeros(1, 1, 3, dtype=lib.float64)
+        ),
+        "RNNCell-3d": lambda: lib.nn.RNNCell(2, 3)(lib.ones(1, 1, 2)),
+        "RNNCell-hx-dims": lambda: lib.nn.RNNCell(2, 3)(lib.ones(1, 2), lib.zeros(3)),
+        "Transformer-batch": lambda: lib.nn.Transformer(4, 2, 1, 1, 8, 0.0)(
+            lib.ones(3, 2, 4), lib.ones(3, 1, 4)
+        ),
+        "Transformer-batch-first": lambda: lib.nn.Transformer(4, 2, 1, 1, 8, 0.0, batch_first=True)(
+            lib.ones(2, 3, 4), lib.ones(1, 3, 4)
+        ),
+        "Transformer-features": lambda: lib.nn.Transformer(4, 2, 1, 1, 8, 0.0)(
+            lib.ones(3, 2, 4), lib.ones(3, 2, 5)
+        ),
     }
 
 
 _ERROR_CASES = sorted(_errors(tg))
 
 
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
 @pytest.mark.parametrize("case", _ERROR_CASES)
 def test_bad_input_raises_torchs_exception_type(torch_mod, case):
     with pytest.raises(Exception) as theirs:
@@ -385,6 +426,14 @@ def test_unsupported_options_raise_not_implemented_and_bad_options_type_error():
         _mha(tg, static_k=tg.ones(4, 3, 2))
     with pytest.raises(TypeError, match="LinearCrossEntropyOptions or None, got int"):
         _lce(tg, tg.ones(2, 3), tg.ones(4, 3), tg.tensor([0, 1]), options=3)
+    # torch fails on these with an AttributeError / IndexError deep inside, or only at
+    # the first forward; tapegrad says what is wrong, when the module is built
+    with pytest.raises(RuntimeError, match="hx must be a tuple"):
+        tg.nn.LSTM(2, 3)(tg.ones(4, 1, 2), tg.zeros(1, 1, 3))
+    with pytest.raises(RuntimeError, match="hx must be a Tensor"):
+        tg.nn.GRU(2, 3)(tg.ones(4, 1, 2), (tg.zeros(1, 1, 3),) * 2)
+    with pytest.raises(ValueError, match="nonlinearity"):
+        tg.nn.RNNCell(2, 3, nonlinearity="gelu")
 
 
 _A = np.array([[0.5, -1.5, 2.0, 0.25], [3.0, 1.0, -2.0, 0.75], [1.0, 2.5, 0.0, -0.5]])
@@ -608,3 +657,102 @@ def test_singular_and_mis_sized_factors_raise_where_torch_returns_nan_or_ignores
     # torch's lu_unpack ignores pivots past min(m, n)
     with pytest.raises(RuntimeError, match="must be min"):
         tg.lu_unpack(tg.eye(2), tg.ones(3, dtype=tg.int32))
+
+
+def _norm_repr(text):
+    """torch's container repr with tapegrad's names and indentation."""
+    import re  # noqa: PLC0415
+
+    text = re.sub(r"torch\.(FloatTensor|float32)", "float32", text)
+    return [line.strip() for line in text.splitlines()]
+
+
+def test_module_reprs_dir_and_bookkeeping_match_torch(torch_mod):
+    reprs = []
+    for lib in (tg, torch_mod):
+        nn = lib.nn
+        pl = nn.ParameterList([nn.Parameter(lib.ones(2, 3)), 3])
+        pd = nn.ParameterDict({"a": nn.Parameter(lib.ones(2)), "b": "x"})
+        mods = [
+            pl,
+            pd,
+            nn.RNN(2, 3, bias=False, batch_first=True),
+            nn.RNNCell(2, 3, nonlinearity="relu"),
+            nn.EmbeddingBag(3, 2, max_norm=1.0, norm_type=1.0, scale_grad_by_freq=True),
+            nn.Upsample(scale_factor=(2, 3)),
+        ]
+        reprs.append([_norm_repr(repr(m)) for m in mods])
+        assert not [k for k in dir(pl) if k.isdigit()]
+        lin = nn.Linear(2, 2)
+        lin.register_buffer("stat", lib.zeros(2))
+        assert {"weight", "bias", "stat"} <= set(dir(lin))
+    assert reprs[0] == reprs[1]
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph")
+def test_module_state_changes_match_torch(torch_mod):
+    res = []
+    for lib in (tg, torch_mod):
+        nn = lib.nn
+        lib.manual_seed(0)
+        outer = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+        outer.register_parameter("scale", nn.Parameter(lib.ones(1)))
+        names = [n for n, _ in outer.named_parameters(recurse=False)]
+        # zero_grad(set_to_none=False) of a gradient that has a graph (create_graph)
+        x = lib.tensor([[1.0, 2.0]])
+        (outer(x) * outer.scale).sum().backward(create_graph=True)
+        had_graph = outer.scale.grad.grad_fn is not None
+        outer.zero_grad(set_to_none=False)
+        zeroed = (outer.scale.grad.grad_fn is None, outer.scale.grad.abs().sum().item())
+        # to(dtype) converts the gradients as well
+        outer.scale.grad = lib.ones(1)
+        outer.double()
+        grad_dtype = str(outer.scale.grad.dtype).split(".")[-1]
+        outer.float()
+        w_dtype = str(outer[0].weight.dtype).split(".")[-1]
+        seq = nn.Sequential(nn.ReLU())
+        seq.insert(-1, nn.Tanh())
+        seq.insert(2, nn.Sigmoid())
+        order = [type(m).__name__ for m in seq]
+        md = nn.ModuleDict({"a": nn.ReLU()})
+        md.clear()
+        res.append((names, had_graph, zeroed, grad_dtype, w_dtype, order, len(md)))
+    assert res[0] == res[1]
+
+
+def test_unfold_module_and_embedding_bag_weight_match_torch(torch_mod):
+    x = np.arange(2 * 3 * 4 * 5.0).reshape(2, 3, 4, 5)
+    w = np.arange(6.0).reshape(3, 2)
+    outs = []
+    for lib in (tg, torch_mod):
+        u = lib.nn.Unfold((2, 3), dilation=1, padding=1, stride=2)(lib.tensor(x))
+        bag = lib.nn.EmbeddingBag(3, 2, mode="sum", _weight=lib.tensor(w))
+        outs.append([u, bag(lib.tensor([[0, 2], [1, 1]])), bag.weight])
+    for a, b in zip(*outs):
+        _same(a, b)
+
+
+def test_transformer_string_activation_custom_parts_and_unbatched_decoder_match_torch(torch_mod):
+    models = []
+    for lib in (tg, torch_mod):
+        lib.manual_seed(0)
+        nn = lib.nn
+        layer = nn.TransformerEncoderLayer(4, 2, 8, 0.0, activation="relu")
+        enc = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+        dec = nn.TransformerDecoder(nn.TransformerDecoderLayer(4, 2, 8, 0.0), 1)
+        model = nn.Transformer(4, 2, custom_encoder=enc, custom_decoder=dec, dropout=0.0)
+        assert model.encoder is enc and model.decoder is dec
+        models.append(model)
+    ours, theirs = models
+    state = {k: tg.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()}
+    ours.load_state_dict(state)
+    assert sorted(state) == sorted(ours.state_dict())
+    # unbatched (2-D) source and target, a causal target mask
+    src = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    tgt = np.linspace(1.0, -0.5, 8).reshape(2, 4)
+    mask = np.triu(np.full((2, 2), -np.inf), 1)
+    res = [
+        m(*(lib.tensor(a, dtype=lib.float32) for a in (src, tgt)), tgt_mask=lib.tensor(mask))
+        for m, lib in ((ours, tg), (theirs, torch_mod))
+    ]
+    _same(res[0], res[1], rtol=1e-5, atol=1e-6)
