@@ -395,6 +395,72 @@ def _errors(lib):
         "Transformer-features": lambda: lib.nn.Transformer(4, 2, 1, 1, 8, 0.0)(
             lib.ones(3, 2, 4), lib.ones(3, 2, 5)
         ),
+        # ops/arithmetic.py, inplace.py
+        "add-string": lambda: lib.add(lib.ones(2), "a"),
+        "div-floor-shapes": lambda: lib.div(lib.ones(2), lib.ones(3), rounding_mode="floor"),
+        "lt-shapes": lambda: lib.lt(lib.ones(2), lib.ones(3)),
+        "add_-int-self-grad-operand": lambda: lib.zeros(2, dtype=i64).add_(
+            lib.ones(2, requires_grad=True)
+        ),
+        "setitem-shape": lambda: lib.zeros(2, 3).__setitem__(0, lib.ones(2)),
+        "setitem-graph-shape": lambda: (lib.ones(2, 3, requires_grad=True) * 1).__setitem__(
+            0, lib.ones(2)
+        ),
+        # nn/_attention.py
+        "sdpa-int-mask": lambda: F.scaled_dot_product_attention(
+            lib.ones(1, 2, 4), lib.ones(1, 2, 4), lib.ones(1, 2, 4), lib.zeros(2, 2, dtype=i64)
+        ),
+        "sdpa-mask-dtype-grad": lambda: F.scaled_dot_product_attention(
+            lib.ones(1, 2, 4),
+            lib.ones(1, 2, 4),
+            lib.ones(1, 2, 4),
+            lib.zeros(2, 2, dtype=lib.float64, requires_grad=True),
+        ),
+        "sdpa-list-mask": lambda: F.scaled_dot_product_attention(
+            lib.ones(1, 2, 4), lib.ones(1, 2, 4), lib.ones(1, 2, 4), [[True, False], [True, True]]
+        ),
+        "sdpa-float64-mask": lambda: F.scaled_dot_product_attention(
+            lib.ones(1, 2, 4),
+            lib.ones(1, 2, 4),
+            lib.ones(1, 2, 4),
+            lib.zeros(2, 2, dtype=lib.float64),
+        ),
+        "sdpa-list-query": lambda: F.scaled_dot_product_attention(
+            [[1.0]], lib.ones(1, 1), lib.ones(1, 1)
+        ),
+        "sdpa-int": lambda: F.scaled_dot_product_attention(
+            lib.ones(1, 2, 4, dtype=i64), lib.ones(1, 2, 4, dtype=i64), lib.ones(1, 2, 4, dtype=i64)
+        ),
+        "sdpa-dropout": lambda: F.scaled_dot_product_attention(
+            lib.ones(1, 2, 4), lib.ones(1, 2, 4), lib.ones(1, 2, 4), dropout_p=1.5
+        ),
+        # nn/_pool_fractional.py, _pool_more.py
+        "fractional-ratio": lambda: F.fractional_max_pool2d(
+            lib.ones(1, 1, 4, 4), 2, output_ratio=(1.5, 0.5)
+        ),
+        "fractional-samples": lambda: F.fractional_max_pool2d(
+            lib.ones(1, 1, 4, 4), 2, output_size=2, _random_samples=lib.ones(1, 1, 3) / 2
+        ),
+        "max_pool1d-kernel-pair": lambda: F.max_pool1d(lib.ones(1, 1, 4), (2, 2)),
+        "max_pool1d-4d": lambda: F.max_pool1d(lib.ones(1, 1, 1, 4), 2),
+        "adaptive_max_pool2d-size-length": lambda: F.adaptive_max_pool2d(
+            lib.ones(1, 1, 4, 4), (2, 2, 2)
+        ),
+        "adaptive_avg_pool2d-negative": lambda: F.adaptive_avg_pool2d(
+            lib.ones(1, 1, 4, 4), (-1, 2)
+        ),
+        # nn/init.py, utils/legacy_norms.py
+        "calculate_gain-slope": lambda: lib.nn.init.calculate_gain("leaky_relu", "x"),
+        "calculate_gain-name": lambda: lib.nn.init.calculate_gain("swish"),
+        "kaiming-mode": lambda: lib.nn.init.kaiming_uniform_(lib.ones(2, 2), mode="fan_avg"),
+        "remove_weight_norm-none": lambda: lib.nn.utils.remove_weight_norm(lib.nn.Linear(2, 2)),
+        "remove_spectral_norm-none": lambda: lib.nn.utils.remove_spectral_norm(lib.nn.Linear(2, 2)),
+        "spectral_norm-twice": lambda: lib.nn.utils.spectral_norm(
+            lib.nn.utils.spectral_norm(lib.nn.Linear(2, 2))
+        ),
+        "spectral_norm-iterations": lambda: lib.nn.utils.spectral_norm(
+            lib.nn.Linear(2, 2), n_power_iterations=0
+        ),
     }
 
 
@@ -589,6 +655,55 @@ def _values(lib):
             _A[:1],
             lambda x: lib.nn.functional.cosine_similarity(x, lib.tensor(_A)),
         ),
+        # ops/arithmetic.py: a number first, unary plus, reflected floor division, invert
+        "add-number-first": lambda: _vg(lib, _A, lambda x: lib.add(2, x)),
+        "mul-number-first": lambda: _vg(lib, _A, lambda x: lib.mul(2.5, x)),
+        "pos": lambda: _vg(lib, _A, lambda x: +x),
+        "rfloordiv-invert": lambda: [
+            7 // lib.tensor([2, -3]),
+            ~lib.tensor([1, 2]),
+            ~lib.tensor([True]),
+        ],
+        # nn/_attention.py: a float32 mask for a float64 query (cast), and float16
+        "sdpa-float32-mask": lambda: _vg(
+            lib,
+            _A[:2].reshape(1, 2, 4),
+            lambda q: lib.nn.functional.scaled_dot_product_attention(
+                q, q * 0.5, q, lib.tensor([[0.0, -1.0], [0.5, 0.0]], dtype=lib.float32)
+            ),
+        ),
+        # nn/_pool_fractional.py, _pool_more.py
+        "fractional_with_indices": lambda: (
+            list(
+                lib.nn.functional.fractional_max_pool2d_with_indices(
+                    lib.tensor(np.arange(16.0).reshape(1, 1, 4, 4)),
+                    2,
+                    output_size=2,
+                    _random_samples=lib.ones(1, 1, 2, dtype=lib.float64) / 2,
+                )
+            )
+            + list(
+                lib.nn.functional.fractional_max_pool3d_with_indices(
+                    lib.tensor(np.arange(64.0).reshape(1, 1, 4, 4, 4)),
+                    2,
+                    output_size=2,
+                    _random_samples=lib.ones(1, 1, 3, dtype=lib.float64) / 2,
+                )
+            )
+        ),
+        "adaptive_max_pool-same-size": lambda: (
+            _vg(lib, _A.reshape(1, 3, 4), lambda x: lib.nn.functional.adaptive_max_pool1d(x, 4))
+            + _vg(
+                lib,
+                _A.reshape(1, 1, 3, 4),
+                lambda x: lib.nn.functional.adaptive_max_pool2d(x, (3, 2)),
+            )
+        ),
+        # nn/init.py
+        "calculate_gain": lambda: [
+            lib.tensor(lib.nn.init.calculate_gain(n, p))
+            for n, p in (("leaky_relu", None), ("leaky_relu", 0.2), ("selu", None), ("tanh", None))
+        ],
     }
 
 
