@@ -871,3 +871,118 @@ def test_transformer_string_activation_custom_parts_and_unbatched_decoder_match_
         for m, lib in ((ours, tg), (theirs, torch_mod))
     ]
     _same(res[0], res[1], rtol=1e-5, atol=1e-6)
+
+
+def _parametrizations(lib):
+    nn = lib.nn
+
+    class Split(nn.Module):  # weight = a + b, from two originals
+        def forward(self, a, b):
+            return a + b
+
+        def right_inverse(self, w):
+            return [w * 0.25, w * 0.75]
+
+    class Double(nn.Module):  # no right_inverse: the weight cannot be assigned
+        def forward(self, w):
+            return w * 2
+
+    class Returns(nn.Module):
+        def __init__(self, forward=None, inverse=None):
+            super().__init__()
+            self.f, self.i = forward, inverse
+
+        def forward(self, w):
+            return w if self.f is None else self.f(w)
+
+        def right_inverse(self, w):
+            return w if self.i is None else self.i(w)
+
+    return nn, lib.nn.utils.parametrize, Split, Double, Returns
+
+
+def _parametrize_errors(lib):
+    nn, P, Split, Double, Returns = _parametrizations(lib)
+
+    def lin():
+        return nn.Linear(2, 2)
+
+    def assign(m, value):
+        m.weight = value
+
+    def twice(m, second):
+        P.register_parametrization(m, "weight", Returns())
+        P.register_parametrization(m, "weight", second)
+
+    def inverse_then(later):  # right_inverse fine at registration, ``later`` afterwards
+        calls = []
+
+        def inv(w):
+            calls.append(1)
+            return w if len(calls) == 1 else later
+
+        m = lin()
+        P.register_parametrization(m, "weight", Returns(inverse=inv))
+        assign(m, lib.ones(2, 2))
+
+    return {
+        "empty-list": lambda: P.ParametrizationList([], nn.Parameter(lib.ones(2))),
+        "inverse-number": lambda: P.register_parametrization(
+            lin(), "weight", Returns(inverse=lambda w: 3)
+        ),
+        "inverse-dtype": lambda: P.register_parametrization(
+            lin(), "weight", Returns(inverse=lambda w: w.double())
+        ),
+        "inverse-list-number": lambda: P.register_parametrization(
+            lin(), "weight", Returns(inverse=lambda w: [w, 3])
+        ),
+        "forward-number": lambda: P.register_parametrization(
+            lin(), "weight", Returns(forward=lambda w: 3)
+        ),
+        "assign-no-inverse": lambda: assign(
+            P.register_parametrization(lin(), "weight", Double()), lib.ones(2, 2)
+        ),
+        "assign-inverse-number": lambda: inverse_then(3),
+        "assign-split-count": lambda: P.register_parametrization(
+            lin(), "weight", Split()
+        ).parametrizations.weight.right_inverse([lib.ones(2, 2)] * 3),
+        "second-number": lambda: twice(lin(), Returns(forward=lambda w: 3)),
+        "second-shape": lambda: twice(lin(), Returns(forward=lambda w: w[0])),
+        "remove-split-unparametrized": lambda: P.remove_parametrizations(
+            P.register_parametrization(lin(), "weight", Split()), "weight", leave_parametrized=False
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_parametrize_errors(tg)))
+def test_parametrize_misuse_raises_torchs_exception_type(torch_mod, case):
+    with pytest.raises(Exception) as theirs:
+        _parametrize_errors(torch_mod)[case]()
+    with pytest.raises(Exception) as ours:
+        _parametrize_errors(tg)[case]()
+    assert ours.type.__name__ == theirs.type.__name__, (ours.value, theirs.value)
+
+
+def test_parametrize_with_several_originals_and_buffers_matches_torch(torch_mod):
+    res = []
+    for lib in (tg, torch_mod):
+        lib.manual_seed(0)
+        nn, P, Split, Double, Returns = _parametrizations(lib)
+        m = nn.Linear(2, 2)
+        m.weight.data = lib.tensor([[1.0, -2.0], [0.5, 3.0]])
+        P.register_parametrization(m, "weight", Split())
+        m.weight = lib.tensor([[4.0, 8.0], [-4.0, 2.0]])  # through right_inverse, 2 originals
+        originals = [m.parametrizations.weight.original0, m.parametrizations.weight.original1]
+        other = P.transfer_parametrizations_and_params(m, nn.Linear(2, 2))
+        moved = [other.parametrizations.weight.original0, other.parametrizations.weight.original1]
+        bn = nn.BatchNorm1d(2)
+        P.register_parametrization(bn, "running_mean", Returns(forward=lambda w: w + 1))
+        kinds = (
+            P.type_before_parametrizations(nn.ReLU()).__name__,
+            P.type_before_parametrizations(m).__name__,
+            sorted(dict(bn.parametrizations.running_mean.named_buffers())),
+        )
+        res.append([m.weight, *originals, other.weight, *moved, bn.running_mean, kinds])
+    for a, b in zip(res[0][:-1], res[1][:-1]):
+        _same(a, b)
+    assert res[0][-1] == res[1][-1]
