@@ -461,6 +461,60 @@ def _errors(lib):
         "spectral_norm-iterations": lambda: lib.nn.utils.spectral_norm(
             lib.nn.Linear(2, 2), n_power_iterations=0
         ),
+        # nn/_rnn_ops.py, normalization_ext.py, _fold.py, conv.py, embedding.py, ...
+        "rnn_tanh_cell-weight": lambda: lib.rnn_tanh_cell(
+            lib.ones(1, 2), lib.ones(1, 3), lib.ones(3, 4), lib.ones(3, 3)
+        ),
+        "rnn_tanh_cell-hidden": lambda: lib.rnn_tanh_cell(
+            lib.ones(1, 2), lib.ones(1, 4), lib.ones(3, 2), lib.ones(3, 3)
+        ),
+        "rnn_tanh_cell-dtypes": lambda: lib.rnn_tanh_cell(
+            lib.ones(1, 2), lib.ones(1, 3, dtype=lib.float64), lib.ones(3, 2), lib.ones(3, 3)
+        ),
+        "GroupNorm-groups": lambda: lib.nn.GroupNorm(3, 4),
+        "InstanceNorm2d-2d": lambda: lib.nn.InstanceNorm2d(2)(lib.ones(2, 2)),
+        "unfold-5d": lambda: F.unfold(lib.ones(1, 1, 1, 4, 4), 2),
+        "unfold-too-small": lambda: F.unfold(lib.ones(1, 1, 2, 2), 3),
+        "fold-4d": lambda: F.fold(lib.ones(1, 1, 4, 1), (3, 3), 2),
+        "Conv2d-groups": lambda: lib.nn.Conv2d(3, 4, 3, groups=2),
+        "Conv2d-padding-string": lambda: lib.nn.Conv2d(2, 2, 3, padding="full"),
+        "Embedding-padding": lambda: lib.nn.Embedding(3, 2, padding_idx=3),
+        "pack_padded-2d-lengths": lambda: lib.nn.utils.rnn.pack_padded_sequence(
+            lib.ones(3, 2, 1), [[2, 1]]
+        ),
+        "pack_padded-count": lambda: lib.nn.utils.rnn.pack_padded_sequence(
+            lib.ones(3, 2, 1), lib.tensor([2, 1, 1])
+        ),
+        "pack_padded-zero": lambda: lib.nn.utils.rnn.pack_padded_sequence(
+            lib.ones(3, 2, 1), lib.tensor([2, 0])
+        ),
+        "pca_lowrank-niter": lambda: lib.pca_lowrank(lib.ones(3, 3), niter=-1),
+        "chebyshev-shapes": lambda: lib.special.chebyshev_polynomial_t(lib.ones(2), lib.ones(3)),
+        "maximum-shapes": lambda: lib.maximum(lib.ones(2), lib.ones(3)),
+        "fill_diagonal_-1d": lambda: lib.ones(3).fill_diagonal_(0.0),
+        "fill_diagonal_-3d": lambda: lib.ones(2, 2, 3).fill_diagonal_(0.0),
+        "split_with_sizes-int": lambda: lib.split_with_sizes(lib.ones(4), 2),
+        "elu-positional": lambda: F.elu(lib.ones(2), 1.0, False, 3),
+        "FractionalMaxPool2d-none": lambda: lib.nn.FractionalMaxPool2d(2),
+        "FractionalMaxPool2d-both": lambda: lib.nn.FractionalMaxPool2d(
+            2, output_size=2, output_ratio=0.5
+        ),
+        "conv_transpose3d-output-padding": lambda: F.conv_transpose3d(
+            lib.ones(1, 1, 2, 2, 2), lib.ones(1, 1, 2, 2, 2), output_padding=1
+        ),
+        "conv_transpose3d-too-small": lambda: F.conv_transpose3d(
+            lib.ones(1, 1, 1, 1, 1), lib.ones(1, 1, 1, 1, 1), padding=1
+        ),
+        "Softmax2d-2d": lambda: lib.nn.Softmax2d()(lib.ones(2, 2)),
+        "MultiheadAttention-heads": lambda: lib.nn.MultiheadAttention(4, 0),
+        "native_group_norm-groups": lambda: lib.native_group_norm(
+            lib.ones(2, 3, 4), None, None, 2, 3, 4, 2, 1e-5
+        ),
+        "broadcast_shapes": lambda: lib.broadcast_shapes((2,), (3,)),
+        "as_tensor-object": lambda: lib.flip(object(), (0,)),
+        "reshape-float-size": lambda: lib.ones(4).reshape(2.0, 2),
+        "slice-step": lambda: lib.ops.aten.slice(lib.ones(4), 0, 0, 4, 0),
+        "dropout2d-p": lambda: F.dropout2d(lib.ones(1, 2, 2, 2), 1.5),
     }
 
 
@@ -500,6 +554,18 @@ def test_unsupported_options_raise_not_implemented_and_bad_options_type_error():
         tg.nn.GRU(2, 3)(tg.ones(4, 1, 2), (tg.zeros(1, 1, 3),) * 2)
     with pytest.raises(ValueError, match="nonlinearity"):
         tg.nn.RNNCell(2, 3, nonlinearity="gelu")
+    # torch accepts these when the module is built and fails at the first forward
+    with pytest.raises(ValueError, match="padding strings"):
+        tg.nn.ConvTranspose2d(2, 2, 3, padding="same")
+    with pytest.raises(ValueError, match="not a valid value for reduction"):
+        tg.nn.L1Loss(reduction="avg")
+    # no meta device in tapegrad; a NaN clip value would make every gradient NaN
+    with pytest.raises(NotImplementedError, match="device 'meta'"):
+        tg.nn.Linear(2, 2, device="meta")
+    p = tg.nn.Parameter(tg.ones(2))
+    p.grad = tg.ones(2)
+    with pytest.raises(ValueError, match="NaN"):
+        tg.nn.utils.clip_grad_value_([p], float("nan"))
 
 
 _A = np.array([[0.5, -1.5, 2.0, 0.25], [3.0, 1.0, -2.0, 0.75], [1.0, 2.5, 0.0, -0.5]])
@@ -704,6 +770,12 @@ def _values(lib):
             lib.tensor(lib.nn.init.calculate_gain(n, p))
             for n, p in (("leaky_relu", None), ("leaky_relu", 0.2), ("selu", None), ("tanh", None))
         ],
+        # nn/utils/rnn.py: float lengths are truncated to int64, as torch
+        "pack_padded-float-lengths": lambda: list(
+            lib.nn.utils.rnn.pack_padded_sequence(
+                lib.tensor(np.arange(6.0).reshape(3, 2, 1)), lib.tensor([2.7, 1.2])
+            )[:2]
+        ),
     }
 
 
