@@ -776,6 +776,37 @@ def _values(lib):
                 lib.tensor(np.arange(6.0).reshape(3, 2, 1)), lib.tensor([2.7, 1.2])
             )[:2]
         ),
+        # ops/clamp.py: a 0-d bound of a wider dtype does not widen the input (torch's
+        # promotion), a dimensioned one does
+        "clamp-0d-float64-bounds": lambda: (
+            _vg(
+                lib,
+                _A,
+                lambda x: lib.clamp(
+                    x.float(),
+                    lib.tensor(-1.0, dtype=lib.float64),
+                    lib.tensor(2.0, dtype=lib.float64),
+                ),
+            )
+            + [
+                lib.clamp(lib.tensor([1.0, 2.0]), max=lib.tensor([1.5, 1.5], dtype=lib.float64)),
+                lib.clamp(lib.tensor([1, 2]), lib.tensor(0.5)),
+                lib.clamp(lib.tensor([1, 5], dtype=lib.int32), 0, 3),
+                lib.clamp(lib.tensor([1, 2]), 1.5),
+            ]
+        ),
+        "maximum-0d-float64": lambda: [
+            lib.maximum(lib.tensor([1.0, 2.0]), lib.tensor(1.5, dtype=lib.float64)),
+            lib.minimum(lib.tensor([1, 2]), lib.tensor(1.5, dtype=lib.float64)),
+            lib.maximum(lib.tensor([1.0, 2.0]), lib.tensor([1.5, 0.5], dtype=lib.float64)),
+        ],
+        # ops/misc_math.py: a number base, integer ldexp, equal of different shapes
+        "float_power-number": lambda: _vg(lib, [1.0, 2.5], lambda e: lib.float_power(2, e)),
+        "ldexp-int": lambda: [lib.ldexp(lib.tensor([1, 2]), lib.tensor([1, 3]))],
+        "equal": lambda: [
+            lib.tensor(lib.equal(lib.ones(2), lib.ones(3))),
+            lib.tensor(lib.equal(lib.ones(2), lib.ones(2))),
+        ],
     }
 
 
