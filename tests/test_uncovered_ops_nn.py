@@ -1051,6 +1051,19 @@ def _parametrize_errors(lib):
         ).parametrizations.weight.right_inverse([lib.ones(2, 2)] * 3),
         "second-number": lambda: twice(lin(), Returns(forward=lambda w: 3)),
         "second-shape": lambda: twice(lin(), Returns(forward=lambda w: w[0])),
+        "spectral_norm-dim": lambda: lib.nn.utils.parametrizations.spectral_norm(lin(), dim=2),
+        "spectral_norm-iterations": lambda: lib.nn.utils.parametrizations.spectral_norm(
+            lin(), n_power_iterations=0
+        ),
+        "spectral_norm-missing": lambda: lib.nn.utils.parametrizations.spectral_norm(
+            lin(), name="kernel"
+        ),
+        "orthogonal-missing": lambda: lib.nn.utils.parametrizations.orthogonal(
+            lin(), name="kernel"
+        ),
+        "orthogonal-assign-shape": lambda: assign(
+            lib.nn.utils.parametrizations.orthogonal(lin()), lib.eye(3)
+        ),
         "remove-split-unparametrized": lambda: P.remove_parametrizations(
             P.register_parametrization(lin(), "weight", Split()), "weight", leave_parametrized=False
         ),
@@ -1089,3 +1102,181 @@ def test_parametrize_with_several_originals_and_buffers_matches_torch(torch_mod)
     for a, b in zip(res[0][:-1], res[1][:-1]):
         _same(a, b)
     assert res[0][-1] == res[1][-1]
+
+
+def test_matmul_by_an_expanded_matrix_in_row_blocks_matches_torch(torch_mod):
+    # a stack times one matrix expanded over the stack (stride 0, as an unbatched weight
+    # under vmap) runs as one GEMM over the rows, in blocks of at most 2^18 / (k n) rows:
+    # here 64 rows a block, 160 rows in all (a shorter last block), gradients included
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((20, 8, 64))
+    w = rng.standard_normal((64, 64))
+    res = []
+    for lib in (tg, torch_mod):
+        x = lib.tensor(a, requires_grad=True)
+        wt = lib.tensor(w, requires_grad=True)
+        y = lib.matmul(x, wt.expand(20, 64, 64))
+        y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape))))
+        res.append((y, x.grad, wt.grad))
+    for ours, theirs in zip(*res):
+        _same(ours, theirs, rtol=1e-10, atol=1e-10)
+
+
+def test_new_style_spectral_norm_along_dim_1_and_of_a_vector_matches_torch(torch_mod):
+    res = []
+    for lib in (tg, torch_mod):
+        lib.manual_seed(0)
+        P = lib.nn.utils.parametrizations
+        m = lib.nn.Linear(3, 2)
+        m.weight.data = lib.tensor([[1.0, -2.0, 0.5], [0.25, 3.0, 1.0]])
+        P.spectral_norm(m, dim=1)
+        m.eval()  # no power iteration: sigma from the (converged) vectors
+        b = lib.nn.Linear(2, 2)
+        b.bias.data = lib.tensor([3.0, -4.0])
+        P.spectral_norm(b, name="bias")  # a vector: normalised by its 2-norm
+        res.append([m.weight, b.bias])
+    for ours, theirs in zip(*res):
+        _same(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_orthogonal_limits_are_named(torch_mod):
+    # torch supports these; tapegrad says it does not
+    P = tg.nn.utils.parametrizations
+    with pytest.raises(NotImplementedError, match="batches of matrices"):
+        P.orthogonal(tg.nn.Bilinear(2, 2, 3))
+    with pytest.raises(NotImplementedError, match="use_trivialization=False"):
+        P.orthogonal(tg.nn.Linear(3, 3), use_trivialization=False)
+
+
+def test_linear_cross_entropy_options_check_like_torch(torch_mod):
+    cases = [
+        dict(acc_policy="x"),
+        dict(chunking_method="aspect_ratio"),
+        dict(chunking_method="aspect_ratio:3"),
+        dict(chunking_method="aspect_ratio:0"),
+        dict(chunking_method="rows:2"),
+        dict(chunking_method="aspect_ratio:x"),
+        dict(chunking_method=None),
+    ]
+    for kw in cases:
+        got = []
+        for lib in (tg, torch_mod):
+            try:
+                got.append(repr(lib.nn.LinearCrossEntropyOptions(**kw)))
+            except ValueError as e:
+                got.append(str(e))
+        assert got[0] == got[1], kw
+
+
+def test_parameter_copies_and_sizes_from_tensors_match_torch(torch_mod):
+    import copy  # noqa: PLC0415
+    import pickle  # noqa: PLC0415
+
+    res = []
+    for lib in (tg, torch_mod):
+        empty = lib.nn.Parameter()
+        p = lib.nn.Parameter(lib.tensor([1.0, -2.0]))
+        back = pickle.loads(pickle.dumps(p))
+        pair = copy.deepcopy([p, p])
+        frozen = pickle.loads(pickle.dumps(lib.nn.Parameter(lib.ones(1), requires_grad=False)))
+        shaped = lib.arange(6.0).reshape(lib.tensor(2), 3)
+        res.append(
+            [
+                (tuple(empty.shape), empty.requires_grad, str(empty.dtype).split(".")[-1]),
+                (type(back).__name__, back.requires_grad, back.tolist()),
+                (pair[0] is pair[1], pair[0] is p),
+                frozen.requires_grad,
+                tuple(shaped.shape),
+            ]
+        )
+    assert res[0] == res[1]
+
+
+def test_as_strided_over_a_reinterpreted_numpy_buffer_matches_torch(torch_mod):
+    # a float64 view of int64 memory: the storage is read in the view's dtype
+    base = np.arange(8, dtype=np.int64)
+    res = []
+    for lib in (tg, torch_mod):
+        t = lib.from_numpy(base.view(np.float64))
+        res.append(lib.as_strided(t, (2, 2), (1, 3), 1).numpy().view(np.int64))
+    np.testing.assert_array_equal(res[0], res[1])
+
+
+def test_dropout_of_unexpected_ranks_warns_like_torch(torch_mod):
+    for name in ("dropout2d", "dropout3d"):
+        for lib in (tg, torch_mod):
+            with pytest.warns(UserWarning, match=f"{name}: Received a 2-D input"):
+                getattr(lib.nn.functional, name)(lib.ones(2, 3), 0.5)
+
+
+def _hook_modules(lib):
+    nn = lib.nn
+
+    class Pair(nn.Module):  # returns a list of two tensors
+        def forward(self, x):
+            return [x * 2, x.detach()]
+
+    class Count(nn.Module):  # returns a number
+        def forward(self, x):
+            return 3
+
+    return nn, Pair, Count
+
+
+def _hook_errors(lib):
+    nn, Pair, Count = _hook_modules(lib)
+
+    def pre_kwargs_number():
+        m = nn.Linear(2, 2)
+        m.register_forward_pre_hook(lambda mod, args, kwargs: 3, with_kwargs=True)
+        m(lib.ones(1, 2))
+
+    def backward_hook_count():
+        m = nn.Linear(2, 2)
+        m.register_full_backward_hook(lambda mod, gi, go: (gi[0], gi[0]))
+        m(lib.ones(1, 2, requires_grad=True)).sum().backward()
+
+    return {"pre-hook-kwargs": pre_kwargs_number, "backward-hook-count": backward_hook_count}
+
+
+@pytest.mark.parametrize("case", sorted(_hook_errors(tg)))
+def test_hook_misuse_raises_torchs_exception_type(torch_mod, case):
+    with pytest.raises(Exception) as theirs:
+        _hook_errors(torch_mod)[case]()
+    with pytest.raises(Exception) as ours:
+        _hook_errors(tg)[case]()
+    assert ours.type is RuntimeError and theirs.type is RuntimeError, (ours.value, theirs.value)
+
+
+@pytest.mark.filterwarnings("ignore:For backward hooks to be called")
+def test_full_backward_hooks_on_list_number_and_constant_outputs_match_torch(torch_mod):
+    res = []
+    for lib in (tg, torch_mod):
+        nn, Pair, Count = _hook_modules(lib)
+
+        class Tup(nn.Module):  # a tuple with an output that needs no gradient
+            def forward(self, x):
+                return (x * 2, x.detach() + 1, 5)
+
+        seen = []
+
+        def hook(mod, gi, go):
+            seen.append(
+                (type(mod).__name__, [None if g is None else g.tolist() for g in go], len(gi))
+            )
+
+        pair, count, lin, tup = Pair(), Count(), nn.Linear(2, 2), Tup()
+        for m in (pair, count, lin, tup):
+            m.register_full_backward_hook(hook)
+        x = lib.tensor([[1.0, -1.0]], requires_grad=True)
+        with pytest.warns(UserWarning, match="module output should be a Tensor or a tuple"):
+            out = pair(x)  # a list: the hooks are skipped, with a warning
+        kind = type(out).__name__
+        out[0].sum().backward()
+        number = count(x)
+        with lib.no_grad():
+            const = lin(lib.ones(1, 2))
+        t = tup(x)
+        (t[0] * 3).sum().backward()
+        res.append((kind, seen, x.grad.tolist(), number, const.requires_grad, len(t)))
+    assert res[0] == res[1]
