@@ -1280,3 +1280,23 @@ def test_full_backward_hooks_on_list_number_and_constant_outputs_match_torch(tor
         (t[0] * 3).sum().backward()
         res.append((kind, seen, x.grad.tolist(), number, const.requires_grad, len(t)))
     assert res[0] == res[1]
+
+
+def test_full_backward_hook_is_skipped_when_the_gradient_bypasses_the_output(torch_mod):
+    # the loss reads a tensor the module kept aside, not its output: torch does not call
+    # the hook (the output's gradient never arrived)
+    res = []
+    for lib in (tg, torch_mod):
+
+        class Aside(lib.nn.Module):
+            def forward(self, x):
+                self.kept = x * 3
+                return x * 2
+
+        m, seen = Aside(), []
+        m.register_full_backward_hook(lambda mod, gi, go: seen.append(go))
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        m(x)
+        m.kept.sum().backward()
+        res.append((len(seen), x.grad.tolist()))
+    assert res[0] == res[1]
