@@ -807,7 +807,39 @@ def _values(lib):
             lib.tensor(lib.equal(lib.ones(2), lib.ones(3))),
             lib.tensor(lib.equal(lib.ones(2), lib.ones(2))),
         ],
+        # nn/_loss_ops.py: a batched upstream gradient of cross_entropy's scalar loss
+        "cross_entropy-batched-grad": lambda: list(
+            lib.autograd.grad(
+                lib.nn.functional.cross_entropy(
+                    x := lib.tensor(_A[:2], requires_grad=True), lib.tensor([0, 2])
+                ),
+                x,
+                lib.tensor([1.0, -2.0], dtype=lib.float64),
+                is_grads_batched=True,
+            )
+        ),
+        # nn/_pool_ops.py: infinite upstream gradients stay at the maxima (not inf * 0)
+        "max_pool2d-inf-grad": lambda: _max_pool_inf(lib),
+        # nn/_norm_ops.py: an empty batch gives zero weight and bias gradients
+        "layer_norm-empty": lambda: _layer_norm_empty(lib),
     }
+
+
+def _max_pool_inf(lib):
+    x = lib.tensor(np.arange(32.0).reshape(1, 2, 4, 4) % 7, requires_grad=True)
+    y = lib.nn.functional.max_pool2d(x, 2)
+    g = np.array([[np.inf, 1.0], [2.0, -np.inf]])
+    y.backward(lib.tensor(np.stack([g, -g])[None]))
+    return [y, x.grad]
+
+
+def _layer_norm_empty(lib):
+    x = lib.zeros(0, 4, requires_grad=True)
+    w = lib.ones(4, requires_grad=True)
+    b = lib.zeros(4, requires_grad=True)
+    y = lib.nn.functional.layer_norm(x, (4,), w, b)
+    y.sum().backward()
+    return [y, x.grad, w.grad, b.grad]
 
 
 @pytest.mark.parametrize("case", sorted(_values(tg)))
