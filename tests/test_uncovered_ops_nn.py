@@ -1332,3 +1332,50 @@ def test_full_backward_hook_is_skipped_when_the_gradient_bypasses_the_output(tor
         m.kept.sum().backward()
         res.append((len(seen), x.grad.tolist()))
     assert res[0] == res[1]
+
+
+def _constant_caches():
+    from tapegrad.nn import _attention, _fused, _norm_ops  # noqa: PLC0415
+    from tapegrad.ops import _spatial_mean  # noqa: PLC0415
+
+    f64 = np.dtype(np.float64)
+    return {
+        # cache, its bound, a getter of the constant for size n, the constant expected
+        "causal": (
+            _attention._CAUSAL,
+            64,
+            lambda n: _attention._causal_bias(n, 2, f64),
+            lambda n: np.triu(np.full((n, 2), -np.inf), 1),
+        ),
+        "spatial_ones": (
+            _spatial_mean._ONES,
+            65,
+            lambda n: _spatial_mean._ones(n, f64),
+            lambda n: np.ones(n),
+        ),
+        "averager": (
+            _norm_ops._AVERAGERS,
+            257,
+            lambda n: _norm_ops._averager(n, f64),
+            lambda n: np.full((n, 1), 1.0 / n),
+        ),
+        "ones_row": (
+            _fused._ONES_ROWS,
+            65,
+            lambda n: _fused._ones_row(n, f64),
+            lambda n: np.ones((1, n)),
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", ["causal", "spatial_ones", "averager", "ones_row"])
+def test_constant_caches_stay_bounded_and_read_only(name):
+    cache, bound, get, want = _constant_caches()[name]
+    for n in range(1, bound + 40):
+        v = get(n)
+        assert len(cache) <= bound
+        assert not v.flags.writeable
+        np.testing.assert_array_equal(v, want(n))
+        assert get(n) is v  # the second call is a cache hit
+    # the cache was emptied on the way (it holds fewer than the sizes asked)
+    assert len(cache) < bound + 39
