@@ -515,6 +515,20 @@ def _errors(lib):
         "reshape-float-size": lambda: lib.ones(4).reshape(2.0, 2),
         "slice-step": lambda: lib.ops.aten.slice(lib.ones(4), 0, 0, 4, 0),
         "dropout2d-p": lambda: F.dropout2d(lib.ones(1, 2, 2, 2), 1.5),
+        # ops/_table.py (binary rows), nn/functional.py, _conv_more.py, misc
+        "atan2-numbers": lambda: lib.atan2(1.0, 2.0),
+        "atan2-shapes": lambda: lib.atan2(lib.ones(2), lib.ones(3)),
+        "conv2d-list-input": lambda: F.conv2d([[1.0]], k),
+        "conv1d-stride-pair": lambda: F.conv1d(lib.ones(1, 1, 4), lib.ones(1, 1, 2), stride=(1, 1)),
+        "conv3d-too-small": lambda: F.conv3d(lib.ones(1, 1, 2, 2, 2), lib.ones(1, 1, 3, 3, 3)),
+        "conv_transpose2d-too-small": lambda: F.conv_transpose2d(
+            lib.ones(1, 1, 1, 1), lib.ones(1, 1, 1, 1), padding=1
+        ),
+        "huber-weight-shape": lambda: F.huber_loss(
+            lib.ones(2, 3), lib.ones(2, 3), weight=lib.ones(3)
+        ),
+        "roll-shifts-count": lambda: lib.roll(lib.ones(2, 3), (1, 2), (0, 1, 1)),
+        "channel_shuffle-list": lambda: F.channel_shuffle([[1.0]], 1),
     }
 
 
@@ -566,6 +580,12 @@ def test_unsupported_options_raise_not_implemented_and_bad_options_type_error():
     p.grad = tg.ones(2)
     with pytest.raises(ValueError, match="NaN"):
         tg.nn.utils.clip_grad_value_([p], float("nan"))
+    with pytest.raises(NotImplementedError, match="antialias"):
+        tg.nn.functional.interpolate(tg.ones(1, 1, 4, 4), size=2, mode="bilinear", antialias=True)
+    with pytest.raises(NotImplementedError, match="max_norm"):
+        tg.nn.functional.embedding_bag(tg.tensor([[0, 1]]), tg.ones(3, 2), max_norm=1.0)
+    with pytest.raises(NotImplementedError, match="max_norm"):
+        tg.nn.Embedding(3, 2, max_norm=1.0)
 
 
 _A = np.array([[0.5, -1.5, 2.0, 0.25], [3.0, 1.0, -2.0, 0.75], [1.0, 2.5, 0.0, -0.5]])
@@ -822,6 +842,54 @@ def _values(lib):
         "max_pool2d-inf-grad": lambda: _max_pool_inf(lib),
         # nn/_norm_ops.py: an empty batch gives zero weight and bias gradients
         "layer_norm-empty": lambda: _layer_norm_empty(lib),
+        # nn/_layers_functional.py
+        "instance_norm-running-affine": lambda: _vg(
+            lib,
+            _A.reshape(1, 3, 4),
+            lambda x: lib.nn.functional.instance_norm(
+                x,
+                lib.tensor([0.5, -1.0, 0.0], dtype=lib.float64),
+                lib.tensor([2.0, 1.0, 0.5], dtype=lib.float64),
+                lib.tensor([1.5, -1.0, 2.0], dtype=lib.float64),
+                lib.tensor([0.1, 0.2, 0.3], dtype=lib.float64),
+                use_input_stats=False,
+            ),
+        ),
+        "local_response_norm-empty": lambda: [
+            lib.nn.functional.local_response_norm(lib.ones(0, 3, 2), 2)
+        ],
+        "embedding_bag-negative-padding": lambda: [
+            lib.nn.functional.embedding_bag(
+                lib.tensor([[0, 2], [2, 2]]), lib.tensor(_A[:, :2]), mode="sum", padding_idx=-1
+            )
+        ],
+        "embedding_bag-no-bags": lambda: [
+            lib.nn.functional.embedding_bag(
+                lib.tensor([], dtype=lib.int64), lib.tensor(_A), lib.tensor([], dtype=lib.int64)
+            )
+        ],
+        # nn/functional.py: softmax's implicit dim (torch warns)
+        "softmax-implicit-dim": lambda: [
+            lib.nn.functional.softmax(lib.tensor(a)) for a in (_A[0], _A, _A.reshape(1, 3, 4))
+        ],
+        # nn/_losses_pointwise.py: gaussian_nll with a number for var, huber with a weight
+        "gaussian_nll-number-var": lambda: _vg(
+            lib, _A, lambda x: lib.nn.functional.gaussian_nll_loss(x, lib.zeros(3, 4), 0.5)
+        ),
+        "huber-weight": lambda: _vg(
+            lib,
+            _A,
+            lambda x: lib.nn.functional.huber_loss(
+                x,
+                lib.zeros(3, 4, dtype=lib.float64),
+                weight=lib.tensor(np.linspace(0.5, 2.0, 12).reshape(3, 4)),
+            ),
+        ),
+        "conv3d-valid": lambda: _vg(
+            lib,
+            np.arange(16.0).reshape(1, 1, 2, 2, 4) / 10,
+            lambda x: lib.nn.functional.conv3d(x, x[:, :, :1, :1, :2], padding="valid"),
+        ),
     }
 
 
@@ -842,6 +910,7 @@ def _layer_norm_empty(lib):
     return [y, x.grad, w.grad, b.grad]
 
 
+@pytest.mark.filterwarnings("ignore:Implicit dimension choice")
 @pytest.mark.parametrize("case", sorted(_values(tg)))
 def test_paths_match_torch(torch_mod, case):
     ours = _values(tg)[case]()

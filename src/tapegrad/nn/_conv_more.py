@@ -21,7 +21,7 @@ def tuple_arg(v, n, op, name):
         return (int(v),) * n
     if isinstance(v, (tuple, list)) and len(v) == n and all(isinstance(a, int) for a in v):
         return tuple(v)
-    raise ValueError(f"{op}: {name} must be an int or a tuple of {n} ints, got {v!r}")
+    raise RuntimeError(f"{op}: {name} must be an int or a tuple of {n} ints, got {v!r}")
 
 
 def _check(op, x, weight, bias, n, groups, transposed=False):
