@@ -23,7 +23,7 @@ def tuple_arg(v, n, op, name):
         return tuple(v)
     if isinstance(v, str):  # torch's argument parser: conv_transpose2d(padding='same')
         raise TypeError(f"{op}(): argument '{name}' must be tuple of ints, not str")
-    raise ValueError(f"{op}: {name} must be an int or a tuple of {n} ints, got {v!r}")
+    raise RuntimeError(f"{op}: {name} must be an int or a tuple of {n} ints, got {v!r}")
 
 
 def check_padding_string(op, padding, stride):
