@@ -596,8 +596,10 @@ def make_result(
     if save_output:
         node._saved_output = data
         counter = out._vc_  # set when the result is a view; else made here
-        if counter is None:
-            counter = out._vc_ = VersionCounter()
+        if counter is None:  # VersionCounter() inlined (keep in step with its __init__)
+            counter = out._vc_ = _new_node(VersionCounter)
+            counter.value = 0
+            counter.where = None
         record = (counter, counter.value, data.shape)
         versions = (record,) if versions is None else versions + (record,)
     node._saved_versions = versions

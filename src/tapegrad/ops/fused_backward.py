@@ -38,13 +38,19 @@ def _one(dtype):
 
 def tanh_backward_array(g, y):
     """``g · (1 − y²)`` on arrays: the kernel of :func:`tanh_backward`."""
-    return g * np.subtract(_one(y.dtype), y * y)
+    one = _ONES.get(y.dtype)
+    if one is None:
+        one = _one(y.dtype)
+    return g * np.subtract(one, y * y)
 
 
 def sigmoid_backward_array(g, y):
     """``g · y · (1 − y)`` on arrays, in PyTorch's order ``(g·(1 − y))·y``: the kernel
     of :func:`sigmoid_backward`."""
-    out = g * np.subtract(_one(y.dtype), y)
+    one = _ONES.get(y.dtype)
+    if one is None:
+        one = _one(y.dtype)
+    out = g * np.subtract(one, y)
     out *= y
     return out
 
