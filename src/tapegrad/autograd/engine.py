@@ -34,8 +34,28 @@ class _Callbacks(threading.local):
 
 _CALLBACKS = _Callbacks()
 
-# Note [Array backward]: False makes every pass run the Tensor rules (tests compare both).
-ARRAY_RULES = [True]
+# Note [Array backward]
+# Backward rules are written in tapegrad ops so that create_graph=True records them. In a
+# first-order pass nothing records, and on small tensors the Tensors the rules take and
+# make cost more than their ufuncs: a wrap for the saved output, one per gradient, the op
+# dispatch of each product. So a Node may carry, besides its rule, an ``array_backward``
+# (make_result's argument): the same rule on raw arrays, taking ``(g)`` or ``(g, out)``
+# as arrays and returning one array (or None) per input, computed with the same ufuncs
+# in the same order as the Tensor rule, so the gradients are bit-identical (the op table's
+# rows check it for every op that has one, float32 and float64: test_array_backward.py).
+# The engine runs it when the pass records nothing and needs no Tensor at that Node:
+#   * not create_graph, not anomaly mode (its checks take Tensors), no batch prefix
+#     (Note [Batched gradients]: the Tensor rules keep it), not while the graph cache
+#     records (it traces the Tensor path, as before), and ARRAY_RULES[0] (tests);
+#   * the Node has no hooks and no retain_grad: registering one clears its
+#     ``_array_backward`` for good (hooks see Tensors), and a Node whose output
+#     grad() captures runs its Tensor rule (the captured gradient is a Tensor);
+#   * a complex Node whose rule the complex guard wraps drops it (graph.make_result).
+# Gradients then travel between Nodes as arrays: buffers hold arrays or Tensors, sums of
+# several arrivals are Tensors as before (Note [Gradient ownership]), and every place that
+# hands a gradient to Tensor code (Tensor rules, hooks, capture, ``.grad``) wraps it
+# first, so users only ever see Tensors. Release after the pass frees both rules.
+ARRAY_RULES = [True]  # False: every pass runs the Tensor rules (tests compare both)
 
 
 def queue_callback(fn) -> None:
