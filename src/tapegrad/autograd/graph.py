@@ -14,6 +14,7 @@ import numpy as _np
 
 from .. import tensor as _tensor_module
 from ..grad_mode import STATE
+from ..tensor import RETRACE as _RETRACE
 from ..tensor import Tensor, VersionCounter
 
 __all__ = [
@@ -520,7 +521,23 @@ def make_result(
         array_backward: optionally, the same rule on arrays, for first-order backward
             passes (Note [Array backward] in autograd/engine.py).
     """
-    out = Tensor._wrap(data)
+    if data.__class__ is _ndarray and _RETRACE[0] is None:
+        # Tensor._wrap inlined (keep in step with it): the result of every op.
+        out = _new_node(Tensor)
+        out._data = data
+        out._grad = None
+        out.grad_fn = None
+        out._rg = False
+        out._output_nr = 0
+        out._vc_ = None
+        out._accumulator = None
+        out._hooks = None
+        out._post_hooks = None
+        out._retains_grad = False
+        out._base = None
+        out._size = None
+    else:
+        out = Tensor._wrap(data)
     if view_of is not None:
         out._vc = view_of._vc
         out._base = view_of if view_of._base is None else view_of._base
@@ -614,6 +631,7 @@ def make_result(
 
 _new_node = object.__new__
 _weakref = weakref.ref
+_ndarray = _np.ndarray
 
 
 def keeps_arrays(out: Tensor) -> Tensor:

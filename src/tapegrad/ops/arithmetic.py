@@ -178,6 +178,20 @@ def _to_first(g):
     return (g, None)
 
 
+def _weak_number(input, other):
+    """For ``tensor <op> number`` with a number met before: its cached 0-d array of the
+    tensor's dtype (Note [Scalar operands as 0-d arrays]), with which the ufunc's result
+    keeps the tensor's shape and dtype (Note [Tensor and number]); else None."""
+    cls = other.__class__
+    if (cls is float or cls is int) and input.__class__ is Tensor:
+        data = input._data
+        if data.__class__ is np.ndarray:
+            cache = _WEAK_BY_DTYPE.get(data.dtype)
+            if cache is not None:
+                return cache.get(other)
+    return None
+
+
 def _scaled(out, ta, number, weak):
     """The result of ``ta * number`` (Note [Tensor and number])."""
 
@@ -193,6 +207,13 @@ def _scaled(out, ta, number, weak):
 @register("add", operators=("__add__", "__radd__"))
 def add(input, other, *, alpha=1):
     """``input + alpha * other``, broadcasting."""
+    if alpha == 1 and (weak := _weak_number(input, other)) is not None:
+        out = np.add(input._data, weak)
+        if STATE.enabled and input._rg:
+            return make_result(
+                out, (input, None), _to_first, "AddBackward", array_backward=_to_first
+            )
+        return Tensor._wrap(out)
     ta, da, tb, db = _operands(input, other, "add")
     if tb is None:
         if ta is not None:
@@ -230,6 +251,13 @@ def add(input, other, *, alpha=1):
 @register("sub", operators=("__sub__",))
 def sub(input, other, *, alpha=1):
     """``input - alpha * other``, broadcasting."""
+    if alpha == 1 and (weak := _weak_number(input, other)) is not None:
+        out = np.subtract(input._data, weak)
+        if STATE.enabled and input._rg:
+            return make_result(
+                out, (input, None), _to_first, "SubBackward", array_backward=_to_first
+            )
+        return Tensor._wrap(out)
     ta, da, tb, db = _operands(input, other, "sub")
     if tb is None:
         if ta is not None:
@@ -292,6 +320,11 @@ def _wrap_grads(grads):
 @register("mul", operators=("__mul__", "__rmul__"))
 def mul(input, other):
     """Elementwise product, broadcasting."""
+    if (weak := _weak_number(input, other)) is not None:
+        out = np.multiply(input._data, weak)
+        if STATE.enabled and input._rg:
+            return _scaled(out, input, other, weak)
+        return Tensor._wrap(out)
     ta, da, tb, db = _operands(input, other, "mul")
     if tb is None:
         if ta is not None:
