@@ -256,3 +256,14 @@ def test_complex_products_drop_the_array_rule():
     (y.abs() ** 2).sum().backward()
     want = 2 * a.detach().numpy() * np.abs(b.detach().numpy()) ** 2
     np.testing.assert_allclose(a.grad.numpy(), want, rtol=1e-5)
+
+
+def test_check_graph_finds_a_wrong_array_rule(monkeypatch):
+    from tapegrad.ops import elementwise
+
+    monkeypatch.setattr(elementwise, "_tanh_array", lambda g, out: (g * out,))
+    x = tg.tensor(DATA.astype(np.float64), requires_grad=True)
+    with tg.autograd.checkable():
+        y = (x * 0.5).tanh().exp()
+    report = tg.autograd.check_graph(y, raise_exception=False)
+    assert report is not None and report.name == "TanhBackward"
