@@ -171,8 +171,10 @@ def _fit_array(g, meta):
 # ``x * 0.5``, ``x + 1``, ``x - 1`` where the result has x's shape and dtype (a float
 # tensor, a Python number: weak) record rules without the general rules' closures: add
 # and sub pass the gradient on unchanged (one module-level function serves as Tensor and
-# array rule), mul's two closures hold only the number (Tensor rule) and its 0-d array
-# (array rule: ``g * number`` as mul computes it, Note [Scalar operands as 0-d arrays]).
+# array rule: Note [Array backward] in autograd/engine.py), and mul's one closure, holding
+# the number as its 0-d array of x's dtype (Note [Scalar operands as 0-d arrays]),
+# computes ``g * number`` with ``*``, which takes a Tensor (the Tensor rule: it records
+# under create_graph) or an array (the array rule: NumPy's product, the bits mul gives).
 # ``next_functions`` keeps its two entries (the number's is None), as in PyTorch.
 def _to_first(g):
     return (g, None)
@@ -192,16 +194,14 @@ def _weak_number(input, other):
     return None
 
 
-def _scaled(out, ta, number, weak):
-    """The result of ``ta * number`` (Note [Tensor and number])."""
+def _scaled(out, ta, weak):
+    """The result of ``ta * number``, ``weak`` the number as mul takes it (its 0-d array,
+    Note [Tensor and number])."""
 
-    def backward(g):
-        return (g * number, None)
+    def backward(g):  # the Tensor rule and the array rule: ``*`` takes either
+        return (g * weak, None)
 
-    def array_backward(g):  # ``_times(g, number)``: g has ta's dtype, so _weak gives ``weak``
-        return (_compute(np.multiply, g, weak, "mul", None, None), None)
-
-    return make_result(out, (ta, None), backward, "MulBackward", array_backward=array_backward)
+    return make_result(out, (ta, None), backward, "MulBackward", array_backward=backward)
 
 
 @register("add", operators=("__add__", "__radd__"))
@@ -323,7 +323,7 @@ def mul(input, other):
     if (weak := _weak_number(input, other)) is not None:
         out = np.multiply(input._data, weak)
         if STATE.enabled and input._rg:
-            return _scaled(out, input, other, weak)
+            return _scaled(out, input, weak)
         return Tensor._wrap(out)
     ta, da, tb, db = _operands(input, other, "mul")
     if tb is None:
@@ -337,7 +337,7 @@ def mul(input, other):
     if not (STATE.enabled and (na or nb)):  # nothing to record (e.g. inside backward)
         return Tensor._wrap(out)
     if tb is None and out.dtype == da.dtype and out.shape == da.shape:
-        return _scaled(out, ta, other, db)  # tensor * number (Note [Tensor and number])
+        return _scaled(out, ta, db)  # tensor * number (Note [Tensor and number])
     b = (tb if tb is not None else other) if na else None
     a = (ta if ta is not None else input) if nb else None
     ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
