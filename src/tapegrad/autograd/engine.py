@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _fpquiet
 from ..grad_mode import STATE
-from ..tensor import Tensor
+from ..tensor import RETRACE, Tensor
 from . import graph
 from .graph import AccumulateGrad, Node, accumulate_into, grad_lock
 
@@ -33,6 +33,29 @@ class _Callbacks(threading.local):
 
 
 _CALLBACKS = _Callbacks()
+
+# Note [Array backward]
+# Backward rules are written in tapegrad ops so that create_graph=True records them. In a
+# first-order pass nothing records, and on small tensors the Tensors the rules take and
+# make cost more than their ufuncs: a wrap for the saved output, one per gradient, the op
+# dispatch of each product. So a Node may carry, besides its rule, an ``array_backward``
+# (make_result's argument): the same rule on raw arrays, taking ``(g)`` or ``(g, out)``
+# as arrays and returning one array (or None) per input, computed with the same ufuncs
+# in the same order as the Tensor rule, so the gradients are bit-identical (the op table's
+# rows check it for every op that has one, float32 and float64: test_array_backward.py).
+# The engine runs it when the pass records nothing and needs no Tensor at that Node:
+#   * not create_graph, not anomaly mode (its checks take Tensors), no batch prefix
+#     (Note [Batched gradients]: the Tensor rules keep it), not while the graph cache
+#     records (it traces the Tensor path, as before), and ARRAY_RULES[0] (tests);
+#   * the Node has no hooks and no retain_grad: registering one clears its
+#     ``_array_backward`` for good (hooks see Tensors), and a Node whose output
+#     grad() captures runs its Tensor rule (the captured gradient is a Tensor);
+#   * a complex Node whose rule the complex guard wraps drops it (graph.make_result).
+# Gradients then travel between Nodes as arrays: buffers hold arrays or Tensors, sums of
+# several arrivals are Tensors as before (Note [Gradient ownership]), and every place that
+# hands a gradient to Tensor code (Tensor rules, hooks, capture, ``.grad``) wraps it
+# first, so users only ever see Tensors. Release after the pass frees both rules.
+ARRAY_RULES = [True]  # False: every pass runs the Tensor rules (tests compare both)
 
 
 def queue_callback(fn) -> None:
@@ -274,6 +297,8 @@ def _run_backward(roots, grads, retain_graph, create_graph, targets, accumulate)
     graph.OWNED.current = owned  # rules add the fresh gradients they make (Note [Fresh gradients])
     check_nan = graph.ANOMALY["enabled"]
     prefix = graph.BATCH.prefix
+    # Note [Array backward]: which passes may run Nodes' array rules.
+    arrays = ARRAY_RULES[0] and not (create_graph or check_nan or prefix or RETRACE[0])
     try:
         while ready:
             node = ready.pop()
@@ -287,6 +312,59 @@ def _run_backward(roots, grads, retain_graph, create_graph, targets, accumulate)
             if owned:
                 for g in buf[1:]:
                     owned.pop(id(g), None)
+            afn = node._array_backward if arrays else None
+            if afn is not None and (capture is None or node not in capture):
+                # The array path (Note [Array backward]): a Node of one output with no
+                # hooks (registering one clears _array_backward), no recording.
+                versions = node._saved_versions
+                if versions is not None:
+                    for counter, version, _ in versions:
+                        if counter.value != version:
+                            node.check_saved_versions()  # raises, naming the op
+                g = buf[0]
+                if isinstance(g, Tensor):
+                    g = g._data
+                saved = node._saved_output
+                in_grads = afn(g) if saved is None else afn(g, saved)
+                if not retain_graph and (versions is not None or saved is not None):
+                    # Node.release inlined (Note [Backward twice])
+                    node._backward = node._array_backward = None
+                    node._saved_output = node._saved_versions = None
+                    node._released = True
+                edges = node.next_functions
+                if len(in_grads) != len(edges):
+                    raise RuntimeError(
+                        f"{node.name()} returned {len(in_grads)} gradients but its op has "
+                        f"{len(edges)} inputs; return one gradient (or None) per input"
+                    )
+                i = -1
+                for edge, gi in zip(edges, in_grads):
+                    i += 1
+                    if edge is not None:
+                        child, nr = edge
+                        if gi is not None:
+                            try:
+                                shape, dtype = child._out_meta[nr]
+                                bad = gi.shape != shape or gi.dtype != dtype
+                            except AttributeError:
+                                bad = True
+                            if bad:
+                                _check_grad(node, child, nr, _as_tensor(gi), i, prefix)
+                            cbuf = buffers.get(child)
+                            if cbuf is None and nr == 0 and len(child._out_meta) == 1:
+                                buffers[child] = [gi]
+                            else:
+                                _add_to_buffer(buffers, owned, child, nr, gi, False)
+                        count = deps[child] - 1
+                        deps[child] = count
+                        if count == 0:
+                            ready.append(child)
+                del buf, in_grads, g
+                continue
+            if arrays:  # Tensor rules, hooks and .grad take Tensors: wrap the arrays
+                for k, g in enumerate(buf):
+                    if g is not None and not isinstance(g, Tensor):
+                        buf[k] = Tensor._wrap(g)
             first = buf[0]
             # As PyTorch: hooks on the output tensors (then retain_grad) first, then
             # capture for grad(), then the Node's own pre-hooks.
@@ -346,7 +424,8 @@ def _run_backward(roots, grads, retain_graph, create_graph, targets, accumulate)
             if not retain_graph:
                 if type(node) is Node:  # Node.release inlined (Note [Backward twice])
                     if node._saved_versions is not None or node._saved_output is not None:
-                        node._backward = node._saved_output = node._saved_versions = None
+                        node._backward = node._array_backward = None
+                        node._saved_output = node._saved_versions = None
                         node._released = True
                 else:
                     node.release()
@@ -385,6 +464,11 @@ def _run_backward(roots, grads, retain_graph, create_graph, targets, accumulate)
         STATE.enabled = prev_enabled
         graph.OWNED.current = outer_owned
     return captured
+
+
+def _as_tensor(g):
+    """``g`` as a Tensor (an array rule's result; anything else is left for the error)."""
+    return g if isinstance(g, Tensor) or not hasattr(g, "dtype") else Tensor._wrap(g)
 
 
 def _release_children(node, deps, ready):
@@ -454,12 +538,14 @@ def _add_to_buffer(buffers, owned, node, nr, g, create_graph):
         buf[nr] = g
     elif create_graph:
         buf[nr] = old + g
-    elif id(old) in owned:
-        np.add(old._data, g._data, out=old._data)
-    else:
-        new = Tensor._wrap(old._data + g._data)
-        owned[id(new)] = new
-        buf[nr] = new
+    else:  # Tensors, or arrays from array rules (Note [Array backward])
+        gd = g._data if isinstance(g, Tensor) else g
+        if id(old) in owned:
+            np.add(old._data, gd, out=old._data)
+        else:
+            new = Tensor._wrap((old._data if isinstance(old, Tensor) else old) + gd)
+            owned[id(new)] = new
+            buf[nr] = new
 
 
 def _store_owned(leaf, g):

@@ -14,6 +14,7 @@ import numpy as _np
 
 from .. import tensor as _tensor_module
 from ..grad_mode import STATE
+from ..tensor import RETRACE as _RETRACE
 from ..tensor import Tensor, VersionCounter
 
 __all__ = [
@@ -109,6 +110,7 @@ class Node:
 
     __slots__ = (
         "_backward",
+        "_array_backward",
         "next_functions",
         "_name",
         "_saved_versions",
@@ -126,6 +128,7 @@ class Node:
 
     def __init__(self, backward, next_functions, name, out_meta):
         self._backward = backward
+        self._array_backward = None
         self.next_functions = next_functions
         self._name = name
         self._out_meta = out_meta
@@ -154,6 +157,7 @@ class Node:
         """``hook(grad_inputs, grad_outputs)`` after this Node ran; may return new grad_inputs."""
         if self._hooks is None:
             self._hooks = []
+        self._array_backward = None  # hooks see Tensors (Note [Array backward])
         self._hooks.append(hook)
         return RemovableHandle(self._hooks, hook)
 
@@ -161,6 +165,7 @@ class Node:
         """``hook(grad_outputs)`` before this Node runs; may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = []
+        self._array_backward = None  # hooks see Tensors (Note [Array backward])
         self._pre_hooks.append(hook)
         return RemovableHandle(self._pre_hooks, hook)
 
@@ -215,7 +220,7 @@ class Node:
         """
         if self._saved_versions is None and self._saved_output is None:
             return
-        self._backward = None
+        self._backward = self._array_backward = None
         self._saved_output = None
         self._saved_versions = None
         self._released = True
@@ -382,6 +387,7 @@ def accumulator_of(leaf: Tensor) -> AccumulateGrad:
         # dies with each freed graph, so every training step makes one per parameter.
         node = _new_node(AccumulateGrad)
         node._backward = _accumulate_marker
+        node._array_backward = None
         node.next_functions = ()
         node._name = "AccumulateGrad"
         node._out_meta = ((leaf.shape, leaf.dtype),)
@@ -494,7 +500,9 @@ def _set_complex_live() -> None:
 _tensor_module.COMPLEX_GRAD_HOOK[0] = _set_complex_live
 
 
-def make_result(data, inputs, backward, name, saved=None, save_output=False, view_of=None):
+def make_result(
+    data, inputs, backward, name, saved=None, save_output=False, view_of=None, array_backward=None
+):
     """The funnel every differentiable op goes through.
 
     Wraps ``data`` in a Tensor. If grad mode is on and some input requires grad,
@@ -510,8 +518,26 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
         save_output: the closure reads the result; it receives it as a second argument
             (rebuilt from the array, so the Node holds no reference to the result Tensor).
         view_of: an input whose memory the result may share; they share a version counter.
+        array_backward: optionally, the same rule on arrays, for first-order backward
+            passes (Note [Array backward] in autograd/engine.py).
     """
-    out = Tensor._wrap(data)
+    if data.__class__ is _ndarray and _RETRACE[0] is None:
+        # Tensor._wrap inlined (keep in step with it): the result of every op.
+        out = _new_node(Tensor)
+        out._data = data
+        out._grad = None
+        out.grad_fn = None
+        out._rg = False
+        out._output_nr = 0
+        out._vc_ = None
+        out._accumulator = None
+        out._hooks = None
+        out._post_hooks = None
+        out._retains_grad = False
+        out._base = None
+        out._size = None
+    else:
+        out = Tensor._wrap(data)
     if view_of is not None:
         out._vc = view_of._vc
         out._base = view_of if view_of._base is None else view_of._base
@@ -563,10 +589,13 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
     dtype = data.dtype
     # Note [Complex autograd guard]; float32/64 identity tests first: dtype.kind costs more
     if _complex_live or (dtype is not _F32 and dtype is not _F64 and dtype.kind == "c"):
-        backward = COMPLEX_GUARD[0](name, inputs, backward, dtype)
+        guarded = COMPLEX_GUARD[0](name, inputs, backward, dtype)
+        if guarded is not backward:  # conj ∘ rule ∘ conj: the array rule no longer holds
+            backward, array_backward = guarded, None
     # Node.__init__ inlined (keep in step with it): one fewer call per recorded op.
     node = _new_node(Node)
     node._backward = backward
+    node._array_backward = array_backward
     node.next_functions = edges
     node._name = name
     node._out_meta = ((data.shape, dtype),)
@@ -584,8 +613,10 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
     if save_output:
         node._saved_output = data
         counter = out._vc_  # set when the result is a view; else made here
-        if counter is None:
-            counter = out._vc_ = VersionCounter()
+        if counter is None:  # VersionCounter() inlined (keep in step with its __init__)
+            counter = out._vc_ = _new_node(VersionCounter)
+            counter.value = 0
+            counter.where = None
         record = (counter, counter.value, data.shape)
         versions = (record,) if versions is None else versions + (record,)
     node._saved_versions = versions
@@ -600,6 +631,7 @@ def make_result(data, inputs, backward, name, saved=None, save_output=False, vie
 
 _new_node = object.__new__
 _weakref = weakref.ref
+_ndarray = _np.ndarray
 
 
 def keeps_arrays(out: Tensor) -> Tensor:
@@ -692,6 +724,7 @@ def register_tensor_hook(t: Tensor, hook) -> RemovableHandle:
         t._hooks.append(hook)
         return RemovableHandle(t._hooks, hook)
     node = t.grad_fn
+    node._array_backward = None  # hooks see Tensors (Note [Array backward])
     if node._tensor_hooks is None:
         node._tensor_hooks = {}
     fns = node._tensor_hooks.setdefault(t._output_nr, [])
@@ -716,6 +749,7 @@ def retain_grad(t: Tensor) -> None:
     if t.grad_fn is None or t._retains_grad:
         return  # leaves always keep their gradient
     node = t.grad_fn
+    node._array_backward = None  # retain_grad stores a Tensor (Note [Array backward])
     if node._retain_refs is None:
         node._retain_refs = {}
     node._retain_refs[t._output_nr] = weakref.ref(t)

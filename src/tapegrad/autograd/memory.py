@@ -89,13 +89,22 @@ def _collect(value, tensors, arrays, depth):
     if isinstance(value, Tensor):
         tensors.append(value)
     elif hasattr(value, "nbytes") and hasattr(value, "shape"):
-        arrays.append((value, None))
+        if not _shared_constant(value):
+            arrays.append((value, None))
     elif depth < 3 and isinstance(value, (tuple, list)):
         for v in value:
             _collect(v, tensors, arrays, depth + 1)
     elif depth < 3 and isinstance(value, dict):
         for v in value.values():
             _collect(v, tensors, arrays, depth + 1)
+
+
+def _shared_constant(array) -> bool:
+    """A read-only 0-d array: a cached operand constant (``tensor * 0.5`` keeps 0.5 as one,
+    Note [Scalar operands as 0-d arrays] in ops/arithmetic.py) that every graph shares, so
+    freeing a graph would not free it; like a parameter's data, it is not counted."""
+    flags = getattr(array, "flags", None)
+    return array.shape == () and flags is not None and not flags.writeable
 
 
 def base_of(array):

@@ -10,6 +10,7 @@ The op test table asserts that every registered differentiable op has a row.
 from __future__ import annotations
 
 import functools
+import inspect
 
 from ..tensor import Tensor
 
@@ -65,24 +66,53 @@ def exported(info: OpInfo):
     would fail with an AttributeError about ``_data``; the function form turns that into
     PyTorch's message. Methods and operators are bound unwrapped.
     """
-    fn, name = info.fn, info.name
+    fn = info.fn
 
-    def op(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except AttributeError as exc:
-            if type(exc).__name__ == "BatchedAccess":  # Note [vmap levels]
-                return VMAP_DISPATCH[0](info, args, kwargs)
-            bad = next((a for a in args if not isinstance(a, Tensor) and "_data" in str(exc)), None)
-            if bad is None or "'_data'" not in str(exc):
-                raise
-            raise TypeError(
-                f"{name}(): expected Tensor as the argument, but got {type(bad).__name__} "
-                f"(use tg.tensor(...) to convert it)"
-            ) from None
+    if _one_input(fn):  # tg.exp(x): no argument packing on the hot path
+
+        def op(input):
+            try:
+                return fn(input)
+            except AttributeError as exc:
+                return _failed(info, (input,), {}, exc)
+
+    else:
+
+        def op(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except AttributeError as exc:
+                return _failed(info, args, kwargs, exc)
 
     functools.update_wrapper(op, fn)
     return op
+
+
+def _one_input(fn) -> bool:
+    """Whether ``fn``'s signature is exactly ``(input)``."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    return (
+        len(params) == 1
+        and params[0].name == "input"
+        and params[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        and params[0].default is inspect.Parameter.empty
+    )
+
+
+def _failed(info, args, kwargs, exc):
+    """An op's AttributeError: vmap dispatch, or torch's TypeError for a non-Tensor."""
+    if type(exc).__name__ == "BatchedAccess":  # Note [vmap levels]
+        return VMAP_DISPATCH[0](info, args, kwargs)
+    bad = next((a for a in args if not isinstance(a, Tensor) and "_data" in str(exc)), None)
+    if bad is None or "'_data'" not in str(exc):
+        raise exc
+    raise TypeError(
+        f"{info.name}(): expected Tensor as the argument, but got {type(bad).__name__} "
+        f"(use tg.tensor(...) to convert it)"
+    ) from None
 
 
 def add_alias(alias, name):

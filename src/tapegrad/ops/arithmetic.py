@@ -160,9 +160,60 @@ def _fit(g, meta):
     return g if g._data.dtype == meta[1] else g._cast(meta[1])
 
 
+def _fit_array(g, meta):
+    """:func:`_fit` on an array rule's gradient array (Note [Array backward])."""
+    if g.shape == meta[0] and g.dtype == meta[1]:
+        return g
+    return _fit(Tensor._wrap(g), meta)._data
+
+
+# Note [Tensor and number]
+# ``x * 0.5``, ``x + 1``, ``x - 1`` where the result has x's shape and dtype (a float
+# tensor, a Python number: weak) record rules without the general rules' closures: add
+# and sub pass the gradient on unchanged (one module-level function serves as Tensor and
+# array rule: Note [Array backward] in autograd/engine.py), and mul's one closure, holding
+# the number as its 0-d array of x's dtype (Note [Scalar operands as 0-d arrays]),
+# computes ``g * number`` with ``*``, which takes a Tensor (the Tensor rule: it records
+# under create_graph) or an array (the array rule: NumPy's product, the bits mul gives).
+# ``next_functions`` keeps its two entries (the number's is None), as in PyTorch.
+def _to_first(g):
+    return (g, None)
+
+
+def _weak_number(input, other):
+    """For ``tensor <op> number`` with a number met before: its cached 0-d array of the
+    tensor's dtype (Note [Scalar operands as 0-d arrays]), with which the ufunc's result
+    keeps the tensor's shape and dtype (Note [Tensor and number]); else None."""
+    cls = other.__class__
+    if (cls is float or cls is int) and input.__class__ is Tensor:
+        data = input._data
+        if data.__class__ is np.ndarray:
+            cache = _WEAK_BY_DTYPE.get(data.dtype)
+            if cache is not None:
+                return cache.get(other)
+    return None
+
+
+def _scaled(out, ta, weak):
+    """The result of ``ta * number``, ``weak`` the number as mul takes it (its 0-d array,
+    Note [Tensor and number])."""
+
+    def backward(g):  # the Tensor rule and the array rule: ``*`` takes either
+        return (g * weak, None)
+
+    return make_result(out, (ta, None), backward, "MulBackward", array_backward=backward)
+
+
 @register("add", operators=("__add__", "__radd__"))
 def add(input, other, *, alpha=1):
     """``input + alpha * other``, broadcasting."""
+    if alpha == 1 and (weak := _weak_number(input, other)) is not None:
+        out = np.add(input._data, weak)
+        if STATE.enabled and input._rg:
+            return make_result(
+                out, (input, None), _to_first, "AddBackward", array_backward=_to_first
+            )
+        return Tensor._wrap(out)
     ta, da, tb, db = _operands(input, other, "add")
     if tb is None:
         if ta is not None:
@@ -176,6 +227,9 @@ def add(input, other, *, alpha=1):
     nb = tb is not None and tb._rg
     if not (STATE.enabled and (na or nb)):  # nothing to record (e.g. inside backward)
         return Tensor._wrap(out)
+    if tb is None and out.dtype == da.dtype and out.shape == da.shape:
+        # tensor + number (Note [Tensor and number]): the gradient passes unchanged
+        return make_result(out, (ta, None), _to_first, "AddBackward", array_backward=_to_first)
     ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
     mb = (tb._data.shape, tb._data.dtype) if nb else None  # db may be scaled by alpha
 
@@ -185,12 +239,25 @@ def add(input, other, *, alpha=1):
             _fit(g if alpha == 1 else g * alpha, mb) if nb else None,
         )
 
-    return make_result(out, (ta, tb), backward, "AddBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (
+            _fit_array(g, ma) if na else None,
+            _fit_array(g if alpha == 1 else _times(g, alpha), mb) if nb else None,
+        )
+
+    return make_result(out, (ta, tb), backward, "AddBackward", array_backward=array_backward)
 
 
 @register("sub", operators=("__sub__",))
 def sub(input, other, *, alpha=1):
     """``input - alpha * other``, broadcasting."""
+    if alpha == 1 and (weak := _weak_number(input, other)) is not None:
+        out = np.subtract(input._data, weak)
+        if STATE.enabled and input._rg:
+            return make_result(
+                out, (input, None), _to_first, "SubBackward", array_backward=_to_first
+            )
+        return Tensor._wrap(out)
     ta, da, tb, db = _operands(input, other, "sub")
     if tb is None:
         if ta is not None:
@@ -204,6 +271,9 @@ def sub(input, other, *, alpha=1):
     nb = tb is not None and tb._rg
     if not (STATE.enabled and (na or nb)):  # nothing to record (e.g. inside backward)
         return Tensor._wrap(out)
+    if tb is None and out.dtype == da.dtype and out.shape == da.shape:
+        # tensor - number (Note [Tensor and number]): the gradient passes unchanged
+        return make_result(out, (ta, None), _to_first, "SubBackward", array_backward=_to_first)
     ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
     mb = (tb._data.shape, tb._data.dtype) if nb else None  # db may be scaled by alpha
 
@@ -213,7 +283,13 @@ def sub(input, other, *, alpha=1):
             _fit(-g if alpha == 1 else g * -alpha, mb) if nb else None,
         )
 
-    return make_result(out, (ta, tb), backward, "SubBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (
+            _fit_array(g, ma) if na else None,
+            _fit_array(np.negative(g) if alpha == 1 else _times(g, -alpha), mb) if nb else None,
+        )
+
+    return make_result(out, (ta, tb), backward, "SubBackward", array_backward=array_backward)
 
 
 def _rsub(self, other):
@@ -236,9 +312,19 @@ def _times(gd, other):
     return _compute(np.multiply, gd, od, "mul", None, None)
 
 
+def _wrap_grads(grads):
+    """An array rule's gradients as Tensors (for a Tensor rule that runs it)."""
+    return tuple(None if g is None else Tensor._wrap(g) for g in grads)
+
+
 @register("mul", operators=("__mul__", "__rmul__"))
 def mul(input, other):
     """Elementwise product, broadcasting."""
+    if (weak := _weak_number(input, other)) is not None:
+        out = np.multiply(input._data, weak)
+        if STATE.enabled and input._rg:
+            return _scaled(out, input, weak)
+        return Tensor._wrap(out)
     ta, da, tb, db = _operands(input, other, "mul")
     if tb is None:
         if ta is not None:
@@ -250,6 +336,8 @@ def mul(input, other):
     nb = tb is not None and tb._rg
     if not (STATE.enabled and (na or nb)):  # nothing to record (e.g. inside backward)
         return Tensor._wrap(out)
+    if tb is None and out.dtype == da.dtype and out.shape == da.shape:
+        return _scaled(out, ta, db)  # tensor * number (Note [Tensor and number])
     b = (tb if tb is not None else other) if na else None
     a = (ta if ta is not None else input) if nb else None
     ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
@@ -257,14 +345,16 @@ def mul(input, other):
 
     def backward(g):
         if not STATE.enabled:  # Note [First-order fast paths]
-            gd = g._data
-            return (
-                _fit(Tensor._wrap(_times(gd, b)), ma) if na else None,
-                _fit(Tensor._wrap(_times(gd, a)), mb) if nb else None,
-            )
+            return _wrap_grads(array_backward(g._data))
         return (
             _fit(g * b, ma) if na else None,
             _fit(g * a, mb) if nb else None,
+        )
+
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (
+            _fit_array(_times(g, b), ma) if na else None,
+            _fit_array(_times(g, a), mb) if nb else None,
         )
 
     return make_result(
@@ -273,6 +363,7 @@ def mul(input, other):
         backward,
         "MulBackward",
         saved=_present(tb if na else None, ta if nb else None),
+        array_backward=array_backward,
     )
 
 

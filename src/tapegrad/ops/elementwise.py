@@ -19,7 +19,12 @@ from ..tensor import Tensor
 from ._mathutil import const
 from ._registry import register
 from ._util import as_tensor_or_scalar, broadcast_error, float_data, reduce_grad
-from .fused_backward import sigmoid_backward, tanh_backward
+from .fused_backward import (
+    sigmoid_backward,
+    sigmoid_backward_array,
+    tanh_backward,
+    tanh_backward_array,
+)
 
 __all__ = [
     "exp",
@@ -52,7 +57,13 @@ def exp(input):
         out = np.exp(x)
     finally:
         _fpquiet.leave(token)
-    return make_result(out, (input,), _exp_backward, "ExpBackward", save_output=True)
+    return make_result(
+        out, (input,), _exp_backward, "ExpBackward", save_output=True, array_backward=_exp_array
+    )
+
+
+def _exp_array(g, out):  # Note [Array backward] in autograd/engine.py
+    return (np.multiply(g, out),)
 
 
 def _exp_backward(g, out):
@@ -89,18 +100,31 @@ def _sqrt_backward(g, out):
 def tanh(input):
     """tanh x.  d/dx = 1 − out²."""
     out = np.tanh(float_data(input))
-    return make_result(out, (input,), _tanh_backward, "TanhBackward", save_output=True)
+    return make_result(
+        out, (input,), _tanh_backward, "TanhBackward", save_output=True, array_backward=_tanh_array
+    )
 
 
 def _tanh_backward(g, out):
     return (tanh_backward(g, out),)
 
 
+def _tanh_array(g, out):
+    return (tanh_backward_array(g, out),)
+
+
 @register("sigmoid")
 def sigmoid(input):
     """1 / (1 + e^−x), computed without overflow.  d/dx = out·(1 − out)."""
     out = sigmoid_array(float_data(input))
-    return make_result(out, (input,), _sigmoid_backward, "SigmoidBackward", save_output=True)
+    return make_result(
+        out,
+        (input,),
+        _sigmoid_backward,
+        "SigmoidBackward",
+        save_output=True,
+        array_backward=_sigmoid_array,
+    )
 
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -126,6 +150,10 @@ def sigmoid_array(x):
 
 def _sigmoid_backward(g, out):
     return (sigmoid_backward(g, out),)
+
+
+def _sigmoid_array(g, out):
+    return (sigmoid_backward_array(g, out),)
 
 
 @register("relu")

@@ -22,7 +22,7 @@ from ..tensor import Tensor
 from ._registry import register
 from ._util import reduce_grad
 
-__all__ = ["tanh_backward", "sigmoid_backward"]
+__all__ = ["tanh_backward", "sigmoid_backward", "tanh_backward_array", "sigmoid_backward_array"]
 
 # 0-d ones per dtype: NumPy takes a 0-d array operand in about half the time of a
 # Python scalar on small arrays (and, having the array's own dtype, it changes no dtype).
@@ -36,12 +36,29 @@ def _one(dtype):
     return one
 
 
+def tanh_backward_array(g, y):
+    """``g · (1 − y²)`` on arrays: the kernel of :func:`tanh_backward`."""
+    one = _ONES.get(y.dtype)
+    if one is None:
+        one = _one(y.dtype)
+    return g * np.subtract(one, y * y)
+
+
+def sigmoid_backward_array(g, y):
+    """``g · y · (1 − y)`` on arrays, in PyTorch's order ``(g·(1 − y))·y``: the kernel
+    of :func:`sigmoid_backward`."""
+    one = _ONES.get(y.dtype)
+    if one is None:
+        one = _one(y.dtype)
+    out = g * np.subtract(one, y)
+    out *= y
+    return out
+
+
 @register("_tanh_backward", method=False)
 def tanh_backward(grad, output):
     """``grad · (1 − output²)``: the gradient of tanh given its output."""
-    y = output._data
-    t = np.subtract(_one(y.dtype), y * y)
-    out = grad._data * t
+    out = tanh_backward_array(grad._data, output._data)
     if not (STATE.enabled and (grad._rg or output._rg)):
         return Tensor._wrap(out)
 
@@ -57,9 +74,7 @@ def tanh_backward(grad, output):
 @register("_sigmoid_backward", method=False)
 def sigmoid_backward(grad, output):
     """``grad · output · (1 − output)``: the gradient of sigmoid given its output."""
-    y = output._data
-    out = grad._data * np.subtract(_one(y.dtype), y)  # PyTorch's order: (g·(1 − y))·y
-    out *= y
+    out = sigmoid_backward_array(grad._data, output._data)
     if not (STATE.enabled and (grad._rg or output._rg)):
         return Tensor._wrap(out)
 
