@@ -21,14 +21,40 @@ leaving state (tables, registered ops, module constants) that the test reads.
   default arguments, or a function body called while importing) can change what
   every later test sees: such a mutant gets the whole suite.
 - Code run in a child process (MPI tests under ``mpiexec``, tests that start an
-  interpreter) is not traced: the tests that start a subprocess are recorded and
-  run for every mutant.
+  interpreter) is traced in the child and recorded under the spawning test's node id
+  (Note [Traced children]), so the spawning test is among those that execute the
+  child's lines and runs for the mutants there, like any other test. A test whose
+  children were not all traced (a child killed before saving its data, a child that
+  is not Python, a ``fork`` that ends in ``os._exit``) is a *spawner*: it runs for
+  every mutant, as every spawner did before children were traced.
 
 Limits: a test that reads state cached by an earlier test (a cache filled while
 test A ran, read by test B in the same worker) may observe a mutant in the
 full suite that the selected run misses; so can a test whose path depends on the
 order of tests. Both would make a kill depend on test order, which the suite
 avoids. The selection can only miss kills (make the score lower), never invent them.
+
+Note [Traced children]
+----------------------
+While the map is built, ``covmap_plugin.py`` gives every ``subprocess.Popen`` a test
+starts an environment with ``tools/covmap_child/`` first on ``PYTHONPATH`` and the
+test's node id; the ``sitecustomize.py`` there starts coverage in each Python child
+(and grandchild: ``mpiexec`` passes the environment to its ranks, a child's own
+``Popen`` gets the same treatment, an ``exec`` saves first) with that node id as its
+context and its own data file. The child writes ``start.<spawn>.<pid>.<token>`` before
+coverage starts and ``done.<token>`` after its data is saved. Its lines count only
+with the done marker; a spawn is traced when some child started under it and every
+one that started is done; a test is traced when all its spawns are. A child that
+never started Python (``dot``) leaves no marker, and one that dies unsaved (killed,
+``MPI_Abort``, ``os._exit``) leaves a start marker alone: its test stays a spawner.
+Nothing of this reaches the project's install: the directory is on a child's path
+only while the map is built, and mutation runs themselves trace nothing.
+
+The one assumption: a Python process started under a test has the injected
+environment (Popen's, passed down by ``mpiexec`` and ``exec``) and imports
+``sitecustomize``. A grandchild started by a non-Python process that scrubs the
+environment would escape unseen; ``mpiexec`` (hydra) passes it whole by default.
+
 """
 
 from __future__ import annotations
@@ -43,9 +69,15 @@ import time
 from pathlib import Path
 
 OUTSIDE = "<outside>"
+CHILD_DATA = "-child."  # <data file>-child.<token>: a child process's data
 TREE = ("src", "tests", "benchmarks", "tools", "docs/ops.md", "pyproject.toml", "README.md")
 # the mutation machinery itself: no test reads it, so editing it keeps the map valid
-NOT_FINGERPRINTED = {"tools/mutate.py", "tools/covmap.py", "tools/covmap_plugin.py"}
+NOT_FINGERPRINTED = {
+    "tools/mutate.py",
+    "tools/covmap.py",
+    "tools/covmap_plugin.py",
+    "tools/covmap_child/sitecustomize.py",
+}
 
 
 def _tree_files(root: Path):
@@ -77,13 +109,26 @@ def convert(data_glob: str, root: Path, extra: dict) -> dict:
 
     tests, index = [], {}
     lines, outside = {}, {}
-    seconds, spawners = {}, set()
-    for f in sorted(glob.glob(data_glob)):
+    seconds, spawners, spawns, forkers, marks = {}, set(), {}, set(), set()
+    files = sorted(glob.glob(data_glob))
+    for f in files:
         if f.endswith(".json"):
             with open(f) as fh:
                 info = json.load(fh)
             seconds.update(info["seconds"])
             spawners.update(info["spawners"])
+            spawns.update(info.get("spawns", {}))
+            forkers.update(info.get("forkers", ()))
+            if info.get("marks"):
+                marks.add(info["marks"])
+            continue
+    done = _marks(marks)[1]
+    for f in files:
+        if f.endswith(".json"):
+            continue
+        # a child's data (tools/covmap_child): only when it saved it (traced_spawners)
+        child = os.path.basename(f).partition(CHILD_DATA)[2]
+        if child and child not in done:
             continue
         data = coverage.CoverageData(f)
         data.read()
@@ -102,14 +147,47 @@ def convert(data_glob: str, root: Path, extra: dict) -> dict:
                         index[c] = len(tests)
                         tests.append(c)
                     lines.setdefault(rel, {}).setdefault(line, set()).add(index[c])
+    traced = traced_spawners(spawners, spawns, marks) - forkers
     return {
         **extra,
         "tests": tests,
         "seconds": [seconds.get(t, 0.0) for t in tests],
-        "spawners": sorted(spawners),
+        # run for every mutant: their children's lines are not (all) in the map
+        "spawners": sorted(spawners - traced | forkers),
+        "traced_spawners": sorted(traced),
         "lines": {f: {str(k): sorted(v) for k, v in d.items()} for f, d in lines.items()},
         "outside": {f: sorted(v) for f, v in outside.items()},
     }
+
+
+def _marks(dirs):
+    """(spawn id -> tokens of the children that started, tokens of those that saved)."""
+    started, done = {}, set()
+    for d in dirs:
+        for name in os.listdir(d) if os.path.isdir(d) else ():
+            kind, _, token = name.partition(".")
+            if kind == "start":
+                started.setdefault(token.split(".")[0], []).append(token)
+            elif kind == "done":
+                done.add(token)
+    return started, done
+
+
+def traced_spawners(spawners, spawns, marks) -> set:
+    """The tests that start processes whose children were all traced (Note [Traced children]).
+
+    ``spawns``: spawn id -> the test that started it; ``marks``: the directories where the
+    children (tools/covmap_child/sitecustomize.py) left ``start.<spawn>.<pid>.<token>``
+    before starting coverage and ``done.<...>`` after saving its data. A spawn counts as
+    traced when at least one child started under it and every child that started is done;
+    a test is traced when all its spawns are.
+    """
+    started, done = _marks(marks)
+    ok = {}
+    for spawn, test in spawns.items():
+        tokens = started.get(spawn, [])
+        ok[test] = ok.get(test, True) and bool(tokens) and all(t in done for t in tokens)
+    return {t for t in spawners if ok.get(t, False)}
 
 
 def build(work: Path, root: Path, out: Path, jobs: int) -> dict:
@@ -218,7 +296,9 @@ def _enclosing_body(tree, first: int, last: int):
     return best
 
 
-def extend(path: Path, root: Path, jobs: int = 0, base: str | None = None) -> dict:
+def extend(
+    path: Path, root: Path, jobs: int = 0, base: str | None = None, spawners: bool = False
+) -> dict:
     """Bring a stored map up to date after tests were added or edited, or functions fixed.
 
     The stored per-file hashes say what changed since the map was built. A test file
@@ -230,6 +310,10 @@ def extend(path: Path, root: Path, jobs: int = 0, base: str | None = None) -> di
     deletes lines no test executed reruns nothing. An edit outside function bodies,
     in a function that also runs outside tests (at import), or any other changed file
     (a conftest, a helper module, docs/ops.md): refuse, build afresh.
+
+    ``spawners``: also rerun the map's spawners (tests whose child processes were not
+    traced, e.g. in a map built before children were), so that their children's lines
+    enter the map and those traced leave the run-for-every-mutant list.
     """
     import ast
     import tempfile
@@ -274,12 +358,14 @@ def extend(path: Path, root: Path, jobs: int = 0, base: str | None = None) -> di
                 raise SystemExit(f"{f}:{first}: the edited function runs at import: build afresh")
             for ln in lines:
                 rerun_ids.update(by_line.get(str(ln), ()))
-    rerun_tests = sorted(cmap["tests"][i] for i in rerun_ids)
+    again = set(cmap["spawners"]) if spawners else set()
+    rerun_tests = sorted({cmap["tests"][i] for i in rerun_ids} | again)
     files_rerun = [f for f in changed if _is_test_file(f) and f in now]
     gone = {f for f in changed if _is_test_file(f)}
     work = Path(tempfile.mkdtemp(prefix="tapegrad-covmap-"))
     _copy_tree(root, work)
     fresh = {"tests": [], "seconds": [], "spawners": [], "lines": {}, "outside": {}}
+    fresh["traced_spawners"] = []
     if files_rerun or rerun_tests:
         data = work / ".covmap-data"
         data.mkdir()
@@ -346,13 +432,17 @@ def extend(path: Path, root: Path, jobs: int = 0, base: str | None = None) -> di
         outside[f] = {moved(f, ln) for ln in v} - {None}
     for f, v in fresh["outside"].items():
         outside.setdefault(f, set()).update(v)
-    spawners = {t for t in cmap["spawners"] if t in set(tests) and t not in set(fresh["tests"])}
+
+    def kept(key):
+        return {t for t in cmap.get(key, ()) if t in set(tests) and t not in set(fresh["tests"])}
+
     cmap.update(
+        traced_spawners=sorted(kept("traced_spawners") | set(fresh["traced_spawners"])),
         fingerprint=fingerprint(root),
         files=now,
         tests=tests,
         seconds=seconds,
-        spawners=sorted(spawners | set(fresh["spawners"])),
+        spawners=sorted(kept("spawners") | set(fresh["spawners"])),
         lines=lines,
         outside={f: sorted(v) for f, v in outside.items()},
     )
@@ -369,6 +459,9 @@ if __name__ == "__main__":
     ap.add_argument("--extend", default=".mutate/covmap.json", help="the map to update")
     ap.add_argument("--jobs", type=int, default=0, help="pytest-xdist workers")
     ap.add_argument("--base", default=None, help="the commit the map was built at (src edits)")
+    ap.add_argument(
+        "--spawners", action="store_true", help="rerun the untraced spawners, tracing children"
+    )
     a = ap.parse_args()
-    m = extend(Path(a.extend), Path.cwd(), a.jobs, a.base)
+    m = extend(Path(a.extend), Path.cwd(), a.jobs, a.base, a.spawners)
     print(f"{len(m['tests'])} tests in the map")
