@@ -62,8 +62,6 @@ class Unary:
             promoted dtype).
         notes: a short remark for the docs table.
         check: ``check(*dtypes)`` raises for inputs PyTorch refuses (``trunc`` of bool).
-        params: ``((name, default), ...)``: keyword parameters (``alpha`` of ``elu``) that the
-            op accepts after the input and passes on to ``kernel`` and ``grad``.
         uses: what ``grad`` reads, so the Node keeps only that alive: ``"x"`` (the input;
             ``o`` is None), ``"out"`` (the output; ``x`` is None), ``"both"``, or ``"none"``
             (a constant derivative: the Node saves nothing, as PyTorch's).
@@ -82,7 +80,6 @@ class Unary:
     float_only: bool = False
     notes: str = ""
     check: Callable | None = None
-    params: tuple = ()
     uses: str = "x"
 
     @property
@@ -156,8 +153,6 @@ def make_unary(row: Unary) -> Callable:
     rule = _not_implemented(name) if grad is NOT_IMPLEMENTED else None
 
     check, uses = row.check, row.uses
-    if row.params:
-        return _make_unary_with_params(row, node, rule)
 
     def op(input):
         x = input if input.__class__ is Tensor else as_tensor(input, name)
@@ -175,7 +170,7 @@ def make_unary(row: Unary) -> Callable:
             return Tensor._wrap(out)
         if rule is not None:
             return make_result(out, (x,), rule, node)
-        return _record(out, x, grad, node, uses, {})
+        return _record(out, x, grad, node, uses)
 
     op.__name__ = name
     op.__qualname__ = name
@@ -183,69 +178,31 @@ def make_unary(row: Unary) -> Callable:
     return op
 
 
-def _record(out, x, grad, node, uses, kw):
+def _record(out, x, grad, node, uses):
     """make_result with a closure that captures only what ``grad`` reads (row.uses)."""
     if uses == "x":
 
         def backward_x(g):
-            return (grad(g, x, None, **kw),)
+            return (grad(g, x, None),)
 
         return make_result(out, (x,), backward_x, node, saved=(x,))
     if uses == "none":  # a constant derivative: nothing saved (a second backward works)
 
         def backward_none(g):
-            return (grad(g, None, None, **kw),)
+            return (grad(g, None, None),)
 
         return make_result(out, (x,), backward_none, node)
     if uses == "out":
 
         def backward_out(g, o):
-            return (grad(g, None, o, **kw),)
+            return (grad(g, None, o),)
 
         return make_result(out, (x,), backward_out, node, save_output=True)
 
     def backward(g, o):
-        return (grad(g, x, o, **kw),)
+        return (grad(g, x, o),)
 
     return make_result(out, (x,), backward, node, saved=(x,), save_output=True)
-
-
-def _bind(row, args, kwargs) -> dict:
-    names = [n for n, _ in row.params]
-    if len(args) > len(names):
-        raise TypeError(f"{row.name}() takes at most {len(names) + 1} arguments")
-    bound = dict(row.params)
-    bound.update(zip(names, args))
-    for key, value in kwargs.items():
-        if key not in bound:
-            raise TypeError(f"{row.name}() got an unexpected keyword argument '{key}'")
-        bound[key] = value
-    return bound
-
-
-def _make_unary_with_params(row, node, rule):
-    name, kernel, grad, check = row.name, row.kernel, row.grad, row.check
-
-    def op(input, *args, **kwargs):
-        x = input if input.__class__ is Tensor else as_tensor(input, name)
-        kw = _bind(row, args, kwargs)
-        if check is not None:
-            check(x._data.dtype)
-        data = _float_input(x, row)
-        with np.errstate(all="ignore"):
-            out = np.asarray(kernel(data, **kw))
-        if out.dtype != data.dtype:
-            out = out.astype(data.dtype)
-        if grad is None or out.dtype.kind not in "fc":
-            return Tensor._wrap(out)
-        if rule is not None:
-            return make_result(out, (x,), rule, node)
-        return _record(out, x, grad, node, row.uses, kw)
-
-    op.__name__ = name
-    op.__qualname__ = name
-    op.__doc__ = _doc(row)
-    return op
 
 
 def _result_dtype(da, db, row) -> np.dtype:
