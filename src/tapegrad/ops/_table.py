@@ -226,10 +226,6 @@ def _result_dtype(da, db, row) -> np.dtype:
     return dt
 
 
-def _dtype(d):
-    return d.dtype if hasattr(d, "dtype") else None
-
-
 def make_binary(row: Binary) -> Callable:
     """The op of a :class:`Binary` row (a function of two broadcast operands)."""
     name, kernel, grad, kind = row.name, row.kernel, row.grad, row.kind
