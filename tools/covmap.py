@@ -283,6 +283,51 @@ def _only_definitions(text) -> bool:
     return bool(tree.body) and all(isinstance(n, kinds) and not n.decorator_list for n in tree.body)
 
 
+def _never_ran(tree, first: int, last: int, by_line: dict, outside: set) -> bool:
+    """Whether the innermost statements holding old lines ``first..last`` never ran, in a
+    test or at import. A replacement there sits where no test's control flow ever
+    arrived (the code before it is unchanged, and a line event fires on a statement's
+    first line whenever it starts), so no test can run the new text either; a line
+    that only a compound statement (a def, an ``if`` header) holds counts that one."""
+    import ast
+
+    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+    for ln in range(first, last + 1):
+        holding = [n for n in stmts if n.lineno <= ln <= n.end_lineno]
+        if not holding:
+            return False  # a line outside every statement (module level): be strict
+        inner = min(holding, key=lambda n: n.end_lineno - n.lineno)
+        lines = range(inner.lineno, inner.end_lineno + 1)
+        if any(str(k) in by_line or k in outside for k in lines):
+            return False
+    return True
+
+
+def _scopes(text: str):
+    """What a function's compiled scope depends on: per code object, its qualified name,
+    local, cell and free variables and flags (generator, ...). An edit that keeps
+    these (new lambdas and comprehensions aside) cannot change how untouched lines
+    resolve their names (a new assignment would make a global local everywhere)."""
+    from collections import Counter
+
+    out, todo = Counter(), [compile(text, "<covmap>", "exec")]
+    anon = ("<lambda>", "<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>")
+    while todo:
+        code = todo.pop()
+        todo += [c for c in code.co_consts if hasattr(c, "co_code")]
+        if code.co_name not in anon:
+            out[
+                (
+                    code.co_qualname,
+                    code.co_varnames,
+                    code.co_cellvars,
+                    code.co_freevars,
+                    code.co_flags,
+                )
+            ] += 1
+    return out
+
+
 def _enclosing_body(tree, first: int, last: int):
     """(first, last) body lines of the innermost function whose body holds first..last."""
     import ast
@@ -307,7 +352,9 @@ def extend(
     from the commit ``base``) is compared line by line: an edit inside a function body
     reruns every test that executed a line of that body (only they can take another
     path; the others run the same code, its lines renumbered), and an edit that only
-    deletes lines no test executed reruns nothing. An edit outside function bodies,
+    replaces or deletes statements that never ran (no test, not at import) reruns
+    nothing, provided every function keeps its compiled scope (``_never_ran``,
+    ``_scopes``): a fix in a branch no test reached, typically. An edit outside function bodies,
     in a function that also runs outside tests (at import), or any other changed file
     (a conftest, a helper module, docs/ops.md): refuse, build afresh.
 
@@ -342,11 +389,14 @@ def extend(
         by_line = cmap["lines"].get(f, {})
         outside = set(cmap["outside"].get(f, ()))
         tree = ast.parse(text)
+        scopes_kept = _scopes(text) == _scopes((root / f).read_text())
         for first, last, added in hunks:
             ran = set()
             for ln in range(first, last + 1):
                 ran.update(by_line.get(str(ln), ()))
             body = _enclosing_body(tree, first, last)
+            if added is None and scopes_kept and _never_ran(tree, first, last, by_line, outside):
+                continue  # only statements that never ran were replaced or deleted
             if body is None and added is not None and _only_definitions(added):
                 continue  # new functions or classes: run only from edited code or new tests
             if body is None:  # module level: only code that never ran (nor at import)
