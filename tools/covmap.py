@@ -342,7 +342,12 @@ def _enclosing_body(tree, first: int, last: int):
 
 
 def extend(
-    path: Path, root: Path, jobs: int = 0, base: str | None = None, spawners: bool = False
+    path: Path,
+    root: Path,
+    jobs: int = 0,
+    base: str | None = None,
+    spawners: bool = False,
+    dry_run: bool = False,
 ) -> dict:
     """Bring a stored map up to date after tests were added or edited, or functions fixed.
 
@@ -412,6 +417,9 @@ def extend(
     rerun_tests = sorted({cmap["tests"][i] for i in rerun_ids} | again)
     files_rerun = [f for f in changed if _is_test_file(f) and f in now]
     gone = {f for f in changed if _is_test_file(f)}
+    if dry_run:
+        print(f"would rerun {len(files_rerun)} test files and {len(rerun_tests)} tests")
+        return cmap
     work = Path(tempfile.mkdtemp(prefix="tapegrad-covmap-"))
     _copy_tree(root, work)
     fresh = {"tests": [], "seconds": [], "spawners": [], "lines": {}, "outside": {}}
@@ -512,6 +520,7 @@ if __name__ == "__main__":
     ap.add_argument(
         "--spawners", action="store_true", help="rerun the untraced spawners, tracing children"
     )
+    ap.add_argument("--dry-run", action="store_true", help="only say what would be rerun")
     a = ap.parse_args()
-    m = extend(Path(a.extend), Path.cwd(), a.jobs, a.base, a.spawners)
+    m = extend(Path(a.extend), Path.cwd(), a.jobs, a.base, a.spawners, a.dry_run)
     print(f"{len(m['tests'])} tests in the map")
