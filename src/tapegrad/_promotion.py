@@ -89,8 +89,13 @@ def _scalar_dtype(x):
 def result_type(tensor, other):
     """The dtype an arithmetic op of ``tensor`` and ``other`` (Tensors or Python numbers)
     returns, ranked as PyTorch ranks them (see the module docstring)."""
+    return result_type_of(tensor, other)
+
+
+def result_type_of(*operands):
+    """:func:`result_type` of any number of operands (``clamp``'s input and bounds)."""
     groups = [None, None, None]  # dim tensors, 0-d tensors, Python numbers
-    for x in (tensor, other):
+    for x in operands:
         if isinstance(x, Tensor):
             rank, dt = (0 if x._data.ndim else 1), x._data.dtype
         else:

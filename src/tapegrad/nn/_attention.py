@@ -22,7 +22,7 @@ def _mask_bias(attn_mask, dtype, op=_OP):
     if attn_mask is None:
         return None
     if not isinstance(attn_mask, Tensor):
-        attn_mask = Tensor(np.asarray(attn_mask))
+        raise TypeError(f"{op}: attn_mask must be a Tensor, not {type(attn_mask).__name__}")
     m = attn_mask._data
     if m.dtype == np.bool_:
         return Tensor._wrap(np.where(m, dtype.type(0), dtype.type(-np.inf)))
@@ -30,8 +30,8 @@ def _mask_bias(attn_mask, dtype, op=_OP):
         raise RuntimeError(
             f"{op}: attn_mask must be a bool or floating tensor, got dtype {m.dtype}"
         )
-    if m.dtype != dtype:
-        if attn_mask._rg:
+    if m.dtype != dtype:  # torch takes float32 masks, or masks of the query's dtype
+        if attn_mask._rg or m.dtype != np.float32:
             raise RuntimeError(
                 f"{op}: Expected attn_mask dtype to be bool or float or to match query dtype, "
                 f"got attn_mask.dtype: {m.dtype} and query.dtype: {dtype}"
@@ -94,7 +94,7 @@ def scaled_dot_product_attention(
             "key.shape[-2] == value.shape[-2])"
         )
     if not 0.0 <= dropout_p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     if is_causal and attn_mask is not None:
         raise RuntimeError(
             "_scaled_dot_product_attention: Explicit attn_mask should not be set when "

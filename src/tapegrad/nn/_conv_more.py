@@ -85,13 +85,15 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             pads = ((0, 0),) * 3
         elif padding == "same":
             if stride != (1, 1, 1):
-                raise ValueError("conv3d: padding='same' is not supported for strided convolutions")
+                raise RuntimeError(
+                    "conv3d: padding='same' is not supported for strided convolutions"
+                )
             pads = tuple(
                 (dd * (k - 1) // 2, dd * (k - 1) - dd * (k - 1) // 2)
                 for k, dd in zip((kd, kh, kw), dilation)
             )
         else:
-            raise ValueError(f"Invalid padding string {padding!r}, should be 'valid' or 'same'")
+            raise RuntimeError(f"Invalid padding string {padding!r}, should be 'valid' or 'same'")
     else:
         p = tuple_arg(padding, 3, "conv3d", "padding")
         pads = tuple((q, q) for q in p)

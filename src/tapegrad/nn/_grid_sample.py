@@ -78,7 +78,7 @@ def affine_grid(theta, size, align_corners=None):
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     if theta.shape[0] != n:
-        raise ValueError(f"affine_grid: theta batch {theta.shape[0]} does not match size {size}")
+        raise RuntimeError(f"affine_grid: theta batch {theta.shape[0]} does not match size {size}")
     flat = Tensor._wrap(base.reshape(1, -1, base.shape[-1]))
     grid = flat @ theta.transpose(1, 2)
     return grid.reshape(n, *spatial, len(spatial))

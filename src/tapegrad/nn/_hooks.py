@@ -8,6 +8,8 @@ the hooks), both able to replace what flows on.
 
 from __future__ import annotations
 
+import warnings
+
 from ..autograd.graph import RemovableHandle, make_results
 from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
@@ -114,6 +116,8 @@ def _wrap_inputs(module, args, bw, state):
 
     def on_backward(grad_input):
         grad_output = state["grad_output"]
+        if grad_output is None:  # the gradient bypassed the outputs' hooks: torch skips too
+            return grad_input
         for hook in list(bw[1]):
             new = hook(module, grad_input, grad_output)
             if new is not None:
@@ -136,13 +140,23 @@ def _wrap_inputs(module, args, bw, state):
 def _wrap_outputs(module, result, bw, state):
     single = isinstance(result, Tensor)
     outs = (result,) if single else result
-    if not isinstance(outs, (tuple, list)):
+    if not isinstance(outs, tuple):
+        warnings.warn(
+            "For backward hooks to be called, module output should be a Tensor or a tuple of "
+            f"Tensors but received {type(result)}",
+            stacklevel=3,
+        )
         return result
     idx = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
     if not idx:
         return result
+    # grad_output has one entry per output, None for those that need no gradient (as torch)
 
-    def on_backward(grad_output):
+    def on_backward(grads):
+        grad_output = [None] * len(outs)
+        for s, g in zip(idx, grads, strict=True):
+            grad_output[s] = g
+        grad_output = tuple(grad_output)
         for hook in list(bw[0]):
             new = hook(module, grad_output)
             if new is not None:
@@ -151,7 +165,9 @@ def _wrap_outputs(module, result, bw, state):
         if state["n_inputs"] == 0:  # no input needs grad: the hooks run now, as torch
             for hook in list(bw[1]):
                 hook(module, (None,), grad_output)
-        return grad_output
+        return tuple(
+            g if grad_output[s] is None else grad_output[s] for s, g in zip(idx, grads, strict=True)
+        )
 
     wrapped = _identity([outs[i] for i in idx], on_backward)
     new = list(outs)
@@ -159,4 +175,4 @@ def _wrap_outputs(module, result, bw, state):
         new[i] = w
     if single:
         return new[0]
-    return type(outs)(new) if isinstance(outs, tuple) and type(outs) is tuple else new
+    return tuple(new) if type(outs) is tuple else new

@@ -131,12 +131,12 @@ def interpolate(
         if recompute_scale_factor:
             scales = (None,) * k
     if min(sizes) <= 0:
-        raise ValueError(f"interpolate: output size {list(sizes)} must be positive")
+        raise RuntimeError(f"interpolate: output size {list(sizes)} must be positive")
     if mode == "area":
         scales = (None,) * k
     dtype = input._data.dtype
     if dtype.kind != "f":
-        raise RuntimeError(f"interpolate: expected a floating input, got {dtype}")
+        raise NotImplementedError(f"interpolate: expected a floating input, got {dtype}")
     out = input
     for axis in range(k):
         n, o = spatial[axis], sizes[axis]

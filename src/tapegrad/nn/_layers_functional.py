@@ -243,7 +243,7 @@ def embedding_bag(
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {idx.ndim}")
     if flat.size and (flat.min() < 0 or flat.max() >= n):
-        raise IndexError(f"embedding_bag: index out of range in self (num_embeddings={n})")
+        raise RuntimeError(f"embedding_bag: index out of range in self (num_embeddings={n})")
     rows = _embedding(flat.astype(np.int64), weight, padding_idx)
     if psw is not None:
         rows = rows * psw.reshape(-1, 1)

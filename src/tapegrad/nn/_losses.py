@@ -34,7 +34,8 @@ def _reduce(loss, reduction):
 
 def _class_dim(x, op):
     if x.ndim == 0:
-        raise RuntimeError(f"{op}: input must have at least 1 dim (classes), got a 0-d tensor")
+        error = ValueError if op == "nll_loss" else RuntimeError  # torch's types
+        raise error(f"{op}: input must have at least 1 dim (classes), got a 0-d tensor")
     return 1 if x.ndim >= 2 else 0
 
 
@@ -166,14 +167,14 @@ def cross_entropy(
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
     x = input
     cdim = _class_dim(x, "cross_entropy")
     n_classes = x.shape[cdim]
     tdata = _array(target)
     if tdata.dtype.kind == "f":
         if tdata.shape != x.shape:
-            raise ValueError(
+            raise RuntimeError(
                 f"cross_entropy: probability target of shape {list(tdata.shape)} must have "
                 f"the input's shape {list(x.shape)}"
             )

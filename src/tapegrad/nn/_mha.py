@@ -66,7 +66,7 @@ def _in_projection(query, key, value, e, w, b, wq, wk, wv):
             linear(value, w[2 * e :], bv),
         )
     if wq is None or wk is None or wv is None:
-        raise RuntimeError(
+        raise AssertionError(
             f"{_OP}: use_separate_proj_weight is True but q_proj_weight, k_proj_weight or "
             "v_proj_weight is None"
         )
@@ -182,7 +182,7 @@ def multi_head_attention_forward(
                     f"{[bsz * num_heads, tgt_len, src_len]}."
                 )
         else:
-            raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
+            raise AssertionError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
     if bias_k is not None and bias_v is not None:
         k = cat([k, bias_k.expand(1, bsz, e)], 0)
         v = cat([v, bias_v.expand(1, bsz, e)], 0)

@@ -59,7 +59,7 @@ def _fractional(op, k, input, kernel_size, output_size, output_ratio, return_ind
             (output_ratio,) * k if isinstance(output_ratio, (int, float)) else tuple(output_ratio)
         )
         if len(ratio) != k or not all(0 < r < 1 for r in ratio):
-            raise ValueError(
+            raise RuntimeError(  # torch's type (its functional form fails on the pool size)
                 f"{op}: output_ratio must be {k} numbers in (0, 1), got {output_ratio!r}"
             )
         out = tuple(int(n * r) for n, r in zip(spatial, ratio, strict=True))

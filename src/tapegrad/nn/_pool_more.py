@@ -27,7 +27,7 @@ __all__ = [
 def _one(v, op, name):
     if isinstance(v, (tuple, list)):
         if len(v) != 1:
-            raise ValueError(f"{op}: {name} must be an int or a 1-tuple, got {v!r}")
+            raise RuntimeError(f"{op}: {name} must be an int or a 1-tuple, got {v!r}")
         v = v[0]
     return int(v)
 
@@ -83,7 +83,7 @@ def _sizes(op, x, output_size, k):
         output_size = (output_size,) * k
     output_size = tuple(output_size)
     if len(output_size) != k:
-        raise ValueError(f"{op}: output_size must be {k} ints, got {output_size!r}")
+        raise RuntimeError(f"{op}: output_size must be {k} ints, got {output_size!r}")
     spatial = x.shape[-k:]
     sizes = tuple(int(n if o is None else o) for o, n in zip(output_size, spatial))
     for n, o in zip(spatial, sizes):

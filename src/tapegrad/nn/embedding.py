@@ -40,7 +40,7 @@ class Embedding(Module):
         self.sparse = sparse
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError("Padding_idx must be within num_embeddings")
+                raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx %= num_embeddings
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim

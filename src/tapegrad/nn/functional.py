@@ -67,7 +67,7 @@ def _pair(v, op, name):
         return tuple(v)
     if isinstance(v, (tuple, list)) and len(v) == 1 and isinstance(v[0], (int, np.integer)):
         return (int(v[0]), int(v[0]))  # torch's int[2] repeats a 1-element list
-    raise ValueError(f"{op}: {name} must be an int or a pair of ints, got {v!r}")
+    raise RuntimeError(f"{op}: {name} must be an int or a pair of ints, got {v!r}")
 
 
 def _batched(x, op):
@@ -159,15 +159,13 @@ def _conv_pads(padding, kernel, stride, dilation):
         return ((0, 0), (0, 0))
     if padding == "same":
         if stride != (1, 1):
-            raise ValueError("conv2d: padding='same' is not supported for strided convolutions")
+            raise RuntimeError("conv2d: padding='same' is not supported for strided convolutions")
         pads = []
         for k, d in zip(kernel, dilation, strict=True):
             total = d * (k - 1)
             pads.append((total // 2, total - total // 2))  # extra on the right, as PyTorch
         return tuple(pads)
-    p = _pair(padding, "conv2d", "padding")
-    if min(p) < 0:
-        raise ValueError(f"conv2d: padding must be non-negative, got {padding!r}")
+    p = _pair(padding, "conv2d", "padding")  # _conv2d refused a negative one
     return ((p[0], p[0]), (p[1], p[1]))
 
 

@@ -74,7 +74,10 @@ def _spacing_list(spacing, dims, ndim):
     out = []
     for s in spacing:
         if isinstance(s, Tensor) and s._data.ndim == 0:
-            s = s.item()
+            raise RuntimeError(
+                "torch.gradient expected each element of spacing to have one dimension, but got "
+                "an element with 0 dimensions!"
+            )
         out.append(s)
     return out
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtypes
+from .._promotion import result_type_of
 from ..autograd.graph import make_result
 from ..tensor import Tensor
 from ._mathutil import const
@@ -18,10 +18,6 @@ from ._registry import register
 from ._util import as_tensor, as_tensor_or_scalar, broadcast_error, reduce_grad
 
 __all__ = ["clamp", "clip", "maximum", "minimum"]
-
-
-def _dtype(d):
-    return d.dtype if hasattr(d, "dtype") else None
 
 
 @register("clamp")
@@ -51,8 +47,11 @@ def clamp(input, min=None, max=None):
     out = np.asanyarray(out)
     if out is xd:  # bounds of a wider dtype never leave the input itself as the result
         out = xd.copy()
-    if out.dtype.kind == "f":
-        out = _dtypes.fix_float_result(out, xd.dtype, _dtype(lo), _dtype(hi))
+    # PyTorch's promotion: a 0-d bound or a number does not widen a float input
+    bounds = [b if t is None else t for t, b in ((tlo, lo), (thi, hi)) if b is not None]
+    dt = result_type_of(x, *(b.item() if isinstance(b, np.generic) else b for b in bounds))
+    if out.dtype != dt:
+        out = out.astype(dt)
     nx = x._rg
     nlo = tlo is not None and tlo._rg
     nhi = thi is not None and thi._rg
@@ -98,7 +97,10 @@ def _binary_extremum(name, fn, loses, node):
             out = fn(a._data, b._data)
         except ValueError:
             raise broadcast_error(name, a.shape, b.shape) from None
-        out = _dtypes.fix_float_result(np.asanyarray(out), a._data.dtype, b._data.dtype)
+        out = np.asanyarray(out)
+        dt = result_type_of(a, b)  # PyTorch's promotion: a 0-d operand is weaker
+        if out.dtype != dt:
+            out = out.astype(dt)
         na, nb = a._rg, b._rg
 
         def backward(g):

@@ -49,10 +49,15 @@ class _Spec:
         return ",".join(self.inputs) + "->" + self.output
 
 
+class EinsumError(RuntimeError, ValueError):
+    """An equation that does not fit its operands: torch's RuntimeError, and a ValueError
+    as tapegrad raised before."""
+
+
 def _parse(equation: str, shapes: list) -> _Spec:
     def fail(why):
         listed = ", ".join(str(list(s)) for s in shapes)
-        return ValueError(
+        return EinsumError(
             f"einsum(): equation {equation!r} does not fit operands of shapes {listed}: {why}"
         )
 

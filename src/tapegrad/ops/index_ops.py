@@ -125,7 +125,10 @@ def index_put(input, indices, values, accumulate=False):
     key = tuple(indices) if isinstance(indices, (tuple, list)) else (indices,)
     values = as_tensor(values, "index_put")
     if values._data.dtype != input._data.dtype:
-        values = values._cast(input._data.dtype)
+        raise RuntimeError(
+            f"index_put: the source and destination dtypes must match, got {input._data.dtype} "
+            f"for the destination and {values._data.dtype} for the source"
+        )
     if accumulate:
         from .indexing import normalize_key  # noqa: PLC0415
 
@@ -362,6 +365,11 @@ def put(input, index, source, accumulate=False):
             f"put(): index {int(bad)} out of range for tensor of size {list(input._data.shape)}"
         )
     source = as_tensor(source, "put")
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(
+            f"put(): self and source expected to have the same dtype, but got self.dtype = "
+            f"{input._data.dtype} and source.dtype = {source._data.dtype}"
+        )
     if source._data.size != idx.size:
         raise IndexError(
             f"put(): Expected source and index to have the same number of elements, but got "

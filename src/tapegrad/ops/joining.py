@@ -47,6 +47,8 @@ def cat(tensors, dim=0):
 
     All shapes must match except in ``dim``. 1-D empty tensors are skipped, as PyTorch does.
     """
+    if isinstance(tensors, (list, tuple)) and not tensors:
+        raise ValueError("cat: expected a non-empty list of tensors")  # torch's type
     tensors = _tensor_list(tensors, "cat")
     # Positions (not ids: cat([e, e, e]) repeats one tensor) of the tensors concatenated.
     kept = [i for i, t in enumerate(tensors) if not (t._data.ndim == 1 and t._data.shape[0] == 0)]

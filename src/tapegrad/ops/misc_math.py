@@ -161,7 +161,7 @@ def float_power(input, exponent):
     Composed of a cast and ``pow``: the gradient is pow's, cast back to each input's dtype.
     """
     if not isinstance(input, Tensor):
-        input = Tensor(np.float64(input))
+        input = Tensor._wrap(np.asarray(input, np.float64))
     base = input if input._data.dtype == np.float64 else input.double()
     if isinstance(exponent, Tensor):
         exponent = exponent if exponent._data.dtype == np.float64 else exponent.double()

@@ -44,7 +44,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     tensor(5.)
     """
     if isinstance(ord, str):
-        raise ValueError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
+        raise TypeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
     if dtype is not None:
         x = x.to(dtype)
     data = float_data(x)
@@ -122,10 +122,10 @@ def _masked_div(a, b, mask):
 
 def _two_dims(dim, ndim, op):
     if not isinstance(dim, (tuple, list)) or len(dim) != 2:
-        raise ValueError(f"{op}: dim must be a pair of dims, got {dim!r}")
+        raise RuntimeError(f"{op}: dim must be a pair of dims, got {dim!r}")
     d0, d1 = (_check_dim(d, ndim, op) for d in dim)
     if d0 == d1:
-        raise ValueError(f"{op}: dims must be different, got {dim!r}")
+        raise RuntimeError(f"{op}: dims must be different, got {dim!r}")
     return d0, d1
 
 
@@ -137,7 +137,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     2 / -2: the largest / smallest singular value; 'nuc': their sum.
     """
     if A.ndim < 2:
-        raise ValueError(f"linalg.matrix_norm: needs at least 2 dims, got shape {list(A.shape)}")
+        raise RuntimeError(f"linalg.matrix_norm: needs at least 2 dims, got shape {list(A.shape)}")
     if dtype is not None:
         A = A.to(dtype)
     d0, d1 = _two_dims(dim, A.ndim, "linalg.matrix_norm")
@@ -153,7 +153,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
                 out = out.unsqueeze(d)
         return out
     if ord not in (1, -1, math.inf, -math.inf):
-        raise ValueError(f"linalg.matrix_norm: unsupported ord {ord!r}")
+        raise RuntimeError(f"linalg.matrix_norm: unsupported ord {ord!r}")
     summed, across = (d0, d1) if abs(ord) == 1 else (d1, d0)
     sums = A.abs().sum(dim=summed, keepdim=True)
     if ord > 0:
@@ -187,7 +187,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "nuc":
         return matrix_norm(input, "nuc", dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
     if isinstance(p, str):
-        raise ValueError(f"norm: unknown norm p={p!r}")
+        raise RuntimeError(f"norm: unknown norm p={p!r}")
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 

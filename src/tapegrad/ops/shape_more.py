@@ -122,6 +122,8 @@ def unbind(input, dim=0):
 
 def _atleast(tensors, n, op):
     single = isinstance(tensors, Tensor)
+    if not single and isinstance(tensors, (list, tuple)) and not tensors:
+        return ()  # as torch: atleast_1d() and atleast_1d([]) give ()
     ts = [tensors] if single else _tensor_list(tensors, op)
     out = []
     for x in ts:
@@ -366,9 +368,9 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         counts = input._data
         return Tensor._wrap(np.repeat(np.arange(counts.shape[0]), counts).astype(np.int64))
     x = input.reshape(-1) if dim is None else input
-    d = 0 if dim is None else _check_dim(dim, max(x._data.ndim, 1), "repeat_interleave")
     if x._data.ndim == 0:
-        x = x.reshape(1)
+        raise IndexError(f"repeat_interleave: dim {dim} given for a tensor with no dimensions")
+    d = 0 if dim is None else _check_dim(dim, x._data.ndim, "repeat_interleave")
     n = x._data.shape[d]
     reps = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
     if reps.ndim and reps.size != 1 and reps.shape[0] != n:

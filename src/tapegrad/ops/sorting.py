@@ -218,7 +218,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, op):
     differentiable picks, so the gradient follows the interpolation weights)."""
     modes = ("linear", "lower", "higher", "midpoint", "nearest")
     if interpolation not in modes:
-        raise ValueError(f"{op}: interpolation must be one of {modes}, got {interpolation!r}")
+        raise RuntimeError(f"{op}: interpolation must be one of {modes}, got {interpolation!r}")
     scalar_q = not isinstance(q, Tensor) and np.ndim(q) == 0
     qs = np.atleast_1d(np.asarray(q._data if isinstance(q, Tensor) else q, dtype=np.float64))
     if qs.ndim > 1:

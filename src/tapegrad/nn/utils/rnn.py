@@ -66,7 +66,7 @@ def _lengths(lengths):
     if isinstance(lengths, Tensor):
         lengths = lengths._data
     out = np.asarray(lengths)
-    if out.ndim != 1 or out.dtype.kind not in "iu":
+    if out.ndim != 1 or out.dtype.kind not in "biuf":  # torch casts to int64 (truncating)
         raise RuntimeError(
             f"pack_padded_sequence: lengths must be a 1-D sequence of integers, got {lengths!r}"
         )
