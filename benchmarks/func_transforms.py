@@ -6,10 +6,19 @@
 * ``jacfwd`` vs ``jacrev`` for f: R^8 -> R^512 and f: R^512 -> R^8 (a two-layer tanh
   map, float64): forward mode should win on the first, reverse mode on the second.
 
-Run: PYTHONPATH=src python benchmarks/func_transforms.py [--repeat 21]
+Run: PYTHONPATH=src python benchmarks/func_transforms.py [--repeat 61] [--cpu-time]
 Every figure is the median (and, in brackets, the minimum) of ``--repeat`` rounds in
 which the rows compared run one after the other (interleaved, so that a change in the
-machine's load hits them alike), in the same process; ratios are of the medians.
+machine's load hits them alike), in the same process; ratios are of the medians. The
+per-sample rows also print the median of the per-round ratios loop/vmap with its
+interquartile range: each round's ratio compares two runs a few milliseconds apart, so
+a slow stretch of the machine cancels out of it.
+``--cpu-time`` times with the calling thread's CPU time instead of wall time (for a
+loaded machine: another process's turn on the core is not counted, nor are the other
+threads of this one: torch's intra-op threads, whose spinning would otherwise be
+charged to the rows that follow, and the work they do for torch's own row). The NumPy
+row is the floor: the same per-sample gradients written by hand, so loop / floor is the
+most loop / vmap can be (printed as "the bound").
 Results are checked against each other (and torch) before timings are printed.
 """
 
@@ -28,15 +37,22 @@ F = tg.func
 SIZES = (64, 256, 256, 10)
 
 
-def interleaved(fns: dict, repeat: int):
-    """``{name: (median, min, result)}``: each function once per round, round after round."""
+CLOCK = [time.perf_counter]  # or time.thread_time (--cpu-time)
+
+
+def interleaved(fns: dict, repeat: int, times: dict | None = None):
+    """``{name: (median, min, result)}``: each function once per round, round after round.
+    ``times``, when given, receives every round's time per function."""
+    clock = CLOCK[0]
     results = {k: fn() for k, fn in fns.items()}  # warm-up
-    times = {k: [] for k in fns}
+    if times is None:
+        times = {}
+    times.update({k: [] for k in fns})
     for _ in range(repeat):
         for k, fn in fns.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             fn()
-            times[k].append(time.perf_counter() - t0)
+            times[k].append(clock() - t0)
     return {k: (float(np.median(v)), min(v), results[k]) for k, v in times.items()}
 
 
@@ -117,9 +133,10 @@ def per_sample(repeat, batch):
         tx, ty = torch.tensor(xa), torch.tensor(ya)
         tper = torch.func.vmap(torch.func.grad(tloss), in_dims=(None, 0, 0))
         fns["torch"] = lambda: tper(tparams, tx, ty)
+    times = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        rows = interleaved(fns, repeat)
+        rows = interleaved(fns, repeat, times)
     g_vmap, g_loop, g_np = rows["vmap"][2], rows["loop"][2], rows["numpy"][2]
     for k, g in zip(params, g_np):
         want = np.stack([gl[k].numpy() for gl in g_loop])
@@ -129,13 +146,18 @@ def per_sample(repeat, batch):
             got = rows["torch"][2][k].numpy()
             np.testing.assert_allclose(g_vmap[k].numpy(), got, rtol=1e-3, atol=1e-5)
     t_vmap, t_loop, t_np = rows["vmap"][0], rows["loop"][0], rows["numpy"][0]
+    per_round = np.asarray(times["loop"]) / np.asarray(times["vmap"])
+    q1, q2, q3 = np.percentile(per_round, [25, 50, 75])
+    clock = "thread CPU" if CLOCK[0] is time.thread_time else "wall"
     print(f"per-sample gradients, MLP {'-'.join(map(str, SIZES))}, batch {batch}, float32")
-    print(f"  (median of {repeat} interleaved rounds, minimum in brackets)")
+    print(f"  (median of {repeat} interleaved rounds, minimum in brackets; {clock} time)")
     print(f"  tapegrad vmap(grad(loss)):      {_ms(rows['vmap'])}")
     print(f"  tapegrad loop of grad(loss):    {_ms(rows['loop'])}")
     print(f"  loop / vmap:                    {t_loop / t_vmap:8.2f}x")
+    print(f"  per-round loop / vmap:          {q2:8.2f}x (interquartile {q1:.2f}-{q3:.2f})")
     print(f"  NumPy by hand (the floor):      {_ms(rows['numpy'])}")
     print(f"  tapegrad vmap / NumPy:          {t_vmap / t_np:8.2f}x")
+    print(f"  loop / NumPy (the bound):       {t_loop / t_np:8.2f}x")
     if torch is None:
         print("  torch not installed: no torch.func timing")
         return
@@ -169,11 +191,19 @@ def jac_modes(repeat):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeat", type=int, default=21)
+    parser.add_argument("--repeat", type=int, default=61, help="rounds of the per-sample rows")
+    parser.add_argument("--jac-repeat", type=int, default=21, help="rounds of the jacobian rows")
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time with this thread's CPU time instead of wall time (for a loaded machine)",
+    )
     args = parser.parse_args(argv)
+    if args.cpu_time:
+        CLOCK[0] = time.thread_time
     per_sample(args.repeat, args.batch)
-    jac_modes(args.repeat)
+    jac_modes(args.jac_repeat)
 
 
 if __name__ == "__main__":

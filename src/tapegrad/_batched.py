@@ -51,11 +51,16 @@ class BatchedAccess(AttributeError):
     """An op without a batching hook read the data of a BatchedTensor (Note [vmap levels]).
 
     Raised (and caught by the dispatching ``except`` clauses) once per op on batched
-    arguments, so its message is only formatted when shown."""
+    arguments, so its message (and the shape in it) is only worked out when shown."""
 
-    def __init__(self, shape: tuple = ()):
+    def __init__(self, tensor=None):
         super().__init__()
-        self.shape = shape
+        self._tensor = tensor
+
+    @property
+    def shape(self) -> tuple:
+        """The logical shape of the batched tensor that was read."""
+        return () if self._tensor is None else tuple(self._tensor._bval.shape[1:])
 
     def __str__(self) -> str:
         return (
@@ -97,7 +102,7 @@ def warn_once(key: str, message: str) -> None:
 
 
 def _trap(self):
-    raise BatchedAccess(self._bval.shape[1:])
+    raise BatchedAccess(self)
 
 
 def _no_data(name):
@@ -264,10 +269,11 @@ def level_of(args, kwargs=None) -> int:
     """The highest vmap level among the (one-deep nested) arguments; 0 if none."""
     lv = 0
     for a in itertools.chain(args, kwargs.values()) if kwargs else args:
-        if type(a) is BatchedTensor:
+        t = type(a)
+        if t is BatchedTensor:
             if a._blevel > lv:
                 lv = a._blevel
-        elif type(a) in (list, tuple):
+        elif t is list or t is tuple:
             for x in a:
                 if type(x) is BatchedTensor and x._blevel > lv:
                     lv = x._blevel

@@ -202,6 +202,13 @@ def _unwrap(out, out_dims, level, n):
         and out_dims == 0
     ):
         return out._bval  # the common case: the batch stays in front
+    if type(out) is dict and type(out_dims) is int and out_dims == 0:  # per-sample gradients
+        return {
+            k: o._bval
+            if type(o) is BatchedTensor and o._blevel == level
+            else _unwrap(o, 0, level, n)
+            for k, o in out.items()
+        }
     if isinstance(out, Tensor):
         batched = type(out) is BatchedTensor and out._blevel == level
         if out_dims is None:

@@ -10,7 +10,7 @@ import numpy as np
 from ._batched import LEVELS, BatchedTensor, _trap, op, wrap
 from .tensor import Tensor
 
-__all__ = ["physical", "lift_leaf", "rewrap_like", "jacobian"]
+__all__ = ["physical", "lift_leaf", "lifter", "rewrap_like", "jacobian"]
 
 
 # -- grad under vmap ------------------------------------------------------------------------
@@ -53,6 +53,25 @@ def lift_leaf(t, attached: bool):
     for level in LEVELS.active:
         out = wrap(out, level)
     return out
+
+
+def lifter(enabled: bool):
+    """``lift(t)``: :func:`lift_leaf` for the open levels as they are now, ``attached``
+    being ``t.requires_grad and enabled``; the common case (a plain tensor) inlined."""
+    active = tuple(LEVELS.active)
+    sizes = tuple([LEVELS.sizes[lv] for lv in active])
+
+    def lift(t):
+        if type(t) is BatchedTensor or (enabled and t._rg):
+            return lift_leaf(t, enabled and t.requires_grad)
+        p = Tensor._wrap(_expand_front(t._data, sizes))
+        p._vc_ = t._vc  # the slot behind the _vc property: the leaf shares t's counter
+        p._rg = True
+        for level in active:
+            p = wrap(p, level)
+        return p
+
+    return lift
 
 
 def _expand_front(arr, sizes: tuple):

@@ -21,7 +21,6 @@ k = 1 matrix products. Here it is one Node on the physical values:
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import numpy as np
@@ -38,12 +37,16 @@ __all__ = ["per_sample_linear", "rule"]
 # OpenBLAS keeps a GEMM (not a GEMV: more than one row) of m·n·k <= 2^18 on one thread by
 # itself (Note [Small GEMMs on one thread]; ops/linalg.py's _gemm_rows): no block needed.
 _SERIAL_MNK = 1 << 18
-_NO_BLOCK = contextlib.nullcontext()
 
 
-def _gemm_block(rows: int, mnk: int):
-    """The thread block for one 2-D GEMM of ``rows`` rows and ``mnk`` multiply-adds."""
-    return _NO_BLOCK if rows > 1 and mnk <= _SERIAL_MNK else one_thread(mnk)
+def _gemm(a, b):
+    """``a @ b`` for 2-D arrays, on one BLAS thread where Note [Small GEMMs on one thread]
+    wants it (a block only where OpenBLAS would not keep it on one thread by itself)."""
+    mnk = a.shape[0] * a.shape[1] * b.shape[1]
+    if a.shape[0] > 1 and mnk <= _SERIAL_MNK:
+        return matmul_array(a, b)
+    with one_thread(mnk):
+        return matmul_array(a, b)
 
 
 def per_sample_linear(x, w, b):
@@ -59,27 +62,31 @@ def per_sample_linear(x, w, b):
         non-float dtypes): the caller then composes the op from the generic rules.
     """
     xd, wd = x._data, w._data
-    bd = None if b is None else b._data
     dt = xd.dtype
-    if dt.kind != "f" or wd.dtype != dt or (bd is not None and bd.dtype != dt):
+    if dt.kind != "f" or wd.dtype != dt:
         return None
-    if bd is not None and bd.ndim not in (1, 2):
-        return None
+    if b is None:
+        bd = None
+        need_b = b_batched = False
+    else:
+        bd = b._data
+        if bd.dtype != dt or bd.ndim not in (1, 2):
+            return None
+        need_b = b._rg
+        b_batched = bd.ndim == 2
     n, n_out, n_in = wd.shape
     x_shape = xd.shape
     m = math.prod(x_shape[1:-1])
     if not (n and m and n_in and n_out):
         return None
     shared = wd.strides[0] == 0  # one weight for every element: one GEMM
-    x3 = xd.reshape(n, m, n_in)
     if shared:
-        with _gemm_block(n * m, n * m * n_in * n_out):  # Note [Small GEMMs on one thread]
-            out = matmul_array(x3.reshape(n * m, n_in), wd[0].T).reshape(n, m, n_out)
+        out = _gemm(xd.reshape(n * m, n_in), wd[0].T).reshape(n, m, n_out)
     else:
         with one_thread(n * m * n_in * n_out):
-            out = np.matmul(x3, wd.transpose(0, 2, 1))
+            out = np.matmul(xd.reshape(n, m, n_in), wd.transpose(0, 2, 1))
     if bd is not None:
-        if bd.ndim == 1:
+        if not b_batched:
             out += bd
         elif bd.strides[0] == 0:  # one bias for every element (a lifted parameter)
             out += bd[0]
@@ -87,8 +94,6 @@ def per_sample_linear(x, w, b):
             out += bd[:, None, :]
     out = out.reshape(x_shape[:-1] + (n_out,))
     need_x, need_w = x._rg, w._rg
-    need_b = b is not None and b._rg
-    b_batched = bd is not None and bd.ndim == 2
     out_shape = out.shape
 
     def backward(g):
@@ -105,7 +110,10 @@ def per_sample_linear(x, w, b):
             gb = g3.sum(dim=-2) if b_batched else sum_to(g3, (n_out,))
         return gx, gw, gb
 
-    saved = tuple(t for t, need in ((w, need_x), (x, need_w)) if need)
+    if need_x:
+        saved = (w, x) if need_w else (w,)
+    else:
+        saved = (x,) if need_w else ()
     return make_result(out, (x, w, b), backward, "PerSampleLinearBackward", saved=saved)
 
 
@@ -117,8 +125,7 @@ def _backward_arrays(gd, x, w, need_x, need_w, need_b, b_batched, m, shared):
     gx = gw = gb = None
     if need_x:
         if shared:
-            with _gemm_block(n * m, n * m * n_in * n_out):  # Note [Small GEMMs on one thread]
-                gxd = matmul_array(g3.reshape(n * m, n_out), wd[0])
+            gxd = _gemm(g3.reshape(n * m, n_out), wd[0])
         else:
             with one_thread(n * m * n_in * n_out):
                 gxd = np.matmul(g3, wd)
@@ -142,14 +149,20 @@ def rule(x, w, b, level):
     """The batching rule's fast case (``_batch_rules_linalg``): ``x`` and ``w`` batched at
     ``level`` over plain physical values, ``b`` None, batched likewise or a plain Tensor.
     Returns the BatchedTensor result, or None to compose the op from the generic rules."""
-    xv, wv = _plain(x, level), _plain(w, level)
-    if xv is None or wv is None or wv.ndim != 3 or xv.ndim < 2:
+    if type(x) is not BatchedTensor or type(w) is not BatchedTensor:
+        return None
+    if x._blevel != level or w._blevel != level:
+        return None
+    xv, wv = x._bval, w._bval
+    if type(xv) is BatchedTensor or type(wv) is BatchedTensor:
+        return None
+    if wv._data.ndim != 3 or xv._data.ndim < 2:
         return None
     if b is None:
         bv = None
     elif type(b) is BatchedTensor:
-        bv = _plain(b, level)
-        if bv is None or bv.ndim != 2:
+        bv = b._bval
+        if b._blevel != level or type(bv) is BatchedTensor or bv._data.ndim != 2:
             return None
     elif isinstance(b, Tensor) and b.ndim == 1:
         bv = b
@@ -157,11 +170,3 @@ def rule(x, w, b, level):
         return None
     out = per_sample_linear(xv, wv, bv)
     return None if out is None else wrap(out, level)
-
-
-def _plain(t, level):
-    """``t``'s physical value if ``t`` is batched at ``level`` over a plain Tensor."""
-    if type(t) is not BatchedTensor or t._blevel != level:
-        return None
-    v = t._bval
-    return None if isinstance(v, BatchedTensor) else v

@@ -37,6 +37,8 @@ __all__ = [
 
 
 def _argnums(argnums, nargs, name):
+    if type(argnums) is int and -nargs <= argnums < nargs:  # the common case
+        return True, (argnums % nargs,)
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
     if not nums:
@@ -58,38 +60,39 @@ def _lift(args, nums, name):
     """
     args = list(args)
     diff = []
+    # inside vmap: leaves batched at every open level (Note [grad under vmap])
+    lift = _vmap_grad.lifter(STATE.enabled) if _batched.LEVELS.active else _lift_plain
     for i in nums:
-        args[i] = _lift_tree(args[i], diff, name, i)
+        args[i] = _lift_tree(args[i], diff, name, i, lift)
     return args, tuple(diff)
 
 
-def _lift_tree(t, diff: list, name: str, i: int):
-    if isinstance(t, (tuple, list)):
-        return type(t)(_lift_tree(x, diff, name, i) for x in t)
+def _lift_plain(t):
+    if t.requires_grad and STATE.enabled:
+        return t.reshape(t.shape)
+    return t.detach().requires_grad_(True)
+
+
+def _lift_tree(t, diff: list, name: str, i: int, lift):
+    if isinstance(t, Tensor):
+        if t.dtype.kind != "f":
+            raise TypeError(f"{name}: argument {i} must be floating point, got dtype {t.dtype}")
+        t = lift(t)
+        diff.append(t)
+        return t
     if isinstance(t, dict):
-        return {k: _lift_tree(x, diff, name, i) for k, x in t.items()}
-    if not isinstance(t, Tensor):
-        raise TypeError(f"{name}: argument {i} must be a Tensor, got {type(t).__name__}")
-    if not t.dtype.kind == "f":
-        raise TypeError(f"{name}: argument {i} must be floating point, got dtype {t.dtype}")
-    if _batched.LEVELS.active:  # inside vmap: Note [grad under vmap]
-        t = _vmap_grad.lift_leaf(t, t.requires_grad and STATE.enabled)
-    else:
-        t = (
-            t.reshape(t.shape)
-            if (t.requires_grad and STATE.enabled)
-            else t.detach().requires_grad_(True)
-        )
-    diff.append(t)
-    return t
+        return {k: _lift_tree(x, diff, name, i, lift) for k, x in t.items()}
+    if isinstance(t, (tuple, list)):
+        return type(t)(_lift_tree(x, diff, name, i, lift) for x in t)
+    raise TypeError(f"{name}: argument {i} must be a Tensor, got {type(t).__name__}")
 
 
 def _rebuild(t, flat):
     """``t``'s nest with its Tensors replaced, in order, by the items of iterator ``flat``."""
+    if isinstance(t, dict):  # a dict of parameters: its tensors without a call each
+        return {k: next(flat) if isinstance(x, Tensor) else _rebuild(x, flat) for k, x in t.items()}
     if isinstance(t, (tuple, list)):
         return type(t)(_rebuild(x, flat) for x in t)
-    if isinstance(t, dict):
-        return {k: _rebuild(x, flat) for k, x in t.items()}
     return next(flat)
 
 
@@ -104,10 +107,14 @@ def _release(x, keep: bool, own):
 
 def _reaches_other_leaf(t, own) -> bool:
     """Whether a leaf other than this level's variables ``own`` feeds ``t``."""
-    root = _vmap_grad.physical(t).grad_fn
+    return _other_leaf_feeds(_vmap_grad.physical(t).grad_fn, [_vmap_grad.physical(o) for o in own])
+
+
+def _other_leaf_feeds(root, leaves) -> bool:
+    """Whether a leaf other than the (physical) tensors ``leaves`` feeds Node ``root``."""
     if root is None:
         return False
-    own_ids = {id(_vmap_grad.physical(o)) for o in own}
+    own_ids = {id(o) for o in leaves}
     seen = {root}
     stack = [root]
     while stack:
@@ -145,53 +152,80 @@ def value_and_grad(f, argnums=0, has_aux=False):
     """
 
     def wrapper(*args, **kwargs):
-        single, nums = _argnums(argnums, len(args), "grad")
-        # Under grad mode, record our backward: an enclosing transform (or a tensor f
-        # closes over) may need it. _release detaches what turns out not to.
-        keep = STATE.enabled
-        with enable_grad():
-            lifted, diff = _lift(args, nums, "grad")
-            out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "grad")
-            if not isinstance(out, Tensor) or out.numel() != 1:
-                raise RuntimeError(
-                    "grad: f must return a Tensor with a single element, got "
-                    f"{getattr(out, 'shape', type(out).__name__)}"
-                )
-            if keep and out.requires_grad and not has_aux and not _reaches_other_leaf(out, diff):
+        value, aux, result = _value_and_grad(f, argnums, has_aux, args, kwargs, True)
+        return ((value, aux) if has_aux else value), result
+
+    return wrapper
+
+
+def _value_and_grad(f, argnums, has_aux, args, kwargs, want_value):
+    """``(value, aux, grad)`` of value_and_grad; value None unless ``want_value``."""
+    single, nums = _argnums(argnums, len(args), "grad")
+    # Under grad mode, record our backward: an enclosing transform (or a tensor f
+    # closes over) may need it. _release detaches what turns out not to.
+    keep = STATE.enabled
+    final = False  # grads hold the results already
+    saved = STATE.enabled, STATE.inference
+    STATE.enabled, STATE.inference = True, False  # enable_grad()
+    try:
+        lifted, diff = _lift(args, nums, "grad")
+        out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "grad")
+        if not isinstance(out, Tensor) or out.numel() != 1:
+            raise RuntimeError(
+                "grad: f must return a Tensor with a single element, got "
+                f"{getattr(out, 'shape', type(out).__name__)}"
+            )
+        if not out.requires_grad:
+            grads = (None,) * len(diff)
+        elif _batched.LEVELS.active:  # Note [grad under vmap]
+            phys = _vmap_grad.physical(out)
+            leaves = [_vmap_grad.physical(d) for d in diff]
+            if keep and not has_aux and not _other_leaf_feeds(phys.grad_fn, leaves):
                 # Nothing outside this level's variables feeds ``out``: _release would
                 # detach every gradient, so skip recording the backward graph at all.
                 keep = False
-            if out.requires_grad and _batched.LEVELS.active:  # Note [grad under vmap]
-                phys = _vmap_grad.physical(out)
-                grads = engine.grad(
-                    phys,
-                    [_vmap_grad.physical(d) for d in diff],
-                    Tensor._wrap(np.ones(phys.shape, phys.dtype)),
-                    create_graph=keep,
-                    allow_unused=True,
-                )
+            root = np.empty(phys._data.shape, phys._data.dtype)
+            root.fill(1)
+            grads = engine.grad(
+                phys, leaves, Tensor._wrap(root), create_graph=keep, allow_unused=True
+            )
+            if keep:
                 grads = [
                     g if g is None else _vmap_grad.rewrap_like(g, d) for g, d in zip(grads, diff)
                 ]
-            elif out.requires_grad:
-                grads = engine.grad(out, diff, create_graph=keep, allow_unused=True)
-            else:
-                grads = (None,) * len(diff)
-        # Without keep the engine recorded nothing: its gradients are fresh tensors that
-        # need no detaching (unless a custom backward handed out one that requires grad).
+            else:  # fresh gradients (below), read on the physical tensors
+                grads = [
+                    _zeros_like(d)
+                    if g is None
+                    else _vmap_grad.rewrap_like(g.detach() if g._rg else g, d)
+                    for g, d in zip(grads, diff)
+                ]
+                final = True
+        else:
+            if keep and not has_aux and not _reaches_other_leaf(out, diff):
+                keep = False
+            grads = engine.grad(out, diff, create_graph=keep, allow_unused=True)
+    finally:
+        STATE.enabled, STATE.inference = saved
+    # Without keep the engine recorded nothing: its gradients are fresh tensors that
+    # need no detaching (unless a custom backward handed out one that requires grad).
+    if not final:
         grads = tuple(
-            Tensor._wrap(np.zeros(d.shape, d.dtype))
+            _zeros_like(d)
             if g is None
             else (_release(g, keep, diff) if keep or g.requires_grad else g)
             for g, d in zip(grads, diff)
         )
-        value = _release(out, keep, diff)
-        flat = iter(grads)
-        per_arg = tuple(_rebuild(args[i], flat) for i in nums)
-        result = per_arg[0] if single else per_arg
-        return ((value, aux) if has_aux else value), result
+    value = _release(out, keep, diff) if want_value else None
+    flat = iter(grads)
+    if single:
+        return value, aux, _rebuild(args[nums[0]], flat)
+    return value, aux, tuple(_rebuild(args[i], flat) for i in nums)
 
-    return wrapper
+
+def _zeros_like(d):
+    """The gradient of a variable that the output does not depend on (unbatched zeros)."""
+    return Tensor._wrap(np.zeros(d.shape, d.dtype))
 
 
 def grad(f, argnums=0, has_aux=False):
@@ -202,11 +236,10 @@ def grad(f, argnums=0, has_aux=False):
     >>> tg.func.grad(lambda x: df(x).sum())(tg.tensor([1.0, 2.0]))
     tensor([ 6., 12.])
     """
-    vg = value_and_grad(f, argnums, has_aux)
 
     def wrapper(*args, **kwargs):
-        value, g = vg(*args, **kwargs)
-        return (g, value[1]) if has_aux else g
+        _, aux, g = _value_and_grad(f, argnums, has_aux, args, kwargs, False)
+        return (g, aux) if has_aux else g
 
     return wrapper
 
