@@ -57,3 +57,15 @@ def test_special_functions_without_a_method_are_not_tensor_methods_like_torch(to
     # ops/unary_table.py:204 (special_i1's method=False -> True survived)
     for name in ("special_i1", "special_i1e", "special_i0e", "special_ndtri"):
         assert hasattr(tg.Tensor, name) is hasattr(torch_mod.Tensor, name) is False
+
+
+@pytest.mark.parametrize(
+    "op, tshape", [("multi_margin_loss", (2, 1)), ("multilabel_margin_loss", (2, 3, 1))]
+)
+def test_margin_losses_refuse_a_target_with_too_many_dims_like_torch(torch_mod, op, tshape):
+    # nn/_losses_margin.py:152 (`t.ndim > 1 + target_extra` -> `2 + ...` survived)
+    for lib in (torch_mod, tg):
+        x = lib.tensor(np.arange(6.0).reshape(2, 3) / 7, dtype=lib.float64)
+        t = lib.tensor(np.zeros(tshape, np.int64))
+        with pytest.raises(RuntimeError, match="target"):
+            getattr(lib.nn.functional, op)(x, t)
