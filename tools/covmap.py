@@ -21,14 +21,51 @@ leaving state (tables, registered ops, module constants) that the test reads.
   default arguments, or a function body called while importing) can change what
   every later test sees: such a mutant gets the whole suite.
 - Code run in a child process (MPI tests under ``mpiexec``, tests that start an
-  interpreter) is not traced: the tests that start a subprocess are recorded and
-  run for every mutant.
+  interpreter) is traced in the child and recorded under the spawning test's node id
+  (Note [Traced children]), so the spawning test is among those that execute the
+  child's lines and runs for the mutants there, like any other test. A test whose
+  children were not all traced (a child killed before saving its data, a child that
+  is not Python, a ``fork`` that ends in ``os._exit``) is a *spawner*: it runs for
+  every mutant, as every spawner did before children were traced.
 
 Limits: a test that reads state cached by an earlier test (a cache filled while
 test A ran, read by test B in the same worker) may observe a mutant in the
 full suite that the selected run misses; so can a test whose path depends on the
 order of tests. Both would make a kill depend on test order, which the suite
 avoids. The selection can only miss kills (make the score lower), never invent them.
+
+Note [Traced children]
+----------------------
+While the map is built, ``covmap_plugin.py`` gives every ``subprocess.Popen`` a test
+starts an environment with ``tools/covmap_child/`` first on ``PYTHONPATH`` and the
+test's node id; the ``sitecustomize.py`` there starts coverage in each Python child
+(and grandchild: ``mpiexec`` passes the environment to its ranks, a child's own
+``Popen`` gets the same treatment, an ``exec`` saves first) with that node id as its
+context and its own data file. The child writes ``start.<spawn>.<pid>.<token>`` before
+coverage starts and ``done.<token>`` after its data is saved. Its lines count only
+with the done marker; a spawn is traced when some child started under it and every
+one that started is done; a test is traced when all its spawns are. A child that
+never started Python (``dot``) leaves no marker, and one that dies unsaved (killed,
+``MPI_Abort``, ``os._exit``) leaves a start marker alone: its test stays a spawner.
+Nothing of this reaches the project's install: the directory is on a child's path
+only while the map is built, and mutation runs themselves trace nothing.
+
+The one assumption: a Python process started under a test has the injected
+environment (Popen's, passed down by ``mpiexec`` and ``exec``) and imports
+``sitecustomize``. A grandchild started by a non-Python process that scrubs the
+environment would escape unseen; ``mpiexec`` (hydra) passes it whole by default.
+
+Note [Loose extension]
+----------------------
+``--extend --loose`` accepts an edit of code that runs at import (a class body, a
+module constant) by rerunning every test that executed any line of the edited file,
+where a strict extension refuses and the map is built afresh (a suite run under
+coverage). It can miss a test that observes the import-time change without running a
+line of that file (reading a class attribute from elsewhere). A map wrong that way
+lists too few tests for some lines, so a mutant there runs too few tests: the selection
+can only miss kills, and the score stays a lower bound; a survivor is then checked by
+hand (its verdict needs a person anyway). A run on such a map says so in its report.
+
 """
 
 from __future__ import annotations
@@ -43,9 +80,15 @@ import time
 from pathlib import Path
 
 OUTSIDE = "<outside>"
+CHILD_DATA = "-child."  # <data file>-child.<token>: a child process's data
 TREE = ("src", "tests", "benchmarks", "tools", "docs/ops.md", "pyproject.toml", "README.md")
 # the mutation machinery itself: no test reads it, so editing it keeps the map valid
-NOT_FINGERPRINTED = {"tools/mutate.py", "tools/covmap.py", "tools/covmap_plugin.py"}
+NOT_FINGERPRINTED = {
+    "tools/mutate.py",
+    "tools/covmap.py",
+    "tools/covmap_plugin.py",
+    "tools/covmap_child/sitecustomize.py",
+}
 
 
 def _tree_files(root: Path):
@@ -77,13 +120,26 @@ def convert(data_glob: str, root: Path, extra: dict) -> dict:
 
     tests, index = [], {}
     lines, outside = {}, {}
-    seconds, spawners = {}, set()
-    for f in sorted(glob.glob(data_glob)):
+    seconds, spawners, spawns, forkers, marks = {}, set(), {}, set(), set()
+    files = sorted(glob.glob(data_glob))
+    for f in files:
         if f.endswith(".json"):
             with open(f) as fh:
                 info = json.load(fh)
             seconds.update(info["seconds"])
             spawners.update(info["spawners"])
+            spawns.update(info.get("spawns", {}))
+            forkers.update(info.get("forkers", ()))
+            if info.get("marks"):
+                marks.add(info["marks"])
+            continue
+    done = _marks(marks)[1]
+    for f in files:
+        if f.endswith(".json"):
+            continue
+        # a child's data (tools/covmap_child): only when it saved it (traced_spawners)
+        child = os.path.basename(f).partition(CHILD_DATA)[2]
+        if child and child not in done:
             continue
         data = coverage.CoverageData(f)
         data.read()
@@ -102,14 +158,47 @@ def convert(data_glob: str, root: Path, extra: dict) -> dict:
                         index[c] = len(tests)
                         tests.append(c)
                     lines.setdefault(rel, {}).setdefault(line, set()).add(index[c])
+    traced = traced_spawners(spawners, spawns, marks) - forkers
     return {
         **extra,
         "tests": tests,
         "seconds": [seconds.get(t, 0.0) for t in tests],
-        "spawners": sorted(spawners),
+        # run for every mutant: their children's lines are not (all) in the map
+        "spawners": sorted(spawners - traced | forkers),
+        "traced_spawners": sorted(traced),
         "lines": {f: {str(k): sorted(v) for k, v in d.items()} for f, d in lines.items()},
         "outside": {f: sorted(v) for f, v in outside.items()},
     }
+
+
+def _marks(dirs):
+    """(spawn id -> tokens of the children that started, tokens of those that saved)."""
+    started, done = {}, set()
+    for d in dirs:
+        for name in os.listdir(d) if os.path.isdir(d) else ():
+            kind, _, token = name.partition(".")
+            if kind == "start":
+                started.setdefault(token.split(".")[0], []).append(token)
+            elif kind == "done":
+                done.add(token)
+    return started, done
+
+
+def traced_spawners(spawners, spawns, marks) -> set:
+    """The tests that start processes whose children were all traced (Note [Traced children]).
+
+    ``spawns``: spawn id -> the test that started it; ``marks``: the directories where the
+    children (tools/covmap_child/sitecustomize.py) left ``start.<spawn>.<pid>.<token>``
+    before starting coverage and ``done.<...>`` after saving its data. A spawn counts as
+    traced when at least one child started under it and every child that started is done;
+    a test is traced when all its spawns are.
+    """
+    started, done = _marks(marks)
+    ok = {}
+    for spawn, test in spawns.items():
+        tokens = started.get(spawn, [])
+        ok[test] = ok.get(test, True) and bool(tokens) and all(t in done for t in tokens)
+    return {t for t in spawners if ok.get(t, False)}
 
 
 def build(work: Path, root: Path, out: Path, jobs: int) -> dict:
@@ -172,6 +261,13 @@ def _copy_tree(root: Path, work: Path):
             shutil.copy(root / name, work / name)
 
 
+def _tests_read_benchmarks(root: Path) -> bool:
+    """Whether any file under tests/ names ``benchmarks`` (imports or reads one)."""
+    return any(
+        "benchmarks" in p.read_text(errors="replace") for p in (root / "tests").rglob("*.py")
+    )
+
+
 def _is_test_file(f: str) -> bool:
     return f.startswith("tests/") and Path(f).name.startswith("test_") and f.endswith(".py")
 
@@ -205,6 +301,51 @@ def _only_definitions(text) -> bool:
     return bool(tree.body) and all(isinstance(n, kinds) and not n.decorator_list for n in tree.body)
 
 
+def _never_ran(tree, first: int, last: int, by_line: dict, outside: set) -> bool:
+    """Whether the innermost statements holding old lines ``first..last`` never ran, in a
+    test or at import. A replacement there sits where no test's control flow ever
+    arrived (the code before it is unchanged, and a line event fires on a statement's
+    first line whenever it starts), so no test can run the new text either; a line
+    that only a compound statement (a def, an ``if`` header) holds counts that one."""
+    import ast
+
+    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+    for ln in range(first, last + 1):
+        holding = [n for n in stmts if n.lineno <= ln <= n.end_lineno]
+        if not holding:
+            return False  # a line outside every statement (module level): be strict
+        inner = min(holding, key=lambda n: n.end_lineno - n.lineno)
+        lines = range(inner.lineno, inner.end_lineno + 1)
+        if any(str(k) in by_line or k in outside for k in lines):
+            return False
+    return True
+
+
+def _scopes(text: str):
+    """What a function's compiled scope depends on: per code object, its qualified name,
+    local, cell and free variables and flags (generator, ...). An edit that keeps
+    these (new lambdas and comprehensions aside) cannot change how untouched lines
+    resolve their names (a new assignment would make a global local everywhere)."""
+    from collections import Counter
+
+    out, todo = Counter(), [compile(text, "<covmap>", "exec")]
+    anon = ("<lambda>", "<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>")
+    while todo:
+        code = todo.pop()
+        todo += [c for c in code.co_consts if hasattr(c, "co_code")]
+        if code.co_name not in anon:
+            out[
+                (
+                    code.co_qualname,
+                    code.co_varnames,
+                    code.co_cellvars,
+                    code.co_freevars,
+                    code.co_flags,
+                )
+            ] += 1
+    return out
+
+
 def _enclosing_body(tree, first: int, last: int):
     """(first, last) body lines of the innermost function whose body holds first..last."""
     import ast
@@ -218,7 +359,15 @@ def _enclosing_body(tree, first: int, last: int):
     return best
 
 
-def extend(path: Path, root: Path, jobs: int = 0, base: str | None = None) -> dict:
+def extend(
+    path: Path,
+    root: Path,
+    jobs: int = 0,
+    base: str | None = None,
+    spawners: bool = False,
+    dry_run: bool = False,
+    loose: bool = False,
+) -> dict:
     """Bring a stored map up to date after tests were added or edited, or functions fixed.
 
     The stored per-file hashes say what changed since the map was built. A test file
@@ -227,9 +376,18 @@ def extend(path: Path, root: Path, jobs: int = 0, base: str | None = None) -> di
     from the commit ``base``) is compared line by line: an edit inside a function body
     reruns every test that executed a line of that body (only they can take another
     path; the others run the same code, its lines renumbered), and an edit that only
-    deletes lines no test executed reruns nothing. An edit outside function bodies,
+    replaces or deletes statements that never ran (no test, not at import) reruns
+    nothing, provided every function keeps its compiled scope (``_never_ran``,
+    ``_scopes``): a fix in a branch no test reached, typically. An edit outside function bodies,
     in a function that also runs outside tests (at import), or any other changed file
     (a conftest, a helper module, docs/ops.md): refuse, build afresh.
+
+    ``loose`` (Note [Loose extension]): an import-time edit of a src file reruns every
+    test that executed a line of that file instead of refusing.
+
+    ``spawners``: also rerun the map's spawners (tests whose child processes were not
+    traced, e.g. in a map built before children were), so that their children's lines
+    enter the map and those traced leave the run-for-every-mutant list.
     """
     import ast
     import tempfile
@@ -242,6 +400,8 @@ def extend(path: Path, root: Path, jobs: int = 0, base: str | None = None) -> di
     changed = sorted(f for f in set(old) | set(now) if old.get(f) != now.get(f))
     srcs = [f for f in changed if f.startswith("src/") and f.endswith(".py") and f in old]
     bad = [f for f in changed if not _is_test_file(f) and f not in srcs]
+    if not _tests_read_benchmarks(root):  # then an edited benchmark changes no test's run
+        bad = [f for f in bad if not f.startswith("benchmarks/")]
     if bad:
         raise SystemExit(f"not only test and src files changed ({', '.join(bad[:5])})")
     if srcs and base is None:
@@ -258,28 +418,45 @@ def extend(path: Path, root: Path, jobs: int = 0, base: str | None = None) -> di
         by_line = cmap["lines"].get(f, {})
         outside = set(cmap["outside"].get(f, ()))
         tree = ast.parse(text)
+        scopes_kept = _scopes(text) == _scopes((root / f).read_text())
         for first, last, added in hunks:
             ran = set()
             for ln in range(first, last + 1):
                 ran.update(by_line.get(str(ln), ()))
             body = _enclosing_body(tree, first, last)
+            if added is None and scopes_kept and _never_ran(tree, first, last, by_line, outside):
+                continue  # only statements that never ran were replaced or deleted
             if body is None and added is not None and _only_definitions(added):
                 continue  # new functions or classes: run only from edited code or new tests
+            at_import = body is None and (ran or outside & set(range(first, last + 1)))
+            at_import = at_import or (
+                body is not None and outside & set(range(body[0], body[1] + 1))
+            )
+            if at_import and loose:  # Note [Loose extension]
+                print(f"{f}:{first}-{last}: runs at import; rerunning every test that ran {f}")
+                for ids in by_line.values():
+                    rerun_ids.update(ids)
+                continue
             if body is None:  # module level: only code that never ran (nor at import)
-                if ran or outside & set(range(first, last + 1)):
+                if at_import:
                     raise SystemExit(f"{f}:{first}-{last}: an edit of code that runs at import")
                 continue
             lines = range(body[0], body[1] + 1)
-            if outside & set(lines):
+            if at_import:
                 raise SystemExit(f"{f}:{first}: the edited function runs at import: build afresh")
             for ln in lines:
                 rerun_ids.update(by_line.get(str(ln), ()))
-    rerun_tests = sorted(cmap["tests"][i] for i in rerun_ids)
+    again = set(cmap["spawners"]) if spawners else set()
+    rerun_tests = sorted({cmap["tests"][i] for i in rerun_ids} | again)
     files_rerun = [f for f in changed if _is_test_file(f) and f in now]
     gone = {f for f in changed if _is_test_file(f)}
+    if dry_run:
+        print(f"would rerun {len(files_rerun)} test files and {len(rerun_tests)} tests")
+        return cmap
     work = Path(tempfile.mkdtemp(prefix="tapegrad-covmap-"))
     _copy_tree(root, work)
     fresh = {"tests": [], "seconds": [], "spawners": [], "lines": {}, "outside": {}}
+    fresh["traced_spawners"] = []
     if files_rerun or rerun_tests:
         data = work / ".covmap-data"
         data.mkdir()
@@ -346,13 +523,17 @@ def extend(path: Path, root: Path, jobs: int = 0, base: str | None = None) -> di
         outside[f] = {moved(f, ln) for ln in v} - {None}
     for f, v in fresh["outside"].items():
         outside.setdefault(f, set()).update(v)
-    spawners = {t for t in cmap["spawners"] if t in set(tests) and t not in set(fresh["tests"])}
+
+    def kept(key):
+        return {t for t in cmap.get(key, ()) if t in set(tests) and t not in set(fresh["tests"])}
+
     cmap.update(
+        traced_spawners=sorted(kept("traced_spawners") | set(fresh["traced_spawners"])),
         fingerprint=fingerprint(root),
         files=now,
         tests=tests,
         seconds=seconds,
-        spawners=sorted(spawners | set(fresh["spawners"])),
+        spawners=sorted(kept("spawners") | set(fresh["spawners"])),
         lines=lines,
         outside={f: sorted(v) for f, v in outside.items()},
     )
@@ -369,6 +550,13 @@ if __name__ == "__main__":
     ap.add_argument("--extend", default=".mutate/covmap.json", help="the map to update")
     ap.add_argument("--jobs", type=int, default=0, help="pytest-xdist workers")
     ap.add_argument("--base", default=None, help="the commit the map was built at (src edits)")
+    ap.add_argument(
+        "--spawners", action="store_true", help="rerun the untraced spawners, tracing children"
+    )
+    ap.add_argument("--dry-run", action="store_true", help="only say what would be rerun")
+    ap.add_argument(
+        "--loose", action="store_true", help="import-time edits: rerun the tests that ran the file"
+    )
     a = ap.parse_args()
-    m = extend(Path(a.extend), Path.cwd(), a.jobs, a.base)
+    m = extend(Path(a.extend), Path.cwd(), a.jobs, a.base, a.spawners, a.dry_run, a.loose)
     print(f"{len(m['tests'])} tests in the map")

@@ -8,10 +8,17 @@ context ``<outside>``; each test (setup, call and teardown) runs under its node 
 It works under pytest-xdist: every worker loads the plugin and writes its own data
 file (``data_suffix``), which ``tools/mutate.py`` combines.
 
-Tests that start a subprocess (``subprocess.Popen``: the MPI tests, child
-interpreters) are listed, with every test's duration, in
-``<data file>.tests.<pid>.json``: lines run in the child are not traced, so the
-mutation tool runs those tests for every mutant.
+Child processes (Note [Traced children]): every ``subprocess.Popen`` a test starts
+gets, in its environment, ``tools/covmap_child/`` first on ``PYTHONPATH`` (its
+``sitecustomize.py`` starts coverage in any Python child, and so in the MPI ranks
+under ``mpiexec``, which inherit the environment) and the test's node id, under
+which the child records its lines. Each child leaves a start and a done marker;
+``tools/covmap.py`` counts a spawning test as traced only when every child that
+started also saved its data, and at least one did. The tests that start a process
+whose children were not all traced, and the tests that ``fork`` (a forked child
+ends with ``os._exit`` and saves nothing), are listed as *spawners* with every
+test's duration in ``<data file>.tests.<pid>.json``: the mutation tool runs those
+for every mutant.
 
 With ``TAPEGRAD_SELECT`` (a file of node ids) it runs only those tests, in that order.
 """
@@ -29,6 +36,8 @@ _OUT = os.environ.get("TAPEGRAD_COVMAP")
 _cov = None
 _current = None
 _spawners = set()
+_spawns = {}  # spawn id -> node id of the test that started it
+_forkers = set()
 _seconds = {}
 
 if _OUT:
@@ -45,13 +54,43 @@ if _OUT:
     _cov.switch_context("<outside>")
 
     _popen_init = subprocess.Popen.__init__
+    _CHILD_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "covmap_child")
+    _MARKS = os.path.join(os.path.dirname(os.path.abspath(_OUT)), "child-marks")
+    os.makedirs(_MARKS, exist_ok=True)
+    _in_popen = [False]
 
     def _recording_init(self, *args, **kwargs):
-        if _current is not None:
-            _spawners.add(_current)
-        return _popen_init(self, *args, **kwargs)
+        if _current is None:
+            return _popen_init(self, *args, **kwargs)
+        _spawners.add(_current)
+        spawn = f"{os.getpid()}-{len(_spawns)}"
+        _spawns[spawn] = _current
+        env = dict(os.environ if kwargs.get("env") is None else kwargs["env"])
+        path = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = _CHILD_SITE + (os.pathsep + path if path else "")
+        env.update(
+            TAPEGRAD_COVMAP_CHILD=f"{_OUT}-child",
+            TAPEGRAD_COVMAP_MARKS=_MARKS,
+            TAPEGRAD_COVMAP_SPAWN=spawn,
+            TAPEGRAD_COVMAP_CONTEXT=_current,
+            TAPEGRAD_COVMAP_INCLUDE=os.path.join(_root, "src", "tapegrad", "*"),
+        )
+        kwargs["env"] = env
+        _in_popen[0] = True
+        try:
+            return _popen_init(self, *args, **kwargs)
+        finally:
+            _in_popen[0] = False
 
     subprocess.Popen.__init__ = _recording_init
+
+    def _before_fork():
+        # a forked child (os.fork, multiprocessing's fork workers) inherits the tracer but
+        # ends with os._exit and saves nothing: its test runs for every mutant
+        if _current is not None and not _in_popen[0]:
+            _forkers.add(_current)
+
+    os.register_at_fork(before=_before_fork)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -77,7 +116,8 @@ def pytest_unconfigure(config):
     _cov.stop()
     _cov.save()
     with open(f"{_OUT}.tests.{os.getpid()}.json", "w") as fh:
-        json.dump({"seconds": _seconds, "spawners": sorted(_spawners)}, fh)
+        info = {"seconds": _seconds, "spawners": sorted(_spawners), "spawns": _spawns}
+        json.dump({**info, "forkers": sorted(_forkers), "marks": _MARKS}, fh)
 
 
 _SELECT = os.environ.get("TAPEGRAD_SELECT")

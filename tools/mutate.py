@@ -28,8 +28,9 @@ builds ``--covmap`` (default ``.mutate/covmap.json``), a map line -> tests that
 execute it, by running the whole suite once under ``coverage`` with one context
 per test (tools/covmap_plugin.py); later runs reuse it while src/ and tests/ are
 unchanged. A mutant inside a function body whose lines never run outside a test
-gets exactly the tests that execute its statement, then (if they pass) the few
-tests that start a subprocess, whose children are not traced. Any other mutant
+gets exactly the tests that execute its statement (lines that child processes run
+count for the test that started them: Note [Traced children] in covmap.py), then (if
+they pass) the few tests whose children could not be traced. Any other mutant
 (module level, class body, decorator, default argument, or code that also runs
 while modules are imported) gets the tests that execute it and then, if they
 pass, the whole suite. This needs ``coverage`` (>= 7). ``--full`` runs the whole
@@ -361,8 +362,9 @@ def report_head(args, argv, root, killed, valid, score, total):
         f"# Mutation run (seed {args.seed})\n\n`{cmd}` at commit {commit}\n\n"
         f"**{killed}/{valid} killed ({score:.1f}%)**; {total - valid} invalid. "
         "Tests run: `full` = the whole suite (code that runs at import time), "
-        "`N+S` = the N tests whose coverage includes the line and the S tests that start "
-        "a subprocess (Note [Mutant test selection] in tools/covmap.py).\n\n"
+        "`N+S` = the N tests whose coverage (theirs or their child processes') includes the "
+        "line and the S tests that start a process the map could not trace "
+        "(Note [Mutant test selection] in tools/covmap.py).\n\n"
     )
 
 
@@ -376,6 +378,13 @@ def main(argv=None):
     p.add_argument("--timeout", type=float, default=900, help="seconds per suite run")
     p.add_argument("--quick", action="store_true", help="try related test files first")
     p.add_argument("--list", action="store_true", help="only list the mutants")
+    p.add_argument(
+        "--only",
+        nargs="+",
+        default=None,
+        metavar="PATH:LINE",
+        help="only the mutants on these lines (e.g. src/tapegrad/autograd/engine.py:189)",
+    )
     p.add_argument("--report", default=None, help="write a Markdown report here")
     p.add_argument(
         "--covmap",
@@ -415,6 +424,8 @@ def main(argv=None):
         files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
     kinds = set(args.kinds.split(","))
     pool = [m for f in files for m in mutants_of(f, root) if m.kind in kinds]
+    if args.only is not None:
+        pool = [m for m in pool if f"{m.path}:{m.line}" in set(args.only)]
     print(f"{len(pool)} mutants in {len(files)} files", flush=True)
     if args.sample is not None and args.sample < len(pool):
         pool = sorted(

@@ -188,7 +188,7 @@ def _root_grads(roots, grad_tensors, create_graph):
     else:
         grad_tensors = tuple(grad_tensors)
     if len(grad_tensors) != len(roots):
-        raise ValueError(
+        raise RuntimeError(
             f"got {len(grad_tensors)} gradients for {len(roots)} tensors; give one per tensor"
         )
     grads = []

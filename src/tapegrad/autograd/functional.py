@@ -123,7 +123,10 @@ def _grad(outputs, inputs, grad_outputs, create_graph):
 
 def _single_element(out, fn_name):
     if not isinstance(out, Tensor):
-        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+        raise TypeError(
+            f"The function given to {fn_name} should return a single Tensor, got "
+            f"{type(out).__name__}"
+        )
     if out.numel() != 1:
         raise RuntimeError(
             f"The Tensor returned by the function given to {fn_name} should contain a single "
@@ -242,7 +245,7 @@ def jacobian(
             f"jacobian: expected strategy to be 'forward-mode' or 'reverse-mode', got {strategy!r}"
         )
     if strategy == "forward-mode" and not vectorize:
-        raise ValueError("jacobian: strategy='forward-mode' requires vectorize=True")
+        raise NotImplementedError("jacobian: strategy='forward-mode' requires vectorize=True")
     if strict and vectorize:
         raise RuntimeError(
             "jacobian: strict=True and vectorize=True are not supported together. "
@@ -314,7 +317,9 @@ def hessian(
             f"'reverse-mode', got {outer_jacobian_strategy!r}"
         )
     if outer_jacobian_strategy == "forward-mode" and not vectorize:
-        raise ValueError("hessian: outer_jacobian_strategy='forward-mode' requires vectorize=True")
+        raise NotImplementedError(
+            "hessian: outer_jacobian_strategy='forward-mode' requires vectorize=True"
+        )
     if strict and vectorize:
         raise RuntimeError(
             "hessian: strict=True and vectorize=True are not supported together. "

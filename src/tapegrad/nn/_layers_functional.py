@@ -93,6 +93,11 @@ def instance_norm(
             f"{list(input.shape)}"
         )
     param_axes = (0,) + spatial
+    if (running_mean is None) != (running_var is None):  # as torch
+        raise ValueError(
+            "instance_norm: running_mean and running_var must either both be None or neither "
+            "be None"
+        )
     out, mean, var = _norm_ops.normalize(input, weight, bias, spatial, param_axes, view, eps)
     if running_mean is not None or running_var is not None:
         count = int(np.prod(input.shape[2:]))

@@ -170,7 +170,7 @@ def make_unary(row: Unary) -> Callable:
             return Tensor._wrap(out)
         if rule is not None:
             return make_result(out, (x,), rule, node)
-        return _record(out, x, grad, node, uses, {})
+        return _record(out, x, grad, node, uses)
 
     op.__name__ = name
     op.__qualname__ = name
@@ -178,29 +178,29 @@ def make_unary(row: Unary) -> Callable:
     return op
 
 
-def _record(out, x, grad, node, uses, kw):
+def _record(out, x, grad, node, uses):
     """make_result with a closure that captures only what ``grad`` reads (row.uses)."""
     if uses == "x":
 
         def backward_x(g):
-            return (grad(g, x, None, **kw),)
+            return (grad(g, x, None),)
 
         return make_result(out, (x,), backward_x, node, saved=(x,))
     if uses == "none":  # a constant derivative: nothing saved (a second backward works)
 
         def backward_none(g):
-            return (grad(g, None, None, **kw),)
+            return (grad(g, None, None),)
 
         return make_result(out, (x,), backward_none, node)
     if uses == "out":
 
         def backward_out(g, o):
-            return (grad(g, None, o, **kw),)
+            return (grad(g, None, o),)
 
         return make_result(out, (x,), backward_out, node, save_output=True)
 
     def backward(g, o):
-        return (grad(g, x, o, **kw),)
+        return (grad(g, x, o),)
 
     return make_result(out, (x,), backward, node, saved=(x,), save_output=True)
 
@@ -224,10 +224,6 @@ def _result_dtype(da, db, row) -> np.dtype:
     if row.kind == "float" and dt.kind in "iub":
         return _dtypes.get_default_dtype()
     return dt
-
-
-def _dtype(d):
-    return d.dtype if hasattr(d, "dtype") else None
 
 
 def make_binary(row: Binary) -> Callable:

@@ -92,10 +92,6 @@ def _special(name):
     return OPS[name].fn
 
 
-def _xlogx(x):
-    return sc.entr(x)
-
-
 UNARY = [
     # -- inverse and hyperbolic trigonometry --
     Unary(
