@@ -111,3 +111,34 @@ def test_inference_results_still_compute_like_torch(torch_mod):
 
     for ours, theirs in zip(run(tg), run(torch_mod), strict=True):
         np.testing.assert_array_equal(ours, theirs)
+
+
+_OPS_UNDER_INFERENCE = {
+    "mul": lambda m, x: x * 2,
+    "exp": lambda m, x: x.exp(),
+    "tanh": lambda m, x: x.tanh(),
+    "sigmoid": lambda m, x: x.sigmoid(),
+    "relu": lambda m, x: m.nn.functional.relu(x),
+    "matmul": lambda m, x: x @ x,
+    "sum": lambda m, x: x.sum(),
+    "softmax": lambda m, x: x.softmax(0),
+    "cat": lambda m, x: m.cat([x, x]),
+    "max": lambda m, x: x.max(0).values,
+    "linear": lambda m, x: m.nn.functional.linear(x, m.ones(2, 3)),
+    "where": lambda m, x: m.where(x > 0, x, -x),
+}
+
+
+@pytest.mark.parametrize("name", list(_OPS_UNDER_INFERENCE))
+@pytest.mark.parametrize("rg", [False, True])
+def test_every_op_result_made_in_inference_mode_is_an_inference_tensor(torch_mod, name, rg):
+    # the results of ops recorded through make_result were not marked (its inlined wrap
+    # skipped the marking): exp/tanh/relu/matmul/... said False where torch says True
+    fn = _OPS_UNDER_INFERENCE[name]
+    got = []
+    for m in (tg, torch_mod):
+        x = m.tensor([0.5, -1.0, 2.0], requires_grad=rg)
+        with m.inference_mode():
+            y = fn(m, x)
+        got.append((y.is_inference(), y.requires_grad))
+    assert got[0] == got[1] == (True, False)

@@ -14,6 +14,7 @@ import numpy as _np
 
 from .. import tensor as _tensor_module
 from ..grad_mode import STATE
+from ..tensor import INIT_MARK as _INIT_MARK
 from ..tensor import RETRACE as _RETRACE
 from ..tensor import Tensor, VersionCounter
 
@@ -521,8 +522,9 @@ def make_result(
         array_backward: optionally, the same rule on arrays, for first-order backward
             passes (Note [Array backward] in autograd/engine.py).
     """
-    if data.__class__ is _ndarray and _RETRACE[0] is None:
-        # Tensor._wrap inlined (keep in step with it): the result of every op.
+    if data.__class__ is _ndarray and _RETRACE[0] is None and _INIT_MARK[0] is None:
+        # Tensor._wrap inlined (keep in step with it): the result of every op. Not while
+        # some thread is in inference_mode: Tensor._wrap then marks inference tensors.
         out = _new_node(Tensor)
         out._data = data
         out._grad = None
