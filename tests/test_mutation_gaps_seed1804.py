@@ -69,3 +69,37 @@ def test_margin_losses_refuse_a_target_with_too_many_dims_like_torch(torch_mod, 
         t = lib.tensor(np.zeros(tshape, np.int64))
         with pytest.raises(RuntimeError, match="target"):
             getattr(lib.nn.functional, op)(x, t)
+
+
+# -- _pool_more.py: the adaptive pools name the ranks they take (survivor 'k + 1' -> 'k - 1')
+
+
+@pytest.mark.parametrize(
+    "fn, shape, ranks",
+    [
+        ("adaptive_max_pool2d", (2, 2), "3D or 4D"),
+        ("adaptive_avg_pool1d", (2, 2, 2, 2), "2D or 3D"),
+        ("adaptive_max_pool3d", (2, 2, 2), "4D or 5D"),
+    ],
+)
+def test_adaptive_pool_rank_error_names_the_ranks_as_torch(torch_mod, fn, shape, ranks):
+    with pytest.raises(RuntimeError, match=f"Expected {ranks} tensor"):
+        getattr(tg.nn.functional, fn)(tg.ones(*shape), 1)
+    if fn != "adaptive_avg_pool1d":  # torch's avg_pool1d words it differently
+        with pytest.raises(RuntimeError, match=f"Expected {ranks} tensor"):
+            getattr(torch_mod.nn.functional, fn)(torch_mod.ones(*shape), 1)
+
+
+# -- parametrizations.py: orthogonal() of a wide weight (survivor: 'n, k = k, n' dropped)
+
+
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley", "householder"])
+def test_orthogonal_of_a_wide_weight_has_orthonormal_rows_as_torch(torch_mod, orthogonal_map):
+    for m in (tg, torch_mod):
+        m.manual_seed(0)
+        lin = m.nn.utils.parametrizations.orthogonal(
+            m.nn.Linear(5, 3), orthogonal_map=orthogonal_map
+        )
+        w = lin.weight.detach().numpy().astype(np.float64)
+        assert w.shape == (3, 5)
+        np.testing.assert_allclose(w @ w.T, np.eye(3), atol=1e-5)
