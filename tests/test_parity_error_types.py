@@ -193,3 +193,33 @@ def test_gradient_of_a_complex_source_copied_into_a_real_tensor_matches_torch(to
 
     for ours, theirs in zip(run(tg), run(torch_mod), strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+# -- where() with a condition that is not bool; div's rounding_mode (they were cast / ValueError)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "float64", "int32"])
+@pytest.mark.parametrize("form", ["function", "method"])
+def test_where_refuses_a_condition_that_is_not_bool_as_torch(torch_mod, dtype, form):
+    def call(m):
+        cond = m.tensor([1, 0], dtype=getattr(m, dtype))
+        if form == "function":
+            return m.where(cond, m.ones(2), m.zeros(2))
+        return m.ones(2).where(cond, 0.0)
+
+    ours, theirs = _same_error(torch_mod, call)
+    assert ours == theirs
+
+
+def test_where_takes_a_uint8_condition_with_torchs_deprecation_warning(torch_mod):
+    res = []
+    for m in (torch_mod, tg):
+        with pytest.warns(UserWarning, match="uint8 condition"):
+            y = m.where(m.tensor([1, 0, 2], dtype=m.uint8), m.ones(3), m.zeros(3))
+        res.append(y.numpy())
+    np.testing.assert_array_equal(res[0], res[1])
+
+
+def test_div_with_an_unknown_rounding_mode_is_torchs_runtime_error(torch_mod):
+    ours, theirs = _same_error(torch_mod, lambda m: m.div(m.ones(2), 2.0, rounding_mode="round"))
+    assert ours == theirs

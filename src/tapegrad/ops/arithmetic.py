@@ -526,7 +526,9 @@ def _check_int_divisor(op, da, db):
 def _rounded_div(a, b, mode):
     ta, da, tb, db = _operands(a, b, "div")
     if mode not in ("floor", "trunc"):
-        raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got {mode!r}")
+        raise RuntimeError(  # torch's type
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {mode!r}"
+        )
     _check_int_divisor("div", da, db)
     try:
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -9,6 +9,8 @@ The step functions (sign, floor, ceil, round) have gradient zero, as in PyTorch.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.special import expit as _expit
 
@@ -16,6 +18,7 @@ from .. import _dtypes, _fpquiet
 from ..autograd.graph import keeps_arrays, make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
+from . import _dtype_errors
 from ._mathutil import const
 from ._registry import register
 from ._util import as_tensor_or_scalar, broadcast_error, float_data, reduce_grad
@@ -215,7 +218,7 @@ def where(condition, input, other):
     """
     cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if cond.dtype != np.bool_:
-        cond = cond.astype(bool)
+        cond = _bool_condition(cond)
     ta, da = as_tensor_or_scalar(input, "where")
     tb, db = as_tensor_or_scalar(other, "where")
     try:
@@ -235,6 +238,23 @@ def where(condition, input, other):
         return ga, gb
 
     return keeps_arrays(make_result(out, (ta, tb), backward, "WhereBackward"))
+
+
+def _bool_condition(cond):
+    """torch's rule for a condition that is not bool: uint8 is taken with a deprecation
+    warning, any other dtype is an error (tapegrad used to cast it)."""
+    if cond.dtype == np.uint8:
+        warnings.warn(
+            "where received a uint8 condition tensor. This behavior is deprecated and will be "
+            "removed in a future version of PyTorch. Use a boolean condition instead.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return cond.astype(bool)
+    raise RuntimeError(
+        "where expected condition to be a boolean tensor, but got a tensor with dtype "
+        f"{_dtype_errors.scalar(cond.dtype)}"
+    )
 
 
 def _where_method(self, condition, other):
