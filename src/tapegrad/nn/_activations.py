@@ -229,6 +229,7 @@ def _refusing(fn, slope_of, message):
         out = fn(input, *args, **kwargs)
         if out.grad_fn is not None and slope_of(*args, **kwargs) < 0:
             out.grad_fn._backward = refuse
+            out.grad_fn._array_backward = None  # (Note [Array backward])
         return out
 
     op.__name__ = fn.__name__

@@ -157,6 +157,7 @@ def _not_differentiable(fn, aten_name: str):
         node = out.grad_fn
         if node is not None:
             node._backward = refuse
+            node._array_backward = None  # (Note [Array backward]: no way around refuse)
             node._name = "NotImplemented"
         return out
 
