@@ -88,6 +88,7 @@ NOT_FINGERPRINTED = {
     "tools/covmap.py",
     "tools/covmap_plugin.py",
     "tools/covmap_child/sitecustomize.py",
+    "tools/covmap_child/_covmap_default_reads.py",
 }
 
 
@@ -121,11 +122,14 @@ def convert(data_glob: str, root: Path, extra: dict) -> dict:
     tests, index = [], {}
     lines, outside = {}, {}
     seconds, spawners, spawns, forkers, marks = {}, set(), {}, set(), set()
+    reads = {}  # context -> keys of defaults read (Note [Default arguments])
     files = sorted(glob.glob(data_glob))
     for f in files:
         if f.endswith(".json"):
             with open(f) as fh:
                 info = json.load(fh)
+            for c, keys in info.get("default_reads", {}).items():
+                reads.setdefault(c, set()).update(keys)
             seconds.update(info["seconds"])
             spawners.update(info["spawners"])
             spawns.update(info.get("spawns", {}))
@@ -134,6 +138,11 @@ def convert(data_glob: str, root: Path, extra: dict) -> dict:
                 marks.add(info["marks"])
             continue
     done = _marks(marks)[1]
+    for f in glob.glob(os.path.join(os.path.dirname(data_glob), "reads-child.*.json")):
+        if os.path.basename(f)[len("reads-child.") : -len(".json")] in done:
+            with open(f) as fh:
+                for c, keys in json.load(fh).items():
+                    reads.setdefault(c, set()).update(keys)
     for f in files:
         if f.endswith(".json"):
             continue
@@ -159,6 +168,16 @@ def convert(data_glob: str, root: Path, extra: dict) -> dict:
                         tests.append(c)
                     lines.setdefault(rel, {}).setdefault(line, set()).add(index[c])
     traced = traced_spawners(spawners, spawns, marks) - forkers
+    by_key, reads_outside = {}, set()
+    for c, keys in reads.items():
+        if c == OUTSIDE or not c:
+            reads_outside.update(keys)
+            continue
+        if c not in index:
+            index[c] = len(tests)
+            tests.append(c)
+        for k in keys:
+            by_key.setdefault(k, set()).add(index[c])
     return {
         **extra,
         "tests": tests,
@@ -168,6 +187,10 @@ def convert(data_glob: str, root: Path, extra: dict) -> dict:
         "traced_spawners": sorted(traced),
         "lines": {f: {str(k): sorted(v) for k, v in d.items()} for f, d in lines.items()},
         "outside": {f: sorted(v) for f, v in outside.items()},
+        # "path:first line of the def:parameter" -> tests that read that default other
+        # than by calling the function; and those read outside tests (Note [Default arguments])
+        "default_reads": {k: sorted(v) for k, v in by_key.items()},
+        "default_reads_outside": sorted(reads_outside),
     }
 
 

@@ -53,6 +53,19 @@ if _OUT:
     _cov.start()
     _cov.switch_context("<outside>")
 
+    # who reads a default argument other than by a call (Note [Default arguments])
+    import importlib.util
+
+    _spec = importlib.util.spec_from_file_location(
+        "_covmap_default_reads",
+        os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "covmap_child", "_covmap_default_reads.py"
+        ),
+    )
+    _reads = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_reads)
+    _reads.install(_root, lambda: _current or "<outside>")
+
     _popen_init = subprocess.Popen.__init__
     _CHILD_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "covmap_child")
     _MARKS = os.path.join(os.path.dirname(os.path.abspath(_OUT)), "child-marks")
@@ -117,6 +130,7 @@ def pytest_unconfigure(config):
     _cov.save()
     with open(f"{_OUT}.tests.{os.getpid()}.json", "w") as fh:
         info = {"seconds": _seconds, "spawners": sorted(_spawners), "spawns": _spawns}
+        info["default_reads"] = _reads.snapshot()
         json.dump({**info, "forkers": sorted(_forkers), "marks": _MARKS}, fh)
 
 
