@@ -19,7 +19,9 @@ leaving state (tables, registered ops, module constants) that the test reads.
   original (same code, same data). Running the covering tests decides the mutant.
 - Code run at import/collection time (module level, class bodies, decorators,
   default arguments, or a function body called while importing) can change what
-  every later test sees: such a mutant gets the whole suite.
+  every later test sees: such a mutant gets the whole suite, except a literal default
+  argument, which only a call (its body runs) or introspection can observe (Note
+  [Default arguments]).
 - Code run in a child process (MPI tests under ``mpiexec``, tests that start an
   interpreter) is traced in the child and recorded under the spawning test's node id
   (Note [Traced children]), so the spawning test is among those that execute the
@@ -33,6 +35,41 @@ test A ran, read by test B in the same worker) may observe a mutant in the
 full suite that the selected run misses; so can a test whose path depends on the
 order of tests. Both would make a kill depend on test order, which the suite
 avoids. The selection can only miss kills (make the score lower), never invent them.
+
+Note [Default arguments]
+------------------------
+A parameter's default value is evaluated when its ``def`` runs, so a mutant of the
+default of a module-level function or method is import-time code and used to get the
+whole suite (one suite run per survivor, 600-1,000 s on the shared machine). But the
+value lives in the function object, and only two things can observe it:
+
+- a call that leaves the parameter out: the call runs the function's body, whose
+  lines coverage records under the calling test (a generator or coroutine function
+  binds without running its body: not this case);
+- introspection: a reader of ``__defaults__``/``__kwdefaults__``. In Python that is
+  ``inspect`` (``signature``, ``getfullargspec``, ``getcallargs``; ``pydoc``, pytest,
+  hypothesis and tapegrad's own ``_batch_rules``/``creation``/``_registry`` use it); no
+  file of src/, tests/ or tools/ reads the attributes itself, and the libraries that do
+  (hypothesis on lambdas it prints, numpy on its own functions, torch's fx/dynamo)
+  never see a tapegrad function.
+
+So while the map is built, ``tools/covmap_child/_covmap_default_reads.py`` tags the
+``inspect.Parameter`` objects made for functions under src/tapegrad/ and records, per
+test (and ``<outside>``), every read of a tagged default: the ``default`` property,
+``str``/``repr``, ``==``, ``hash``, pickling, ``replace`` (whose copy stays tagged).
+A cached Signature (``_batch_rules._signature``) is read again by each test that binds
+with it, so the read counts for that test. Reads while the Signature is constructed
+only ask whether a default exists, which a mutant of a literal value never changes.
+
+A mutant inside a *literal* default (``ast.literal_eval`` accepts it: evaluating it or
+its mutant has no effect but the value) of a function whose body runs when called then
+gets the tests that run a line of that body, the tests that read that parameter's
+default, and (if they pass) the untraced spawners, like a mutant in a body. It still
+gets the whole suite when the body runs at import (``<outside>``), when the default is
+read outside tests (a table built from signatures at import), or, on a map extended
+after the def line itself was edited, for every default of that file. What it shares
+with Note [Mutant test selection]: a value derived from a default and cached by one test
+for another is seen only under the first.
 
 Note [Traced children]
 ----------------------
@@ -549,6 +586,35 @@ def extend(
 
     def kept(key):
         return {t for t in cmap.get(key, ()) if t in set(tests) and t not in set(fresh["tests"])}
+
+    if "default_reads" in cmap:  # Note [Default arguments]: renumbered, the defs moved
+        reads, reads_out = {}, set(fresh.get("default_reads_outside", ()))
+        unknown = set(cmap.get("default_reads_unknown_files", ()))
+
+        def rekey(key):
+            f, ln, param = key.rsplit(":", 2)
+            new_ln = moved(f, int(ln))
+            if new_ln is None:  # the def line itself was edited: every default of f is full
+                unknown.add(f)
+                return None
+            return f"{f}:{new_ln}:{param}"
+
+        for key, ids in cmap["default_reads"].items():
+            kept_ids = [renum[i] for i in ids if i in renum]
+            new_key = rekey(key)
+            if kept_ids and new_key is not None:
+                reads.setdefault(new_key, set()).update(kept_ids)
+        for key in cmap.get("default_reads_outside", ()):
+            new_key = rekey(key)
+            if new_key is not None:
+                reads_out.add(new_key)
+        for key, ids in fresh.get("default_reads", {}).items():
+            reads.setdefault(key, set()).update(i + shift for i in ids)
+        cmap.update(
+            default_reads={k: sorted(v) for k, v in reads.items()},
+            default_reads_outside=sorted(reads_out),
+            default_reads_unknown_files=sorted(unknown),
+        )
 
     cmap.update(
         traced_spawners=sorted(kept("traced_spawners") | set(fresh["traced_spawners"])),
