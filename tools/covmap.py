@@ -71,6 +71,16 @@ after the def line itself was edited, for every default of that file. What it sh
 with Note [Mutant test selection]: a value derived from a default and cached by one test
 for another is seen only under the first.
 
+Note [Helper files]
+-------------------
+``--extend`` accepts a new or edited file under tests/ that pytest does not collect
+(a helper module such as ``tests/_second_order.py``, a data file; not a conftest, which
+every test imports) by rerunning whole every test file that can observe it: the ones
+that name it (its module name, or its file name for data), transitively through the
+helpers that name it, and the ones that list a directory (``glob``, ``listdir``,
+``iterdir``...), which could find it without naming it. A test file that names none of
+them and lists nothing runs the same code on the same data as when the map was built.
+
 Note [Traced children]
 ----------------------
 While the map is built, ``covmap_plugin.py`` gives every ``subprocess.Popen`` a test
@@ -111,6 +121,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -332,6 +343,37 @@ def _is_test_file(f: str) -> bool:
     return f.startswith("tests/") and Path(f).name.startswith("test_") and f.endswith(".py")
 
 
+def _is_helper(f: str) -> bool:
+    """A file under tests/ that pytest does not collect and that no conftest is."""
+    return f.startswith("tests/") and not _is_test_file(f) and Path(f).name != "conftest.py"
+
+
+# a test that lists a directory can see any file in it (Note [Helper files])
+_LISTS_FILES = re.compile(r"glob\(|rglob\(|listdir\(|scandir\(|os\.walk\(|iterdir\(")
+
+
+def _helper_users(root: Path, helpers) -> set:
+    """The test files that can observe the changed helper files (Note [Helper files])."""
+    if not helpers:
+        return set()
+    texts = {
+        str(p.relative_to(root)): p.read_text(errors="replace")
+        for p in (root / "tests").rglob("*")
+        if p.is_file() and p.suffix in (".py", ".txt", ".json", ".toml", ".cfg", ".ini")
+    }
+    names = {Path(f).stem if f.endswith(".py") else Path(f).name for f in helpers}
+    users, todo = set(), set(names)
+    while todo:
+        name = todo.pop()
+        for f, text in texts.items():
+            if f not in users and re.search(rf"\b{re.escape(name)}\b", text):
+                users.add(f)
+                if _is_helper(f):  # a helper importing a helper: its users too
+                    todo.add(Path(f).stem if f.endswith(".py") else Path(f).name)
+    users |= {f for f, text in texts.items() if _is_test_file(f) and _LISTS_FILES.search(text)}
+    return {f for f in users if _is_test_file(f)}
+
+
 def _src_hunks(old: str, new: str):
     """(old line -> new line for unchanged lines, [(first, last) old lines of each edit])."""
     import difflib
@@ -460,6 +502,8 @@ def extend(
     changed = sorted(f for f in set(old) | set(now) if old.get(f) != now.get(f))
     srcs = [f for f in changed if f.startswith("src/") and f.endswith(".py") and f in old]
     bad = [f for f in changed if not _is_test_file(f) and f not in srcs]
+    helper_users = _helper_users(root, [f for f in bad if _is_helper(f)])
+    bad = [f for f in bad if not _is_helper(f)]
     if not _tests_read_benchmarks(root):  # then an edited benchmark changes no test's run
         bad = [f for f in bad if not f.startswith("benchmarks/")]
     if bad:
@@ -508,7 +552,7 @@ def extend(
                 rerun_ids.update(by_line.get(str(ln), ()))
     again = set(cmap["spawners"]) if spawners else set()
     rerun_tests = sorted({cmap["tests"][i] for i in rerun_ids} | again)
-    files_rerun = [f for f in changed if _is_test_file(f) and f in now]
+    files_rerun = sorted({f for f in changed if _is_test_file(f) and f in now} | helper_users)
     gone = {f for f in changed if _is_test_file(f)}
     if dry_run:
         print(f"would rerun {len(files_rerun)} test files and {len(rerun_tests)} tests")
