@@ -71,6 +71,18 @@ after the def line itself was edited, for every default of that file. What it sh
 with Note [Mutant test selection]: a value derived from a default and cached by one test
 for another is seen only under the first.
 
+Note [Edited statements]
+------------------------
+An edit that replaces or deletes lines of a function body (no insertion between
+statements, every function's compiled scope kept: ``_scopes``) and lies within one
+statement of that body reruns only the tests that executed a line of that statement,
+not every test that ran the function: the code before the statement is unchanged, so
+a test whose control flow never arrived there (its line event never fired) never runs
+the new text either, and runs the same code on the same data as before. This is
+``_never_ran``'s argument for a statement that no test reached, applied to one that
+some did. A typical fix, a ``raise`` with a better message, then reruns the tests that
+raised it. An insertion, or an edit across statements, reruns the function's tests.
+
 Note [Helper files]
 -------------------
 ``--extend`` accepts a new or edited file under tests/ that pytest does not collect
@@ -448,6 +460,20 @@ def _scopes(text: str):
     return out
 
 
+def _holding_statement(tree, first: int, last: int, body):
+    """(first, last) lines of the innermost statement of the function body ``body`` that
+    holds all of old lines ``first..last``, or None when only the function does."""
+    import ast
+
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= first and last <= node.end_lineno:
+            inside = body[0] <= node.lineno and node.end_lineno <= body[1]
+            if inside and (best is None or node.end_lineno - node.lineno < best[1] - best[0]):
+                best = (node.lineno, node.end_lineno)
+    return best
+
+
 def _enclosing_body(tree, first: int, last: int):
     """(first, last) body lines of the innermost function whose body holds first..last."""
     import ast
@@ -548,6 +574,9 @@ def extend(
             lines = range(body[0], body[1] + 1)
             if at_import:
                 raise SystemExit(f"{f}:{first}: the edited function runs at import: build afresh")
+            stmt = _holding_statement(tree, first, last, body) if added is None else None
+            if stmt is not None and scopes_kept:  # Note [Edited statements]
+                lines = range(stmt[0], stmt[1] + 1)
             for ln in lines:
                 rerun_ids.update(by_line.get(str(ln), ()))
     again = set(cmap["spawners"]) if spawners else set()
