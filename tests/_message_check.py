@@ -9,8 +9,10 @@ way, so a new row gets the checks for free:
 - op: the message names the op (the row's name up to its first "-", or ``names``), unless
   it is torch's own text (Python-level torch messages often name nothing);
 - shapes: every shape printed in ours (``[2, 3]``, ``(2, 3)``) is the shape of an input
-  tensor, a sequence of ints passed in, or one torch's message prints: what the input
-  had, never a count the code made up;
+  tensor (or its batch dims ``[:-1]``/``[:-2]``, or matrix dims ``[-2:]``), a sequence
+  of ints passed in, or one torch's message prints, or an input's shape with entries
+  replaced by numbers torch states (the expected shape torch says in words): what the
+  input had, never a count the code made up;
 - numbers: every other integer in ours is an input's size, rank or element count, an
   int passed in, or one of torch's numbers;
 - ranks: where torch's message states ranks ("Expected 3D or 4D", "3-dimensional"),
@@ -74,6 +76,7 @@ _SHAPE = re.compile(
 )
 _INT = re.compile(r"(?<![\w.\-])-?\d+(?![\w.])|(?<![\w.])-\d+(?![\w.])")
 _RANK = re.compile(r"(?<![\w.])(\d+)(?:-?D\b|-dimensional|-d\b| dimensions?\b| dims?\b)")
+_INDEXING = re.compile(r"(?<=[\w\]])\[[^\]]*\]")
 _RANK_RANGE = re.compile(r"(?<![\w.])(\d+) (?:to|or) (\d+) dimensions")
 # torch's "with optional 0 dim batch size" states no rank
 _NOT_RANK = re.compile(r"(?:optional|possibly) 0[ -]dim(?:ensional)? batch|0 batch size")
@@ -132,6 +135,7 @@ def _expected(shape, inputs, theirs_ints):
 
 def _ints(msg):
     text = _SHAPE.sub(" ", msg.replace("torch.Size(", "("))
+    text = _INDEXING.sub(" ", text)  # "shape[-1]", "D[0, 0]": code, not sizes
     return {int(v) for v in _INT.findall(text)}
 
 
@@ -183,7 +187,9 @@ def check_message(case, ours, theirs, names=(), waive=()):
     dims = {d for s in shapes for d in s} | {len(s) for s in shapes}
     dims |= {int(np.prod(s)) for s in shapes}
     theirs_ints = _ints(want) | {v for s in _shapes(want) for v in s} | _ranks(want)
-    allowed_shapes = shapes | seqs | set(_shapes(want))
+    # an input's shape, its batch dims ([:-1], [:-2]) or matrix dims ([-2:])
+    parts = {s[:-1] for s in shapes} | {s[:-2] for s in shapes} | {s[-2:] for s in shapes}
+    allowed_shapes = shapes | parts | seqs | set(_shapes(want))
     allowed_ints = dims | ints | {v for s in seqs for v in s} | {len(s) for s in seqs}
     allowed_ints |= theirs_ints
     allowed_ints |= {-v for v in allowed_ints}
@@ -212,7 +218,7 @@ def check_message(case, ours, theirs, names=(), waive=()):
         missing -= {len(s) for s in _shapes(msg) if s in shapes}
         if missing:
             problems.append(f"ranks: torch states {sorted(theirs_r)}, ours {sorted(ours_r)}")
-        extra = ours_r - theirs_ints - {len(s) for s in shapes}
+        extra = ours_r - theirs_ints - {len(s) for s in shapes | seqs}
         if extra:
             problems.append(f"ranks: ours states {sorted(extra)}, neither torch nor an input")
     if "dtypes" not in waive:
