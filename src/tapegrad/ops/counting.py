@@ -59,8 +59,8 @@ def _histogram_nd(x, bins, range_, weight, density, op):
         )
     if range_ is not None and len(range_) != 2 * n_dims:
         raise RuntimeError(
-            f"torch.{op}: expected {2 * n_dims} values for range (a min and a max per "
-            f"dimension), got {len(range_)}"
+            f"torch.{op}: for a {n_dims}-dimensional histogram range should have "
+            f"{2 * n_dims} elements (a min and a max per dimension), but got {len(range_)}"
         )
     edges = []
     for d, b in enumerate(bins):
@@ -149,7 +149,10 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
     """
     x = _float_input(input, "histogram")
     if isinstance(bins, Tensor) and bins._data.ndim != 1:
-        raise RuntimeError("torch.histogram: bins tensor should have one dimension")
+        raise RuntimeError(
+            f"torch.histogram: bins tensor should have one dimension, but got "
+            f"{bins._data.ndim} dimensions"
+        )
     w = None if weight is None else as_tensor(weight, "histogram").reshape(-1)
     if w is not None and weight.shape != input.shape:
         raise RuntimeError(
