@@ -81,7 +81,11 @@ a test whose control flow never arrived there (its line event never fired) never
 the new text either, and runs the same code on the same data as before. This is
 ``_never_ran``'s argument for a statement that no test reached, applied to one that
 some did. A typical fix, a ``raise`` with a better message, then reruns the tests that
-raised it. An insertion, or an edit across statements, reruns the function's tests.
+raised it. The same holds for the function's runs at import: if they never reached the
+statement (none of its lines ran ``<outside>``), the import-time state is unchanged, so
+such an edit is accepted in a function that also runs at import (a strict extension
+used to refuse it). An insertion, or an edit across statements, reruns the function's
+tests, and is refused in a function that runs at import.
 
 Note [Helper files]
 -------------------
@@ -460,6 +464,47 @@ def _scopes(text: str):
     return out
 
 
+def _scopes_kept(old: str, new: str) -> bool:
+    """``_scopes`` equal, or different only by new local variables that the old function
+    never named at all (``top = ...`` in a rewritten ``raise``): no untouched line names
+    them, so none resolves a name differently."""
+    if _scopes(old) == _scopes(new):
+        return True
+    anon = ("<lambda>", "<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>")
+
+    def codes(text):
+        out, todo = {}, [compile(text, "<covmap>", "exec")]
+        while todo:
+            code = todo.pop()
+            todo += [c for c in code.co_consts if hasattr(c, "co_code")]
+            if code.co_name not in anon:
+                out.setdefault(code.co_qualname, []).append(code)
+        return out
+
+    def named(code):  # every name a code object or its nested ones mention
+        names = set(code.co_names) | set(code.co_varnames) | set(code.co_freevars)
+        names |= set(code.co_cellvars)
+        for c in code.co_consts:
+            if hasattr(c, "co_code"):
+                names |= named(c)
+        return names
+
+    a, b = codes(old), codes(new)
+    if a.keys() != b.keys() or any(len(a[k]) != len(b[k]) for k in a):
+        return False
+    for k in a:
+        for x, y in zip(a[k], b[k]):
+            same = (x.co_cellvars, x.co_freevars, x.co_flags) == (
+                y.co_cellvars,
+                y.co_freevars,
+                y.co_flags,
+            )
+            added = set(y.co_varnames) - set(x.co_varnames)
+            if not same or not set(x.co_varnames) <= set(y.co_varnames) or added & named(x):
+                return False
+    return True
+
+
 def _holding_statement(tree, first: int, last: int, body):
     """(first, last) lines of the innermost statement of the function body ``body`` that
     holds all of old lines ``first..last``, or None when only the function does."""
@@ -548,7 +593,7 @@ def extend(
         by_line = cmap["lines"].get(f, {})
         outside = set(cmap["outside"].get(f, ()))
         tree = ast.parse(text)
-        scopes_kept = _scopes(text) == _scopes((root / f).read_text())
+        scopes_kept = _scopes_kept(text, (root / f).read_text())
         for first, last, added in hunks:
             ran = set()
             for ln in range(first, last + 1):
@@ -558,9 +603,14 @@ def extend(
                 continue  # only statements that never ran were replaced or deleted
             if body is None and added is not None and _only_definitions(added):
                 continue  # new functions or classes: run only from edited code or new tests
+            # Note [Edited statements]: the one statement of the body holding the edit
+            stmt = None
+            if body is not None and added is None and scopes_kept:
+                stmt = _holding_statement(tree, first, last, body)
+            scope = stmt or body
             at_import = body is None and (ran or outside & set(range(first, last + 1)))
             at_import = at_import or (
-                body is not None and outside & set(range(body[0], body[1] + 1))
+                body is not None and outside & set(range(scope[0], scope[1] + 1))
             )
             if at_import and loose:  # Note [Loose extension]
                 print(f"{f}:{first}-{last}: runs at import; rerunning every test that ran {f}")
@@ -571,12 +621,9 @@ def extend(
                 if at_import:
                     raise SystemExit(f"{f}:{first}-{last}: an edit of code that runs at import")
                 continue
-            lines = range(body[0], body[1] + 1)
             if at_import:
-                raise SystemExit(f"{f}:{first}: the edited function runs at import: build afresh")
-            stmt = _holding_statement(tree, first, last, body) if added is None else None
-            if stmt is not None and scopes_kept:  # Note [Edited statements]
-                lines = range(stmt[0], stmt[1] + 1)
+                raise SystemExit(f"{f}:{first}: the edited code runs at import: build afresh")
+            lines = range(scope[0], scope[1] + 1)
             for ln in lines:
                 rerun_ids.update(by_line.get(str(ln), ()))
     again = set(cmap["spawners"]) if spawners else set()
