@@ -144,6 +144,7 @@ import time
 from pathlib import Path
 
 OUTSIDE = "<outside>"
+COLLECT = "<collect>"  # + a test file: lines its collection ran (Note [Collection contexts])
 CHILD_DATA = "-child."  # <data file>-child.<token>: a child process's data
 TREE = ("src", "tests", "benchmarks", "tools", "docs/ops.md", "pyproject.toml", "README.md")
 # the mutation machinery itself: no test reads it, so editing it keeps the map valid
@@ -184,7 +185,7 @@ def convert(data_glob: str, root: Path, extra: dict) -> dict:
     import coverage
 
     tests, index = [], {}
-    lines, outside = {}, {}
+    lines, outside, collect = {}, {}, {}
     seconds, spawners, spawns, forkers, marks = {}, set(), {}, set(), set()
     reads = {}  # context -> keys of defaults read (Note [Default arguments])
     files = sorted(glob.glob(data_glob))
@@ -227,6 +228,9 @@ def convert(data_glob: str, root: Path, extra: dict) -> dict:
                     if c == OUTSIDE or not c:
                         outside.setdefault(rel, set()).add(line)
                         continue
+                    if c.startswith(COLLECT):  # Note [Collection contexts]
+                        collect.setdefault(rel, {}).setdefault(line, set()).add(c[len(COLLECT) :])
+                        continue
                     if c not in index:
                         index[c] = len(tests)
                         tests.append(c)
@@ -255,6 +259,8 @@ def convert(data_glob: str, root: Path, extra: dict) -> dict:
         # than by calling the function; and those read outside tests (Note [Default arguments])
         "default_reads": {k: sorted(v) for k, v in by_key.items()},
         "default_reads_outside": sorted(reads_outside),
+        # test files whose collection runs a line (Note [Collection contexts])
+        "collect": {f: {str(k): sorted(v) for k, v in d.items()} for f, d in collect.items()},
     }
 
 
@@ -322,6 +328,49 @@ def load(path: Path, root: Path):
         return None
     cmap = json.loads(path.read_text())
     return cmap if cmap.get("fingerprint") == fingerprint(root) else None
+
+
+def collected_by(cmap: dict, rel: str, first: int, last: int) -> list:
+    """The test files whose collection runs any of lines first..last of rel."""
+    by_line = cmap.get("collect", {}).get(rel, {})
+    return sorted({f for ln in range(first, last + 1) for f in by_line.get(str(ln), ())})
+
+
+def recollect(path: Path, root: Path) -> dict:
+    """Split a map's ``<outside>`` lines: those only test modules' collection ran move to
+    ``collect`` (Note [Collection contexts]), from one ``--collect-only`` run of the tree
+    the map describes (a map built before collection had its own contexts)."""
+    import tempfile
+
+    cmap = json.loads(path.read_text())
+    if cmap.get("fingerprint") != fingerprint(root):
+        raise SystemExit(f"{path} does not describe this tree: extend it first")
+    data = Path(tempfile.mkdtemp(prefix="tapegrad-recollect-"))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(root / "src"), str(Path(__file__).parent)]),
+        PYTHONDONTWRITEBYTECODE="1",
+        TAPEGRAD_COVMAP=str(data / "cov"),
+        TAPEGRAD_COVMAP_ROOT=str(root),
+    )
+    cmd = [sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "covmap_plugin"]
+    proc = subprocess.run(
+        cmd + ["-p", "no:cacheprovider"], cwd=root, env=env, text=True, capture_output=True
+    )
+    if proc.returncode != 0:
+        raise SystemExit("collection failed:\n" + "\n".join(proc.stdout.splitlines()[-10:]))
+    fresh = convert(str(data / "cov*"), root, {})
+    moved = 0
+    outside = {}
+    for f, v in cmap["outside"].items():
+        only_collect = set(map(int, fresh["collect"].get(f, {}))) - set(fresh["outside"].get(f, ()))
+        keep = set(v) - only_collect
+        moved += len(set(v) - keep)
+        outside[f] = sorted(keep)
+    cmap.update(outside=outside, collect=fresh["collect"])
+    path.write_text(json.dumps(cmap))
+    print(f"{moved} lines ran only while test modules were collected: now in 'collect'")
+    return cmap
 
 
 def select(cmap: dict, rel: str, first: int, last: int):
@@ -766,6 +815,14 @@ if __name__ == "__main__":
     ap.add_argument(
         "--loose", action="store_true", help="import-time edits: rerun the tests that ran the file"
     )
+    ap.add_argument(
+        "--recollect",
+        action="store_true",
+        help="move the lines only test modules' collection ran out of <outside> (then stop)",
+    )
     a = ap.parse_args()
+    if a.recollect:
+        recollect(Path(a.extend), Path.cwd())
+        sys.exit(0)
     m = extend(Path(a.extend), Path.cwd(), a.jobs, a.base, a.spawners, a.dry_run, a.loose)
     print(f"{len(m['tests'])} tests in the map")

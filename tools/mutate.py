@@ -336,7 +336,8 @@ def _seconds(cmap, test):
     index = cmap.get("_index")
     if index is None:
         index = cmap["_index"] = {t: i for i, t in enumerate(cmap["tests"])}
-    return cmap["seconds"][index[test]]
+    i = index.get(test)
+    return cmap["seconds"][i] if i is not None else 60.0  # a whole file: a guess
 
 
 def run_selected(work: Path, m: Mutant, cmap, args, timeout):
@@ -358,6 +359,9 @@ def run_selected(work: Path, m: Mutant, cmap, args, timeout):
         tag = " default"
     # fastest first: with -x a failing test ends the run, and a short one fails sooner
     tests = sorted({cmap["tests"][i] for i in ids}, key=lambda t: (_seconds(cmap, t), t))
+    # the test files whose collection runs the line, whole (Note [Collection contexts])
+    lo_hi = m.default[2:] if tag else m.lines
+    tests += covmap.collected_by(cmap, m.path, *lo_hi)
     spawners = [t for t in cmap["spawners"] if t not in set(tests)]
     mode = "full" if full else f"{len(tests)}+{len(spawners)}{tag}"
     status, took, why = "passed", 0.0, "no test runs this line"
