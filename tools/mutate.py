@@ -360,13 +360,14 @@ def run_selected(work: Path, m: Mutant, cmap, args, timeout):
     # fastest first: with -x a failing test ends the run, and a short one fails sooner
     tests = sorted({cmap["tests"][i] for i in ids}, key=lambda t: (_seconds(cmap, t), t))
     # the test files whose collection runs the line, whole (Note [Collection contexts])
-    lo_hi = m.default[2:] if tag else m.lines
-    tests += covmap.collected_by(cmap, m.path, *lo_hi)
+    files = covmap.collected_by(cmap, m.path, *(m.default[2:] if tag else m.lines))
     spawners = [t for t in cmap["spawners"] if t not in set(tests)]
-    mode = "full" if full else f"{len(tests)}+{len(spawners)}{tag}"
+    mode = "full" if full else f"{len(tests)}+{len(spawners)}"
+    mode += f" +{len(files)} files" if files and not full else ""
+    mode += tag
     status, took, why = "passed", 0.0, "no test runs this line"
     # the covering tests first (most mutants die there), then those starting a process
-    for run in (tests, [] if full else spawners):
+    for run in (tests, [] if full else files + spawners):
         if run and status == "passed":
             secs = sum(_seconds(cmap, t) for t in run)
             xdist = ["-n", str(args.jobs)] if args.jobs and len(run) > 300 else []
