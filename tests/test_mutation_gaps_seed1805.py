@@ -1,0 +1,45 @@
+"""Tests for the gaps the fresh mutation sample of seed 1805 found (docs/mutation-run-seed1805.md).
+
+Each was seen to fail with its mutant applied and to pass without it.
+"""
+
+import inspect
+
+import tapegrad as tg
+from tapegrad.autograd import anomaly
+
+
+class _WrongSquare(tg.autograd.Function):
+    """x² with a backward that forgets the factor 2."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x
+
+
+def _wrong_graph():
+    x = tg.tensor([[0.5, -0.25, 1.5]], dtype=tg.float64, requires_grad=True)
+    y = _WrongSquare.apply(x.tanh())  # WRONG-NODE
+    return y.sum()
+
+
+def test_check_graph_report_says_where_the_wrong_node_was_created():
+    # autograd/anomaly.py:179 (`not where` -> `where` survived): the report's "created
+    # at" location was never checked, only the traceback printed after it
+    with tg.autograd.checkable():
+        out = _wrong_graph()
+    report = tg.autograd.check_graph(out, raise_exception=False)
+    assert report is not None and report.name == "_WrongSquareBackward"
+    lines, first = inspect.getsourcelines(_wrong_graph)
+    line = first + next(i for i, t in enumerate(lines) if "WRONG-NODE" in t)
+    assert report.where == f"{__file__}:{line} in _wrong_graph"
+    assert f"created at {report.where}," in str(report)
+    # a graph built without a creation record says so, rather than failing
+    plain = _wrong_graph()
+    assert anomaly.short_where(plain.grad_fn) == "<unknown location>"
