@@ -5,6 +5,8 @@ Each was seen to fail with its mutant applied and to pass without it.
 
 import inspect
 
+import pytest
+
 import tapegrad as tg
 from tapegrad.autograd import anomaly
 
@@ -43,3 +45,18 @@ def test_check_graph_report_says_where_the_wrong_node_was_created():
     # a graph built without a creation record says so, rather than failing
     plain = _wrong_graph()
     assert anomaly.short_where(plain.grad_fn) == "<unknown location>"
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_rot90_of_fewer_than_two_dims_names_the_rank_like_torch(torch_mod, shape):
+    # ops/shape_more.py:268 (the rank check dropped survived): a 0-d input then failed
+    # later with "rotation dims to be different" (a RuntimeError too), a 1-D one with
+    # an IndexError; torch's error names the rank
+    errs = []
+    for lib in (torch_mod, tg):
+        with pytest.raises(Exception) as err:
+            lib.rot90(lib.zeros(shape), 1, (0, 1))
+        errs.append((type(err.value), str(err.value)))
+    assert errs[1][0] is errs[0][0] is RuntimeError
+    assert errs[1][1].startswith("rot90: ") and errs[1][1].endswith(errs[0][1])
+    assert errs[0][1].endswith(f"total dims = {len(shape)}")
