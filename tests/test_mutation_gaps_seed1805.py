@@ -4,6 +4,7 @@ Each was seen to fail with its mutant applied and to pass without it.
 """
 
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -81,3 +82,19 @@ def test_first_backward_of_its_dtype_matches_torch(torch_mod, monkeypatch, op, d
         grads.append(t.grad.detach().numpy())
     assert grads[1].dtype == grads[0].dtype
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("input_grad", [True, False])
+def test_backward_hooks_get_grad_output_as_a_tuple_like_torch(torch_mod, input_grad):
+    # nn/_hooks.py:159 (`grad_output = tuple(grad_output)` dropped survived): the hooks
+    # then got a list; torch passes tuples (a hook may add to it or unpack it as one)
+    seen = []
+    for lib in (torch_mod, tg):
+        m = lib.nn.Linear(2, 2)
+        m.register_full_backward_pre_hook(lambda mod, go: seen.append(("pre", type(go))))
+        m.register_full_backward_hook(lambda mod, gi, go: seen.append(("full", type(gi), type(go))))
+        with warnings.catch_warnings():  # torch: the hook fires with no input needing grad
+            warnings.simplefilter("ignore", UserWarning)
+            m(lib.ones(1, 2, requires_grad=input_grad)).sum().backward()
+    half = len(seen) // 2
+    assert seen[half:] == seen[:half] == [("pre", tuple), ("full", tuple, tuple)]
