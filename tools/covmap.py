@@ -87,6 +87,25 @@ such an edit is accepted in a function that also runs at import (a strict extens
 used to refuse it). An insertion, or an edit across statements, reruns the function's
 tests, and is refused in a function that runs at import.
 
+Note [Collection contexts]
+--------------------------
+While pytest collects a test module (imports it, builds its parametrize lists), the
+plugin records under ``<collect>`` + the module's path, not ``<outside>``. A module that
+runs tapegrad code at collection made that code "import-time" for the whole suite:
+``tests/test_array_backward.py`` runs every op-table row to find the Nodes with array
+rules (``PAIRS``), which put the bodies of nearly every op (4,530 lines) in ``<outside>``
+and sent 36 of the 100 mutants of seed 1805 to the whole suite. Running code at
+collection is running it before the tests, like an earlier test of the same session:
+it can change that module's items (the selection then runs the module *whole*, so a
+changed parametrization or a collection error is seen), and it can leave state behind
+that later tests read, which is the limit Note [Mutant test selection] already states
+for state one test leaves another. So a mutant on such a line gets its covering tests,
+then (if they pass) the modules whose collection ran it, whole, with the untraced
+spawners; only lines run while tapegrad itself, conftest or the plugins are imported
+(and between tests) stay ``<outside>`` and get the whole suite. ``--recollect`` splits
+an existing map with one ``--collect-only`` run under the plugin: the lines that run
+only inside some module's collection leave ``<outside>`` (nothing else moves).
+
 Note [Helper files]
 -------------------
 ``--extend`` accepts a new or edited file under tests/ that pytest does not collect
