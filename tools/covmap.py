@@ -13,15 +13,17 @@ leaving state (tables, registered ops, module constants) that the test reads.
 
 - A mutant whose node is inside a function or lambda body runs only when that
   body runs. If coverage never saw its statement's lines run outside a test
-  (``<outside>``: imports, collection, between tests), every run of it happened
+  (``<outside>``: imports, between tests; a test module's collection has its own
+  context), every run of it happened
   inside some test T and was recorded under T's node id. A test that never ran
   those lines never ran the mutant, so it passes on the mutant exactly as on the
   original (same code, same data). Running the covering tests decides the mutant.
-- Code run at import/collection time (module level, class bodies, decorators,
+- Code run at import time (module level, class bodies, decorators,
   default arguments, or a function body called while importing) can change what
   every later test sees: such a mutant gets the whole suite, except a literal default
   argument, which only a call (its body runs) or introspection can observe (Note
-  [Default arguments]).
+  [Default arguments]). Code that only a test module's collection runs counts as
+  run by that module's tests (Note [Collection contexts]).
 - Code run in a child process (MPI tests under ``mpiexec``, tests that start an
   interpreter) is traced in the child and recorded under the spawning test's node id
   (Note [Traced children]), so the spawning test is among those that execute the
