@@ -122,7 +122,7 @@ def _masked_div(a, b, mask):
 
 def _two_dims(dim, ndim, op):
     if not isinstance(dim, (tuple, list)) or len(dim) != 2:
-        raise RuntimeError(f"{op}: dim must be a pair of dims, got {dim!r}")
+        raise RuntimeError(f"{op}: dim must be a 2-tuple. Got {dim!r}")
     d0, d1 = (_check_dim(d, ndim, op) for d in dim)
     if d0 == d1:
         raise RuntimeError(f"{op}: dims must be different, got {dim!r}")
