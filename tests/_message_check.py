@@ -94,6 +94,7 @@ def _walk(value, tensors, seqs, ints, depth=0):
     elif isinstance(value, float) and value.is_integer():
         ints.add(int(value))
     elif isinstance(value, (tuple, list)) and depth < 3:
+        ints.add(len(value))  # "2 operands were given"
         if value and all(
             isinstance(v, (int, np.integer)) and v is not True and v is not False for v in value
         ):

@@ -51,9 +51,11 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     dims = normalize_dims(dim, data.ndim, "linalg.vector_norm")
     p = float(ord)
     if (p < 0 or math.isinf(p)) and any(data.shape[d] == 0 for d in dims):
-        raise IndexError(  # the min/max behind these norms has no identity (as PyTorch)
-            f"linalg.vector_norm: cannot compute the {ord} norm over an empty dim of a "
-            f"tensor of shape {list(data.shape)}"
+        empty = next(d for d in dims if data.shape[d] == 0)
+        raise RuntimeError(  # the min/max behind these norms has no identity (as PyTorch)
+            f"linalg.vector_norm: cannot compute the {ord} norm on the dimension {empty} "
+            f"because this dimension is empty and the operation does not have an identity "
+            f"(a tensor of shape {list(data.shape)})"
         )
     a = np.abs(data)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
