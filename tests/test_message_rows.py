@@ -206,6 +206,22 @@ def _rows(lib):
         ),
         "InstanceNorm1d-4d": lambda: lib.nn.InstanceNorm1d(2)(lib.ones(1, 2, 2, 2)),
         "BatchNorm2d-3d": lambda: lib.nn.BatchNorm2d(2)(lib.ones(2, 2, 2)),
+        # check_errors=True on a singular matrix
+        "inv_ex-check_errors": lambda: la.inv_ex(lib.zeros(2, 2), check_errors=True),
+        "inv_ex-check_errors-batch": lambda: la.inv_ex(
+            lib.stack([lib.eye(3), lib.tensor([[1.0, 2, 3], [2, 4, 6], [0, 0, 1]])]),
+            check_errors=True,
+        ),
+        "cholesky_ex-check_errors-minor": lambda: la.cholesky_ex(
+            lib.tensor([[1.0, 0, 0], [0, 1, 0], [0, 0, -1]]), check_errors=True
+        ),
+        "cholesky_ex-check_errors-batch": lambda: la.cholesky_ex(
+            lib.stack([lib.eye(2), lib.eye(2), -lib.eye(2)]), check_errors=True
+        ),
+        "lu_factor_ex-check_errors": lambda: la.lu_factor_ex(lib.zeros(2, 2), check_errors=True),
+        "solve_ex-check_errors": lambda: la.solve_ex(
+            lib.zeros(2, 2), lib.ones(2), check_errors=True
+        ),
     }
 
 
