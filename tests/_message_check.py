@@ -77,6 +77,7 @@ _SHAPE = re.compile(
 )
 _INT = re.compile(r"(?<![\w.\-])-?\d+(?![\w.])|(?<![\w.])-\d+(?![\w.])")
 _RANK = re.compile(r"(?<![\w.])(\d+)(?:-?D\b|-dimensional|-d\b| dimensions?\b| dims?\b)")
+_TIMES = re.compile(r"(?<![\w.])\d+(?:x\d+)+(?![\w.])")
 _CODE = re.compile(r"\(position \d+\)|\bsize\(-?\d+\)|\bdim\(\)")
 _INDEXING = re.compile(r"(?<=[\w\]])\[[^\]]*\]")
 _RANK_RANGE = re.compile(r"(?<![\w.])(\d+) (?:to|or) (\d+) dimensions")
@@ -120,7 +121,8 @@ def inputs_of(exc):
 
 
 def _shapes(msg):
-    out = []
+    # torch's "(2x3 and 4x2)", "(1x2x2x2)": shapes too
+    out = [tuple(int(v) for v in m.group(0).split("x")) for m in _TIMES.finditer(msg)]
     for m in _SHAPE.finditer(msg.replace("torch.Size(", "(")):
         body = m.group(1) or m.group(2)
         out.append(tuple(int(v) for v in body.split(",") if v.strip()) if body else ())
@@ -137,7 +139,7 @@ def _expected(shape, inputs, theirs_ints):
 
 
 def _ints(msg):
-    text = _SHAPE.sub(" ", msg.replace("torch.Size(", "("))
+    text = _SHAPE.sub(" ", _TIMES.sub(" ", msg.replace("torch.Size(", "(")))
     text = _INDEXING.sub(" ", text)  # "shape[-1]", "D[0, 0]": code, not sizes
     text = _CODE.sub(" ", text)  # "(position 2)", "size(-2)"
     text = re.sub(r"(?<![\w.])(-?\d+)\.0(?![\w.])", r"\1", text)  # -1.0 is -1

@@ -81,6 +81,9 @@ def _rows(lib):
         "matrix_power-nonsquare": lambda: lib.matrix_power(lib.ones(2, 3), 2),
         "cdist-1d": lambda: lib.cdist(lib.ones(3), lib.ones(2, 3)),
         "cdist-columns": lambda: lib.cdist(lib.ones(2, 3), lib.ones(2, 4)),
+        "cdist-columns-batch": lambda: lib.cdist(lib.ones(2, 3, 4), lib.ones(2, 3, 5)),
+        "mm-inner": lambda: lib.mm(lib.ones(2, 3), lib.ones(4, 2)),
+        "mv-inner": lambda: lib.mv(lib.ones(2, 3), lib.ones(4)),
         "linalg.inv-nonsquare": lambda: la.inv(lib.ones(2, 3)),
         "linalg.det-nonsquare": lambda: la.det(lib.ones(3, 2)),
         "linalg.solve-rows": lambda: la.solve(lib.eye(2), lib.ones(3)),
@@ -146,6 +149,9 @@ def _rows(lib):
         ),
         "max_unpool2d-index": lambda: F.max_unpool2d(
             lib.ones(1, 1, 2, 2), lib.full((1, 1, 2, 2), 20, dtype=i64), 2
+        ),
+        "max_unpool2d-index-edge": lambda: F.max_unpool2d(
+            lib.ones(1, 1, 2, 2), lib.full((1, 1, 2, 2), 16, dtype=i64), 2
         ),
         "native_group_norm-shape": lambda: lib.native_group_norm(
             lib.ones(2, 4, 3), None, None, 2, 4, 5, 2, 1e-5
