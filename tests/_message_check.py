@@ -14,7 +14,8 @@ way, so a new row gets the checks for free:
   replaced by numbers torch states (the expected shape torch says in words): what the
   input had, never a count the code made up;
 - numbers: every other integer in ours is an input's size, rank or element count, an
-  int passed in, or one of torch's numbers;
+  int passed in, or one of torch's numbers; and where ours is torch's text, every number
+  torch's states is in ours;
 - ranks: where torch's message states ranks ("Expected 3D or 4D", "3-dimensional"),
   ours states the same ones, and states no rank the input and torch do not have;
 - dtypes: the dtypes torch names that an input has (the offending ones), ours names
@@ -76,6 +77,8 @@ _SHAPE = re.compile(
 )
 _INT = re.compile(r"(?<![\w.\-])-?\d+(?![\w.])|(?<![\w.])-\d+(?![\w.])")
 _RANK = re.compile(r"(?<![\w.])(\d+)(?:-?D\b|-dimensional|-d\b| dimensions?\b| dims?\b)")
+_TIMES = re.compile(r"(?<![\w.])\d+(?:x\d+)+(?![\w.])")
+_CODE = re.compile(r"\(position \d+\)|\bsize\(-?\d+\)|\bdim\(\)")
 _INDEXING = re.compile(r"(?<=[\w\]])\[[^\]]*\]")
 _RANK_RANGE = re.compile(r"(?<![\w.])(\d+) (?:to|or) (\d+) dimensions")
 # torch's "with optional 0 dim batch size" states no rank
@@ -92,6 +95,7 @@ def _walk(value, tensors, seqs, ints, depth=0):
     elif isinstance(value, float) and value.is_integer():
         ints.add(int(value))
     elif isinstance(value, (tuple, list)) and depth < 3:
+        ints.add(len(value))  # "2 operands were given"
         if value and all(
             isinstance(v, (int, np.integer)) and v is not True and v is not False for v in value
         ):
@@ -117,7 +121,8 @@ def inputs_of(exc):
 
 
 def _shapes(msg):
-    out = []
+    # torch's "(2x3 and 4x2)", "(1x2x2x2)": shapes too
+    out = [tuple(int(v) for v in m.group(0).split("x")) for m in _TIMES.finditer(msg)]
     for m in _SHAPE.finditer(msg.replace("torch.Size(", "(")):
         body = m.group(1) or m.group(2)
         out.append(tuple(int(v) for v in body.split(",") if v.strip()) if body else ())
@@ -134,8 +139,10 @@ def _expected(shape, inputs, theirs_ints):
 
 
 def _ints(msg):
-    text = _SHAPE.sub(" ", msg.replace("torch.Size(", "("))
+    text = _SHAPE.sub(" ", _TIMES.sub(" ", msg.replace("torch.Size(", "(")))
     text = _INDEXING.sub(" ", text)  # "shape[-1]", "D[0, 0]": code, not sizes
+    text = _CODE.sub(" ", text)  # "(position 2)", "size(-2)"
+    text = re.sub(r"(?<![\w.])(-?\d+)\.0(?![\w.])", r"\1", text)  # -1.0 is -1
     return {int(v) for v in _INT.findall(text)}
 
 
@@ -211,6 +218,11 @@ def check_message(case, ours, theirs, names=(), waive=()):
         bad = sorted(ours_ints - allowed_ints)
         if bad:
             problems.append(f"numbers: {bad} are no input's size, rank or argument")
+        if torchs_text(msg, want):  # torch's words: then torch's numbers too
+            theirs_all = _ints(want) | {v for s in _shapes(want) for v in s} | _ranks(want)
+            ours_all = ours_ints | {v for s in _shapes(msg) for v in s}
+            if theirs_all - ours_all:
+                problems.append(f"numbers: torch's {sorted(theirs_all - ours_all)} missing")
     if "ranks" not in waive:
         theirs_r, ours_r = _ranks(want), _ranks(msg)
         missing = theirs_r - ours_r

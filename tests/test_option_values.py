@@ -147,6 +147,32 @@ ROWS = {
         [(3, 3), (3, 2)],
         False,
     ),
+    # check_errors=True on a matrix the factorization takes: the same result as without
+    "cholesky_ex-check_errors": (
+        lambda m, a: m.linalg.cholesky_ex(_pos_def(m, a), check_errors=True),
+        [(3, 3)],
+        True,
+    ),
+    "inv_ex-check_errors": (
+        lambda m, a: m.linalg.inv_ex(_pos_def(m, a), check_errors=True),
+        [(2, 3, 3)],
+        True,
+    ),
+    "lu_factor_ex-check_errors": (
+        lambda m, a: m.linalg.lu_factor_ex(_pos_def(m, a), check_errors=True),
+        [(3, 3)],
+        False,
+    ),
+    "solve_ex-check_errors": (
+        lambda m, a, b: m.linalg.solve_ex(_pos_def(m, a), b, left=False, check_errors=True),
+        [(3, 3), (2, 3)],
+        True,
+    ),
+    "ldl_factor_ex-check_errors": (
+        lambda m, a: m.linalg.ldl_factor_ex(_sym(m, a), hermitian=True, check_errors=True),
+        [(3, 3)],
+        False,
+    ),
     # nn functional options
     "bce_with_logits-weight": (
         lambda m, a, t, w: m.nn.functional.binary_cross_entropy_with_logits(

@@ -510,7 +510,6 @@ _MESSAGES = {
             "numbers": "the dim it fails at, counted from the left",
         }
     },
-    "cholesky_ex-check": {"names": ("linalg.cholesky",)},
     "cross_entropy-0d": {
         "waive": {
             "ranks": "torch fails on the target's dtype first",

@@ -160,7 +160,7 @@ def pixel_shuffle(input, upscale_factor):
     if input.shape[-3] % (r * r):
         raise RuntimeError(
             f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
-            f"square of upscale_factor, but input.size(-3)={input.shape[-3] if input.ndim else 0}"
+            f"square of upscale_factor, but input.size(-3)={input.shape[-3]}"
             f" is not divisible by {r * r}"
         )
     *lead, c, h, w = input.shape
