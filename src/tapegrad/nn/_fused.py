@@ -137,4 +137,5 @@ def _take_rows(idx, weight):
     def backward(g):
         return (scatter_back(g, shape, key, True),)
 
-    return keeps_arrays(make_result(np.take(wd, idx, axis=0), (weight,), backward, "EmbeddingBackward"))
+    out = np.take(wd, idx, axis=0)
+    return keeps_arrays(make_result(out, (weight,), backward, "EmbeddingBackward"))
