@@ -74,3 +74,26 @@ def test_per_sample_gradients_in_chunks_equal_a_loop_and_torch(monkeypatch, torc
     )
     np.testing.assert_allclose(gw.numpy(), tw.numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(gb.numpy(), tb.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_a_jit_recording_replays_the_chunked_kernel(monkeypatch):
+    """The chunked kernel is one opaque call of a ``tg.jit.cache`` recording: the replay
+    writes fresh gradients (its ``out=`` chunks were recorded as writes into a constant
+    array before, so recordings never agreed and the cache gave up)."""
+    monkeypatch.setattr(_vmap_linear, "CHUNK_BYTES", 3 * 5 * 4)
+    rng = np.random.default_rng(3)
+    w = tg.tensor(rng.standard_normal((3, 5)).astype(np.float32))
+    b = tg.tensor(rng.standard_normal(3).astype(np.float32))
+
+    def loss(w, b, xb):
+        return (NF.linear(xb.unsqueeze(0), w, b).tanh() ** 2).mean()
+
+    per_sample = F.vmap(F.grad(loss, argnums=(0, 1)), in_dims=(None, None, 0))
+    cached = tg.jit.cache(per_sample)
+    for _ in range(4):
+        x = tg.tensor(rng.standard_normal((8, 5)).astype(np.float32))
+        got, want = cached(w, b, x), per_sample(w, b, x)
+        for g, e in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), e.numpy())
+    info = cached.cache_info()
+    assert info.hits == 2 and info.misses == 2  # two recordings agreed, then replays

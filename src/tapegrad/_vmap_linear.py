@@ -28,6 +28,7 @@ import numpy as np
 
 from ._batched import BatchedTensor, wrap
 from ._blas_threads import one_thread
+from ._trace import opaque
 from .autograd.graph import batched_shape, fresh_grad, make_result, sum_to
 from .grad_mode import STATE
 from .ops.linalg import matmul_array
@@ -136,7 +137,13 @@ CHUNK_BYTES = 1 << 20
 def outer_products(g, x):
     """``einsum('no,ni->noi', g, x)`` for 2-D ``g`` (n, o) and ``x`` (n, i) of one dtype,
     written in cache-sized chunks (Note [Outer products in chunks]); a new C-contiguous
-    array."""
+    array. One call of a ``tapegrad.jit`` recording (Note [Opaque kernels]): its
+    ``out=`` chunks of a fresh array would otherwise be recorded as writes into a
+    constant."""
+    return opaque(_outer_products, g, x)
+
+
+def _outer_products(g, x):
     n, o = g.shape
     i = x.shape[1]
     row = i * g.itemsize
