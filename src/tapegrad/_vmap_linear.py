@@ -130,8 +130,16 @@ def per_sample_linear(x, w, b):
 # bit-identical to one einsum (tests/test_vmap_outer_chunks.py). Measured in the whole
 # ``vmap(grad(loss))`` call of benchmarks/func_transforms.py: 3.72 ms against 4.07 ms
 # (thread CPU time, load ~7; chunks of 0.5-2 MiB alike, 256 KiB half the gain). A
-# sample larger than a chunk is written in blocks of its rows.
+# sample larger than a chunk is written in blocks of its rows. The chunks call einsum's
+# C function (``np.einsum`` without ``optimize`` hands its arguments to it unchanged)
+# straight: np.einsum's dispatcher and Python wrapper cost ~2 us a call, 40 us of the
+# benchmark's 21 calls.
 CHUNK_BYTES = 1 << 20
+
+try:
+    from numpy._core.multiarray import c_einsum as _einsum
+except ImportError:  # NumPy 1.x names its core ``numpy.core``; np.einsum is the same kernel
+    _einsum = np.einsum
 
 
 def outer_products(g, x):
@@ -148,20 +156,20 @@ def _outer_products(g, x):
     i = x.shape[1]
     row = i * g.itemsize
     if n * o * row <= CHUNK_BYTES:
-        return np.einsum("no,ni->noi", g, x)
+        return _einsum("no,ni->noi", g, x)
     out = np.empty((n, o, i), g.dtype)
     per = o * row
     if per <= CHUNK_BYTES:
         step = CHUNK_BYTES // per
         for s in range(0, n, step):
             e = s + step
-            np.einsum("no,ni->noi", g[s:e], x[s:e], out=out[s:e])
+            _einsum("no,ni->noi", g[s:e], x[s:e], out=out[s:e])
         return out
     step = max(1, CHUNK_BYTES // row)  # rows of one sample at a time
     for s in range(n):
         gs, xs, os_ = g[s], x[s], out[s]
         for r in range(0, o, step):
-            np.einsum("o,i->oi", gs[r : r + step], xs, out=os_[r : r + step])
+            _einsum("o,i->oi", gs[r : r + step], xs, out=os_[r : r + step])
     return out
 
 
