@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from . import _big_buffers
 from ._batched import BatchedTensor, wrap
 from ._blas_threads import one_thread
 from ._trace import opaque
@@ -157,7 +158,7 @@ def _outer_products(g, x):
     row = i * g.itemsize
     if n * o * row <= CHUNK_BYTES:
         return _einsum("no,ni->noi", g, x)
-    out = np.empty((n, o, i), g.dtype)
+    out = _big_buffers.empty((n, o, i), g.dtype)  # Note [Reused big buffers]
     per = o * row
     if per <= CHUNK_BYTES:
         step = CHUNK_BYTES // per
