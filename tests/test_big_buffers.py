@@ -3,6 +3,7 @@ nothing but the pool holds it, and per-sample gradients that the caller keeps ar
 overwritten by the next call."""
 
 import sys
+import weakref
 
 import numpy as np
 import pytest
@@ -57,6 +58,16 @@ def test_an_array_held_anywhere_is_not_reused(pool, holder):
         b = pool.empty((3, 4), np.float32)
         b.fill(-1)
     assert np.all(np.asarray(kept if not isinstance(kept, list) else kept[0]) == 7)
+
+
+def test_a_weak_reference_keeps_the_array_out_of_reuse(pool):
+    a = pool.empty((3, 4), np.float32)
+    a.fill(3)
+    ref = weakref.ref(a)
+    del a
+    for _ in range(3):
+        pool.empty((3, 4), np.float32).fill(-1)
+    assert np.all(ref() == 3)
 
 
 def test_a_torch_alias_keeps_the_array(pool, torch_mod):

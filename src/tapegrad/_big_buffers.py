@@ -16,7 +16,8 @@ previous result while the next is computed, finds one free; at most :data:`MAX_B
 all, the least recently used shape dropped first) and hands one out again once nothing
 but the pool holds it: CPython's reference count says so exactly (a Tensor,
 a view, a ``torch.from_numpy`` alias, a memoryview: each holds a reference to the array
-or to its base, so a buffer still seen anywhere is never reused). The caller must write
+or to its base, so a buffer still seen anywhere is never reused; a weak reference, which
+would otherwise see the next call's values, keeps it out of reuse too). The caller must write
 every element (it is ``np.empty``). Skipped (a plain ``np.empty``) where the reference
 count cannot be trusted: interpreters other than CPython and CPython without its GIL.
 The cost: up to MAX_BYTES stay allocated after the last call, as malloc's own trim
@@ -28,6 +29,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections import OrderedDict
+from weakref import getweakrefcount
 
 import numpy as np
 
@@ -76,7 +78,7 @@ def empty(shape: tuple, dtype) -> np.ndarray:
         else:
             _POOL.move_to_end(key)
             for a in slots:
-                if sys.getrefcount(a) == _FREE:
+                if sys.getrefcount(a) == _FREE and not getweakrefcount(a):
                     return a
             if len(slots) >= SLOTS:  # every slot still held elsewhere: the oldest leaves
                 del slots[0]
