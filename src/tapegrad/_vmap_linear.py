@@ -129,8 +129,9 @@ def per_sample_linear(x, w, b):
 # output goes out to memory once; and the Python work after the kernel finds less of
 # its own data evicted. Each product is one multiplication (plus zero), so chunking is
 # bit-identical to one einsum (tests/test_vmap_outer_chunks.py). Measured in the whole
-# ``vmap(grad(loss))`` call of benchmarks/func_transforms.py: 3.72 ms against 4.07 ms
-# (thread CPU time, load ~7; chunks of 0.5-2 MiB alike, 256 KiB half the gain). A
+# ``vmap(grad(loss))`` call of benchmarks/func_transforms.py, chunked and whole calls
+# paired in alternating order: 0.11-0.28 ms less per call (medians of 160 pairs, three
+# predecessors, thread CPU time, load 15-17; chunks of 1-4 MiB alike, 256 KiB less). A
 # sample larger than a chunk is written in blocks of its rows. The chunks call einsum's
 # C function (``np.einsum`` without ``optimize`` hands its arguments to it unchanged)
 # straight: np.einsum's dispatcher and Python wrapper cost ~2 us a call, 40 us of the
