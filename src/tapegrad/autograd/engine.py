@@ -540,8 +540,9 @@ def _add_to_buffer(buffers, owned, node, nr, g, create_graph):
         buf[nr] = old + g
     else:  # Tensors, or arrays from array rules (Note [Array backward])
         gd = g._data if isinstance(g, Tensor) else g
-        if id(old) in owned:
-            np.add(old._data, gd, out=old._data)
+        if id(old) in owned:  # an engine-made sum, or a fresh gradient (Tensor or array)
+            od = old._data if isinstance(old, Tensor) else old
+            np.add(od, gd, out=od)
         else:
             new = Tensor._wrap((old._data if isinstance(old, Tensor) else old) + gd)
             owned[id(new)] = new

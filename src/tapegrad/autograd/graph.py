@@ -32,6 +32,9 @@ __all__ = [
     "saved_buffers",
     "saved_arrays",
     "fresh_grad",
+    "fresh_array",
+    "arrays_of",
+    "sum_to_array",
 ]
 
 # Set by tapegrad.autograd.anomaly while detect_anomaly() (or checkgraph's checkable())
@@ -350,6 +353,24 @@ def fresh_grad(array) -> Tensor:
     if owned is not None:
         owned[id(t)] = t
     return t
+
+
+def fresh_array(array):
+    """``array`` (new, writable, referenced by nothing else) as an array rule's gradient
+    the engine may keep without copying (Note [Fresh gradients], Note [Array backward])."""
+    owned = OWNED.current
+    if owned is not None:
+        owned[id(array)] = array
+    return array
+
+
+def arrays_of(grads) -> tuple:
+    """A Tensor rule's gradients as arrays: an array rule hands the cases it does not
+    cover (a cast, a broadcast operand, a promoted vector) to its Tensor rule, which then
+    computes them without recording (Note [Array backward] in autograd/engine.py)."""
+    if grads.__class__ is not tuple:
+        grads = (grads,) if grads is None or isinstance(grads, Tensor) else tuple(grads)
+    return tuple([None if g is None else g._data for g in grads])
 
 
 def _hook_result(new, g: Tensor, fn, where: str) -> Tensor:
@@ -711,6 +732,24 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
         g = g.sum(dim=axes, keepdim=True)
     if g._data.shape != full:
         g = g.reshape(full)
+    return g
+
+
+def sum_to_array(g, shape: tuple):
+    """:func:`sum_to` on an array rule's gradient array: the same sums (``np.sum`` over
+    the same axes, as ``Tensor.sum`` calls it), never with a batch prefix (array rules
+    do not run in batched passes: Note [Array backward] in autograd/engine.py)."""
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+    )
+    if axes:
+        g = _np.sum(g, axis=axes, keepdims=True)
+    if g.shape != shape:
+        g = g.reshape(shape)
     return g
 
 

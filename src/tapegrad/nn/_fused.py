@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
-from ..autograd.graph import batched_shape, fresh_grad, make_result
+from ..autograd.graph import arrays_of, batched_shape, fresh_array, fresh_grad, make_result
 from ..grad_mode import STATE
 from ..ops.indexing import scatter_back, take_index
 from ..ops.linalg import matmul_array
@@ -35,7 +35,8 @@ def linear(x, w, b=None):
 
     def backward(g):
         if not STATE.enabled and g._data.shape == out_shape and _arrays_ok(x._data, w._data):
-            return _linear_backward_arrays(g._data, x, w, need_x, need_w, need_b)
+            gx, gw, gb = _linear_grads(g._data, x._data, w._data, need_x, need_w, need_b)
+            return _fresh(gx), _fresh(gw), _fresh(gb)  # Note [Fresh gradients]
         gx = gw = gb = None
         if need_x:
             gx = g @ w
@@ -49,11 +50,27 @@ def linear(x, w, b=None):
                 gb = g2.sum(dim=-2)
         return gx, gw, gb
 
+    def array_backward(gd):  # Note [Array backward] in autograd/engine.py
+        if gd.shape == out_shape and _arrays_ok(x._data, w._data):
+            gx, gw, gb = _linear_grads(gd, x._data, w._data, need_x, need_w, need_b)
+            return _fresh_array(gx), _fresh_array(gw), _fresh_array(gb)
+        return arrays_of(backward(Tensor._wrap(gd)))  # empty, float16 or mixed dtypes
+
     if need_x:
         saved = (w, x) if need_w else (w,)
     else:
         saved = (x,) if need_w else None
-    return make_result(out, (x, w, b), backward, "AddmmBackward", saved=saved)
+    return make_result(
+        out, (x, w, b), backward, "AddmmBackward", saved=saved, array_backward=array_backward
+    )
+
+
+def _fresh(a):
+    return None if a is None else fresh_grad(a)
+
+
+def _fresh_array(a):
+    return None if a is None else fresh_array(a)
 
 
 def _arrays_ok(xd, wd) -> bool:
@@ -75,22 +92,21 @@ def _embedding_range_error(n):
     return IndexError(f"embedding: index out of range in self (num_embeddings={n})")
 
 
-def _linear_backward_arrays(gd, x, w, need_x, need_w, need_b):
+def _linear_grads(gd, xd, wd, need_x, need_w, need_b):
     """The first-order rule on arrays (nothing is recorded without create_graph): the
     leading dims folded into one GEMM each, the bias gradient as a GEMV against ones. Each
-    is a new array, handed to the engine as such (Note [Fresh gradients])."""
-    wd = w._data
+    is a new array, which the callers hand to the engine as such (Note [Fresh gradients])."""
     n_out = wd.shape[0]
     g2 = gd.reshape(-1, n_out)
     gx = gw = gb = None
     if need_x:
-        gx = fresh_grad(np.matmul(g2, wd).reshape(gd.shape[:-1] + wd.shape[1:]))
+        gx = np.matmul(g2, wd).reshape(gd.shape[:-1] + wd.shape[1:])
     if need_w:
-        gw = fresh_grad(np.matmul(g2.T, x._data.reshape(-1, wd.shape[1])))
+        gw = np.matmul(g2.T, xd.reshape(-1, wd.shape[1]))
     if need_b:
         rows = g2.shape[0]
         gb = g2.sum(axis=0) if rows == 0 else np.matmul(_ones_row(rows, gd.dtype), g2)
-        gb = fresh_grad(gb.reshape(n_out))
+        gb = gb.reshape(n_out)
     return gx, gw, gb
 
 
