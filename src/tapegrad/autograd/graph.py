@@ -337,7 +337,9 @@ def accumulate_into(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
 # backward then owns it as it owns the sums it makes itself (Note [Gradient ownership]),
 # so a leaf's empty ``.grad`` takes it without a copy and later gradients arriving by
 # other paths are added into it in place (PyTorch's AccumulateGrad steals such a
-# gradient too). Outside a backward (a rule called directly) it is a plain Tensor.
+# gradient too). Outside a backward (a rule called directly) it is a plain Tensor. An
+# array rule (Note [Array backward] in engine.py) hands over such an array with
+# ``fresh_array``: the engine keeps arrays and Tensors alike in ``owned``, by id.
 class _Owned(threading.local):
     current = None  # the running backward's ``owned`` dict (engine.run_backward)
 
@@ -359,7 +361,7 @@ def fresh_array(array):
     """``array`` (new, writable, referenced by nothing else) as an array rule's gradient
     the engine may keep without copying (Note [Fresh gradients], Note [Array backward])."""
     owned = OWNED.current
-    if owned is not None:
+    if owned is not None and array.__class__ is _ndarray:  # not a NumPy scalar (0-d ufunc result)
         owned[id(array)] = array
     return array
 
@@ -675,12 +677,13 @@ def _version_record(t: Tensor):
     return (counter, counter.value, t._data.shape)
 
 
-def make_results(datas, inputs, backward, name, saved=None, node_type=None):
+def make_results(datas, inputs, backward, name, saved=None, node_type=None, array_backward=None):
     """Like :func:`make_result` for an op with several outputs.
 
     ``backward(*grads)`` receives one gradient per output; outputs that got no
     gradient are passed as zeros. Returns a tuple of Tensors. ``node_type``: a
-    subclass of Node to record (autograd.Function's FunctionNode).
+    subclass of Node to record (autograd.Function's FunctionNode). ``array_backward``:
+    the same rule on arrays, taking one array per output (Note [Array backward]).
     """
     outs = tuple(Tensor._wrap(d) for d in datas)
     if not STATE.enabled:
@@ -696,8 +699,12 @@ def make_results(datas, inputs, backward, name, saved=None, node_type=None):
                 cx = m[1]
                 break
         if cx is not None or (_complex_live and meta):
-            backward = COMPLEX_GUARD[0](name, inputs, backward, cx or meta[0][1])
+            guarded = COMPLEX_GUARD[0](name, inputs, backward, cx or meta[0][1])
+            if guarded is not backward:  # conj ∘ rule ∘ conj: the array rule no longer holds
+                backward, array_backward = guarded, None
     node = (node_type or Node)(backward, edges, name, meta)
+    if node_type is None:
+        node._array_backward = array_backward
     if saved:
         node._saved_versions = tuple(_version_record(t) for t in saved)
     if ANOMALY["enabled"]:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
-from ..autograd.graph import arrays_of, batched_shape, fresh_array, fresh_grad, make_result
+from ..autograd.graph import OWNED, arrays_of, batched_shape, fresh_array, fresh_grad, make_result
 from ..grad_mode import STATE
+from ..ops.indexing import _scatter_add_array as scatter_add_array
 from ..ops.indexing import scatter_back, take_index
 from ..ops.linalg import matmul_array
 from ..tensor import Tensor
@@ -35,7 +36,7 @@ def linear(x, w, b=None):
 
     def backward(g):
         if not STATE.enabled and g._data.shape == out_shape and _arrays_ok(x._data, w._data):
-            gx, gw, gb = _linear_grads(g._data, x._data, w._data, need_x, need_w, need_b)
+            gx, gw, gb = _linear_grads(g._data, x._data, w._data, need_x, need_w, need_b, None)
             return _fresh(gx), _fresh(gw), _fresh(gb)  # Note [Fresh gradients]
         gx = gw = gb = None
         if need_x:
@@ -51,9 +52,9 @@ def linear(x, w, b=None):
         return gx, gw, gb
 
     def array_backward(gd):  # Note [Array backward] in autograd/engine.py
-        if gd.shape == out_shape and _arrays_ok(x._data, w._data):
-            gx, gw, gb = _linear_grads(gd, x._data, w._data, need_x, need_w, need_b)
-            return _fresh_array(gx), _fresh_array(gw), _fresh_array(gb)
+        xd, wd = x._data, w._data
+        if gd.shape == out_shape and _arrays_ok(xd, wd):  # new arrays: Note [Fresh gradients]
+            return _linear_grads(gd, xd, wd, need_x, need_w, need_b, OWNED.current)
         return arrays_of(backward(Tensor._wrap(gd)))  # empty, float16 or mixed dtypes
 
     if need_x:
@@ -67,10 +68,6 @@ def linear(x, w, b=None):
 
 def _fresh(a):
     return None if a is None else fresh_grad(a)
-
-
-def _fresh_array(a):
-    return None if a is None else fresh_array(a)
 
 
 def _arrays_ok(xd, wd) -> bool:
@@ -92,21 +89,28 @@ def _embedding_range_error(n):
     return IndexError(f"embedding: index out of range in self (num_embeddings={n})")
 
 
-def _linear_grads(gd, xd, wd, need_x, need_w, need_b):
+def _linear_grads(gd, xd, wd, need_x, need_w, need_b, owned):
     """The first-order rule on arrays (nothing is recorded without create_graph): the
     leading dims folded into one GEMM each, the bias gradient as a GEMV against ones. Each
-    is a new array, which the callers hand to the engine as such (Note [Fresh gradients])."""
+    is a new array, handed to the engine as such (Note [Fresh gradients]): into the running
+    backward's ``owned`` (graph.fresh_array inlined) when given, else by the caller."""
     n_out = wd.shape[0]
     g2 = gd.reshape(-1, n_out)
     gx = gw = gb = None
     if need_x:
         gx = np.matmul(g2, wd).reshape(gd.shape[:-1] + wd.shape[1:])
+        if owned is not None:
+            owned[id(gx)] = gx
     if need_w:
         gw = np.matmul(g2.T, xd.reshape(-1, wd.shape[1]))
+        if owned is not None:
+            owned[id(gw)] = gw
     if need_b:
         rows = g2.shape[0]
         gb = g2.sum(axis=0) if rows == 0 else np.matmul(_ones_row(rows, gd.dtype), g2)
         gb = gb.reshape(n_out)
+        if owned is not None:
+            owned[id(gb)] = gb
     return gx, gw, gb
 
 
@@ -136,4 +140,9 @@ def embedding(idx, weight, padding_idx=None):
     def backward(g):
         return (scatter_back(g * keep, shape, (idx,), True),)
 
-    return make_result(weight._data[idx], (weight,), backward, "EmbeddingBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py: the same kernels
+        return (fresh_array(scatter_add_array(np.multiply(g, keep), shape, (idx,), True)),)
+
+    return make_result(
+        weight._data[idx], (weight,), backward, "EmbeddingBackward", array_backward=array_backward
+    )

@@ -21,7 +21,7 @@ from ..tensor import Tensor
 from . import _dtype_errors
 from ._mathutil import const
 from ._registry import register
-from ._util import as_tensor_or_scalar, broadcast_error, float_data, reduce_grad
+from ._util import as_tensor_or_scalar, broadcast_error, float_data, reduce_grad, reduce_grad_array
 from .fused_backward import (
     sigmoid_backward,
     sigmoid_backward_array,
@@ -255,7 +255,15 @@ def where(condition, input, other):
         gb = reduce_grad(where(cond, zero, g), tb) if nb else None
         return ga, gb
 
-    return keeps_arrays(make_result(out, (ta, tb), backward, "WhereBackward"))
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py: where's kernel
+        zero = np.zeros((), g.dtype)
+        ga = reduce_grad_array(np.where(cond, g, zero), ta) if na else None
+        gb = reduce_grad_array(np.where(cond, zero, g), tb) if nb else None
+        return ga, gb
+
+    return keeps_arrays(
+        make_result(out, (ta, tb), backward, "WhereBackward", array_backward=array_backward)
+    )
 
 
 def _bool_condition(cond):
