@@ -372,7 +372,21 @@ def arrays_of(grads) -> tuple:
     computes them without recording (Note [Array backward] in autograd/engine.py)."""
     if grads.__class__ is not tuple:
         grads = (grads,) if grads is None or isinstance(grads, Tensor) else tuple(grads)
-    return tuple([None if g is None else g._data for g in grads])
+    owned = OWNED.current
+    out = []
+    for g in grads:
+        if g is None:
+            out.append(None)
+            continue
+        data = g._data
+        if (
+            owned
+            and owned.pop(id(g), None) is not None
+            and [h is g for h in grads].count(True) == 1
+        ):
+            fresh_array(data)  # a fresh Tensor's array is fresh once the Tensor is dropped
+        out.append(data)
+    return tuple(out)
 
 
 def _hook_result(new, g: Tensor, fn, where: str) -> Tensor:

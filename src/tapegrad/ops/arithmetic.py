@@ -765,11 +765,12 @@ def clone(input, *, memory_format=None):
 
     ``memory_format`` is accepted for PyTorch compatibility (the copy is C-ordered)."""
     out = input._data.copy()
+    return make_result(out, (input,), _passed_on, "CloneBackward", array_backward=_passed_on)
 
-    def backward(g):
-        return (g,)
 
-    return make_result(out, (input,), backward, "CloneBackward")
+def _passed_on(g):
+    """The gradient unchanged: the Tensor rule and the array rule (Note [Array backward])."""
+    return (g,)
 
 
 # -- forward-mode rules (Note [Forward-mode tangents]); other ops derive theirs -----------

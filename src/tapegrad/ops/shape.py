@@ -397,8 +397,4 @@ def contiguous(input, memory_format=None):
     if input._data.flags.c_contiguous:
         return input
     out = np.ascontiguousarray(input._data)
-
-    def backward(g):
-        return (g,)
-
-    return make_result(out, (input,), backward, "CloneBackward")
+    return make_result(out, (input,), _passed, "CloneBackward", array_backward=_passed)
