@@ -107,7 +107,7 @@ STEP_NODES = {
     "ReshapeBackward", "TransposeBackward", "PermuteBackward", "ExpandBackward",
     "SumBackward", "MeanBackward", "SoftmaxBackward", "LogSoftmaxBackward",
     "WhereBackward", "MaskedFillBackward", "SliceBackward", "IndexBackward",
-    "CatBackward", "StackBackward", "SplitBackward", "EmbeddingBackward",
+    "CatBackward", "StackBackward", "SplitBackward", "EmbeddingBackward", "CloneBackward",
 }  # fmt: skip
 
 
