@@ -312,6 +312,12 @@ def _times(gd, other):
     return _compute(np.multiply, gd, od, "mul", None, None)
 
 
+def _over(gd, other):
+    """``g / other`` on g's array, exactly as ``div(g, other)`` computes it in no_grad."""
+    od = other._data if isinstance(other, Tensor) else _weak(other, gd)
+    return _compute(np.true_divide, gd, od, "div", None, None, True)
+
+
 def _wrap_grads(grads):
     """An array rule's gradients as Tensors (for a Tensor rule that runs it)."""
     return tuple(None if g is None else Tensor._wrap(g) for g in grads)
@@ -394,8 +400,16 @@ def div(input, other, *, rounding_mode=None):
             _fit(-g * a / (b * b), mb) if nb else None,
         )
 
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py: the same steps
+        return (
+            _fit_array(_over(g, b), ma) if na else None,
+            _fit_array(_over(_times(np.negative(g), a), _times(b._data, b)), mb) if nb else None,
+        )
+
     saved = tuple(t for t in ((tb if (na or nb) else None), (ta if nb else None)) if t is not None)
-    return make_result(out, (ta, tb), backward, "DivBackward", saved=saved)
+    return make_result(
+        out, (ta, tb), backward, "DivBackward", saved=saved, array_backward=array_backward
+    )
 
 
 Tensor.true_divide = div
@@ -420,10 +434,12 @@ def neg(input):
             "to invert a mask, use the `~` or `logical_not()` operator instead."
         ) from None
 
-    def backward(g):
-        return (-g,)
+    return make_result(out, (input,), _negated, "NegBackward", array_backward=_negated)
 
-    return make_result(out, (input,), backward, "NegBackward")
+
+def _negated(g):
+    """``-g``: the Tensor rule and, on an array, the array rule (Note [Array backward])."""
+    return (-g,)
 
 
 Tensor.negative = neg
@@ -459,11 +475,8 @@ def pow(input, exponent):
         with np.errstate(divide="ignore", invalid="ignore"):
             if na:
                 if tb is None and p != 0 and not STATE.enabled:
-                    # Note [First-order fast paths]: g * p * ta ** (p - 1) on the arrays,
-                    # each step as its op computes it (mul's weak scalar, pow's plain one).
-                    gp = _times(g._data, p)
-                    powd = _compute(np.power, ta._data, p - 1, "pow", ta, None)
-                    ga = reduce_grad(Tensor._wrap(_compute(np.multiply, gp, powd, "mul", 0, 0)), ta)
+                    # Note [First-order fast paths]
+                    ga = reduce_grad(Tensor._wrap(scaled_power(g._data)), ta)
                 elif tb is None:
                     ga = g * 0.0 if p == 0 else reduce_grad(g * p * ta ** (p - 1), ta)
                 else:
@@ -477,10 +490,29 @@ def pow(input, exponent):
                 gb = reduce_grad(gb, tb)
         return ga, gb
 
+    def scaled_power(gd):
+        """g * p * ta ** (p - 1) on the arrays, each step as its op computes it (mul's
+        weak scalar, pow's plain one)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gp = _times(gd, p)
+            powd = _compute(np.power, ta._data, p - 1, "pow", ta, None)
+            return _compute(np.multiply, gp, powd, "mul", 0, 0)
+
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (_fit_array(scaled_power(g), (ta._data.shape, ta._data.dtype)), None)
+
     saved = tuple(
         t for t in (ta if (na or nb) else None, tb if (na or nb) else None) if t is not None
     )
-    return make_result(out, (ta, tb), backward, "PowBackward", saved=saved)
+    scalar = tb is None and p != 0  # tensor ** number: the array rule applies
+    return make_result(
+        out,
+        (ta, tb),
+        backward,
+        "PowBackward",
+        saved=saved,
+        array_backward=array_backward if scalar else None,
+    )
 
 
 def _scalar_base_dtype(base, exponent_dtype):
@@ -733,11 +765,12 @@ def clone(input, *, memory_format=None):
 
     ``memory_format`` is accepted for PyTorch compatibility (the copy is C-ordered)."""
     out = input._data.copy()
+    return make_result(out, (input,), _passed_on, "CloneBackward", array_backward=_passed_on)
 
-    def backward(g):
-        return (g,)
 
-    return make_result(out, (input,), backward, "CloneBackward")
+def _passed_on(g):
+    """The gradient unchanged: the Tensor rule and the array rule (Note [Array backward])."""
+    return (g,)
 
 
 # -- forward-mode rules (Note [Forward-mode tangents]); other ops derive theirs -----------

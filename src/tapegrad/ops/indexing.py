@@ -15,7 +15,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
-from ..autograd.graph import BATCH, batched_shape, keeps_arrays, make_result
+from ..autograd.graph import (
+    BATCH,
+    arrays_of,
+    batched_shape,
+    fresh_array,
+    keeps_arrays,
+    make_result,
+)
 from ..tensor import Tensor, _check_dim
 from ._registry import register
 from ._util import as_tensor_or_scalar, reduce_grad
@@ -114,9 +121,14 @@ def take_index(input: Tensor, key: tuple, advanced: bool, name: str, op: str = "
     def backward(g):
         return (scatter_back(g, shape, key, advanced),)
 
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (fresh_array(_scatter_add_array(g, shape, key, advanced)),)
+
     if advanced:
-        return keeps_arrays(make_result(out, (input,), backward, name))
-    return view_result(out, input, backward, name)
+        return keeps_arrays(
+            make_result(out, (input,), backward, name, array_backward=array_backward)
+        )
+    return view_result(out, input, backward, name, array_backward)
 
 
 @register("getitem", function=False, method=False, operators=("__getitem__",))
@@ -623,4 +635,11 @@ def masked_fill(input, mask, value):
             gv = reduce_grad(picked if BATCH.prefix else picked.sum(), tv)
         return gi, gv
 
-    return keeps_arrays(make_result(out, (input, tv), backward, "MaskedFillBackward"))
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        if nv:  # a tensor value that requires grad: rare, its Tensor rule
+            return arrays_of(backward(Tensor._wrap(g)))
+        return (np.multiply(g, keep) if ni else None, None)  # g * keep, as mul computes it
+
+    return keeps_arrays(
+        make_result(out, (input, tv), backward, "MaskedFillBackward", array_backward=array_backward)
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.graph import BATCH, batched_shape, make_result, mark_view, sum_to
+from ..autograd.graph import BATCH, batched_shape, make_result, mark_view, sum_to, sum_to_array
 from ..tensor import Tensor, _check_dim
 from ._registry import register
 from ._util import shape_arg
@@ -49,11 +49,13 @@ __all__ = [
 # (slices, transposes, reshapes, split) of any layout is handled.
 
 
-def view_result(out, input, backward, name):
+def view_result(out, input, backward, name, array_backward=None):
     """``make_result`` for an op whose result may share ``input``'s memory."""
     if not np.may_share_memory(out, input._data):
-        return make_result(out, (input,), backward, name)
-    result = make_result(out, (input,), backward, name, view_of=input)
+        return make_result(out, (input,), backward, name, array_backward=array_backward)
+    result = make_result(
+        out, (input,), backward, name, view_of=input, array_backward=array_backward
+    )
     if result.grad_fn is not None:
         mark_view(result.grad_fn, input)
     return result
@@ -74,10 +76,10 @@ def reshape(input, *shape):
             f"({input._data.size} elements)"
         ) from None
 
-    def backward(g):
+    def backward(g):  # Tensor and array rule (Note [Array backward] in autograd/engine.py)
         return (g.reshape(batched_shape(in_shape)),)
 
-    return view_result(out, input, backward, "ReshapeBackward")
+    return view_result(out, input, backward, "ReshapeBackward", backward)
 
 
 def _check_inferred(shape, size):
@@ -109,14 +111,22 @@ def transpose(input, dim0, dim1):
     d0 = _check_dim(dim0, nd, "transpose")
     d1 = _check_dim(dim1, nd, "transpose")
     if nd == 0:
-        return view_result(input._data, input, lambda g: (g,), "TransposeBackward")
+        return view_result(input._data, input, _passed, "TransposeBackward", _passed)
     out = np.swapaxes(input._data, d0, d1)
 
     def backward(g):
         # Dims counted from the right hold with or without a batch prefix.
         return (g.transpose(d0 - nd, d1 - nd),)
 
-    return view_result(out, input, backward, "TransposeBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (np.swapaxes(g, d0, d1),)
+
+    return view_result(out, input, backward, "TransposeBackward", array_backward)
+
+
+def _passed(g):
+    """The gradient passed on unchanged: a Tensor rule and an array rule at once."""
+    return (g,)
 
 
 Tensor.swapaxes = transpose
@@ -144,7 +154,10 @@ def permute(input, *dims):
             return (g.permute(tuple(range(lead)) + tuple(lead + d for d in inverse)),)
         return (g.permute(inverse),)
 
-    return view_result(out, input, backward, "PermuteBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (np.transpose(g, inverse),)
+
+    return view_result(out, input, backward, "PermuteBackward", array_backward)
 
 
 def _T(self):
@@ -190,11 +203,14 @@ def expand(input, *sizes):
     def backward(g):
         return (sum_to(g, in_shape),)
 
-    return view_result(out, input, backward, "ExpandBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (sum_to_array(g, in_shape),)
+
+    return view_result(out, input, backward, "ExpandBackward", array_backward)
 
 
 def _identity_view(input):
-    return view_result(input._data.view(), input, lambda g: (g,), "ExpandBackward")
+    return view_result(input._data.view(), input, _passed, "ExpandBackward", _passed)
 
 
 @register("broadcast_to")
@@ -381,8 +397,4 @@ def contiguous(input, memory_format=None):
     if input._data.flags.c_contiguous:
         return input
     out = np.ascontiguousarray(input._data)
-
-    def backward(g):
-        return (g,)
-
-    return make_result(out, (input,), backward, "CloneBackward")
+    return make_result(out, (input,), _passed, "CloneBackward", array_backward=_passed)
