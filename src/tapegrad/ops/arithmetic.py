@@ -17,6 +17,7 @@ from ..autograd import forward_ad
 from ..autograd.graph import OWNED, keeps_arrays, make_result, sum_to
 from ..grad_mode import STATE
 from ..tensor import _PACKAGE_DIR, Tensor
+from ._half_number import opmath_number
 from ._registry import register
 from ._util import as_tensor_or_scalar, broadcast_error, reduce_grad
 from .elementwise import where
@@ -61,8 +62,9 @@ _C128 = _dtypes.complex128
 # array's dtype, exactly what a 0-d array of that dtype gives. So add/sub/mul/div swap
 # it for a cached read-only 0-d array of the array's dtype; zeros (whose sign a dict
 # key would lose), NaN and large ints keep the plain path. Closures keep the Python
-# scalar, not the array.
-_WEAK_DTYPES = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+# scalar, not the array. A float16/bfloat16 array's number is an OpmathNumber instead
+# (Note [Half tensors and numbers] in ops/_half_number.py).
+_WEAK_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64))
 _WEAK_BY_DTYPE: dict = {dt: {} for dt in _WEAK_DTYPES}  # dtype -> {value: 0-d array}
 
 
@@ -87,6 +89,8 @@ def _weak(value, data):
                 if len(cache) < 1024:
                     cache[value] = arr
             return arr
+    if isinstance(data, np.ndarray) and data.itemsize == 2:  # float16 or bfloat16 (or int16)
+        return opmath_number(value, data)  # Note [Half tensors and numbers]
     return value
 
 

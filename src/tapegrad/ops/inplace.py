@@ -33,6 +33,7 @@ from ..autograd.graph import mark_view
 from ..grad_mode import STATE
 from ..tensor import Tensor, VersionCounter
 from . import arithmetic
+from ._half_number import opmath_number
 from ._registry import OPS, register
 from .complex_writes import as_pairs, is_part, real_value
 from .indexing import _torch_layout, index_put, normalize_key, take_index
@@ -260,12 +261,16 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
     forward = graph.FORWARD
     state = STATE
     quiet = ufunc is np.true_divide  # add_/sub_/mul_ stay plain: the optimizer's hot path
+    opmath = quiet or ufunc is np.multiply  # Note [Half tensors and numbers]
 
     def general(self, other, alpha):
         scaled = other if alpha == 1 else _data(other) * alpha
 
         def fast(a):
-            _fpquiet.call(ufunc, a, _data(scaled), out=a)  # (the general path: not hot)
+            o = _data(scaled)
+            if opmath and a.itemsize == 2:  # Note [Half tensors and numbers]
+                o = opmath_number(o, a)
+            _fpquiet.call(ufunc, a, o, out=a)  # (the general path: not hot)
 
         def record(old):
             o = _swap(other, self, old)
@@ -289,6 +294,8 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
         a = self._data
         if not a.flags.writeable:
             return None
+        if opmath and a.itemsize == 2:  # float16/bfloat16: Note [Half tensors and numbers]
+            other = opmath_number(other, a)
         try:
             if quiet:  # x /= 0 is inf silently (Note [No floating-point warnings])
                 _fpquiet.call(ufunc, a, other._data if isinstance(other, Tensor) else other, out=a)
