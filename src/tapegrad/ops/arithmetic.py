@@ -18,6 +18,7 @@ from ..autograd.graph import OWNED, keeps_arrays, make_result, sum_to
 from ..grad_mode import STATE
 from ..tensor import _PACKAGE_DIR, Tensor
 from ._half_number import opmath_number
+from ._int_scalars import wrap_ints
 from ._registry import register
 from ._util import as_tensor_or_scalar, broadcast_error, reduce_grad
 from .elementwise import where
@@ -53,6 +54,7 @@ def _operands(a, b, op):
 
 _F64 = _dtypes.float64
 _C128 = _dtypes.complex128
+_BOOL = np.dtype(bool)
 
 
 # Note [Scalar operands as 0-d arrays]
@@ -108,6 +110,8 @@ def _compute(fn, da, db, op, ta, tb, quiet=False):
         raise broadcast_error(op, np.shape(da), np.shape(db)) from None
     except TypeError:
         raise _unsupported(op, da, db) from None
+    except OverflowError:  # Note [Numbers beyond an integer dtype] in ops/_int_scalars.py
+        out = fn(*wrap_ints(da, db))
     dt = out.dtype
     if dt is _F64:  # builtin dtypes are singletons; only float64 may need fixing
         out = _dtypes.fix_float_result(out, _dtype(da), _dtype(db))
@@ -263,6 +267,10 @@ def sub(input, other, *, alpha=1):
             )
         return Tensor._wrap(out)
     ta, da, tb, db = _operands(input, other, "sub")
+    if (da.dtype is _BOOL if ta is not None else da.__class__ is bool) or (
+        db.dtype is _BOOL if tb is not None else db.__class__ is bool
+    ):
+        raise bool_sub_error(da, db)
     if tb is None:
         if ta is not None:
             db = _weak(db, da)
@@ -294,6 +302,17 @@ def sub(input, other, *, alpha=1):
         )
 
     return make_result(out, (ta, tb), backward, "SubBackward", array_backward=array_backward)
+
+
+def bool_sub_error(da, db):
+    """torch's RuntimeError for a subtraction with a bool operand (tensor or Python bool)."""
+    if _dtype(da) == _BOOL or da.__class__ is bool:
+        if _dtype(db) == _BOOL or db.__class__ is bool:
+            return _unsupported("sub", np.asarray(da), np.asarray(db))
+    return RuntimeError(
+        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+        "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+    )
 
 
 def _rsub(self, other):
@@ -533,6 +552,7 @@ def _rounded_div(a, b, mode):
         raise RuntimeError(  # torch's type
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {mode!r}"
         )
+    da, db = wrap_ints(da, db)  # Note [Numbers beyond an integer dtype] in ops/_int_scalars.py
     _check_int_divisor("div", da, db)
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -635,6 +655,8 @@ Tensor.__rmod__ = _rmod
 def _comparison(name, fn):
     def compare(input, other):
         _, da, _, db = _operands(input, other, name)
+        if db.__class__ is int or da.__class__ is int:  # Note [Numbers beyond an integer dtype]
+            da, db = wrap_ints(da, db)
         try:
             return Tensor._wrap(np.asanyarray(fn(da, db)))
         except ValueError:
@@ -658,7 +680,10 @@ ge = register("ge", operators=("__ge__",), differentiable=False)(
 def _logical(name, fn):
     def logical(input, other):
         _, da, _, db = _operands(input, other, name)
-        return Tensor._wrap(np.asanyarray(fn(da, db)))
+        try:
+            return Tensor._wrap(np.asanyarray(fn(da, db)))
+        except OverflowError:  # Note [Numbers beyond an integer dtype] in ops/_int_scalars.py
+            return Tensor._wrap(np.asanyarray(fn(*wrap_ints(da, db))))
 
     logical.__name__ = name
     return logical

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _trace
 from ..autograd.graph import BATCH, batched_shape, keeps_arrays, make_result
 from ..tensor import Tensor, _check_dim
+from ._int_scalars import fill_number
 from ._registry import register
 from ._util import as_tensor_or_scalar, reduce_grad
 from .elementwise import where
@@ -602,6 +603,8 @@ def masked_fill(input, mask, value):
             f"masked_fill: value must be a number or a 0-d tensor, got shape {list(tv.shape)}"
         )
     data = input._data
+    if tv is None:  # Note [Numbers beyond an integer dtype] in ops/_int_scalars.py
+        dv = fill_number(dv, data)
     try:
         m = np.broadcast_to(m, data.shape)
     except ValueError:
