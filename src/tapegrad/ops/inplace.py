@@ -42,6 +42,9 @@ from .indexing import _torch_layout, index_put, normalize_key, take_index
 __all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_", "setitem"]
 
 
+_BOOL = np.dtype(bool)
+
+
 def _data(x):
     return x._data if isinstance(x, Tensor) else x
 
@@ -274,8 +277,8 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
     is_sub = ufunc is np.subtract
 
     def check_sub(a, other):  # torch refuses a bool operand in a subtraction
-        o = _data(other)
-        if a.dtype.kind == "b" or o.__class__ is bool or getattr(o, "dtype", a.dtype).kind == "b":
+        o = other._data if other.__class__ is Tensor else other
+        if a.dtype is _BOOL or o.__class__ is bool or getattr(o, "dtype", None) is _BOOL:
             raise arithmetic.bool_sub_error(a, o)
 
     def general(self, other, alpha):
@@ -313,8 +316,12 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
             return None
         if opmath and a.itemsize == 2:  # float16/bfloat16: Note [Half tensors and numbers]
             other = opmath_number(other, a)
-        elif is_sub:
-            check_sub(a, other)
+        elif is_sub and (
+            a.dtype is _BOOL
+            or other.__class__ is bool
+            or (other.__class__ is Tensor and other._data.dtype is _BOOL)
+        ):
+            check_sub(a, other)  # raises
         try:
             if quiet:  # x /= 0 is inf silently (Note [No floating-point warnings])
                 _fpquiet.call(ufunc, a, other._data if isinstance(other, Tensor) else other, out=a)
