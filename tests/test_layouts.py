@@ -236,3 +236,28 @@ def test_views_raise_no_warning_on_c_ordered_inputs():
         warnings.simplefilter("error")
         tg.randn(4, 6).view(3, 8)
         tg.nn.functional.max_pool2d(tg.tensor(X4), 2).view(2, -1)
+
+
+def test_graph_cache_replays_a_view_of_a_conv_output():
+    F = tg.nn.functional
+
+    def make():
+        tg.manual_seed(0)
+        conv, lin = tg.nn.Conv2d(3, 4, 3), tg.nn.Linear(4 * 6 * 6, 2)
+        opt = tg.optim.SGD([*conv.parameters(), *lin.parameters()], lr=0.01)
+
+        def step(x):
+            opt.zero_grad()
+            h = F.relu(conv(x))
+            loss = lin(h.view(x.shape[0], -1)).square().mean()  # h is moved to C order
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step
+
+    x = tg.tensor(X4)
+    eager, cached = make(), tg.jit.cache(make())
+    for _ in range(5):
+        assert eager(x).item() == pytest.approx(cached(x).item(), rel=1e-6)
+    assert cached.cache_info().hits >= 1  # the last calls replay

@@ -141,7 +141,10 @@ def view(input, *shape):
             stacklevel=2,
         )
         return result
-    input._data = np.ascontiguousarray(data)  # torch's layout, once (Note [View or raise])
+    moved = np.ascontiguousarray(data)
+    if moved.__class__ is not data.__class__:  # the meta device's array: NumPy's reshape
+        return result
+    input._data = moved  # torch's layout, once (Note [View or raise])
     return reshape(input, *shape)
 
 
