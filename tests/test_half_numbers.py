@@ -87,3 +87,35 @@ def test_graph_cache_replays_the_half_rule(torch_mod):
         for t, g in zip(expected, cached(tg.tensor(vals).half())):
             _same(t, g)
     assert cached.cache_info().hits == 2
+
+
+ZERO_DIM = [  # (tensor dtype, 0-d dtype, 0-d value)
+    ("float32", "float64", 0.1),
+    ("float16", "float32", 0.1),
+    ("float16", "float64", 70000.0),
+    ("bfloat16", "float32", 1 / 3),
+    ("int8", "int64", 300),
+    ("int64", "float64", 0.5),
+    ("float32", "int64", 3),
+    ("bool", "int64", 2),
+    ("int32", "bool", True),
+]
+
+
+@pytest.mark.parametrize("left", [False, True], ids=["tensor_first", "zero_dim_first"])
+@pytest.mark.parametrize("dtype,zdtype,value", ZERO_DIM)
+def test_zero_dim_tensor_operand_ranks_below_like_torch(torch_mod, dtype, zdtype, value, left):
+    """Note [0-d tensor operands]: the result's dtype and values are torch's."""
+    vals = np.array([0.0, 1.5, -2.0, 3.0])
+    ops = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b}
+    for name, fn in ops.items():
+        res = []
+        for m in (tg, torch_mod):
+            x = m.tensor(vals).to(getattr(m, dtype))
+            z = m.tensor(value, dtype=getattr(m, zdtype))
+            res.append(fn(z, x) if left else fn(x, z))
+        ours, theirs = res
+        assert str(ours.dtype) == str(theirs.dtype).replace("torch.", ""), name
+        if name == "mul" and left and dtype in ("float16", "bfloat16"):
+            continue  # not pinned: torch's rule for a 0-d first factor
+        np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())

@@ -21,6 +21,7 @@ from ._half_number import opmath_number
 from ._int_scalars import wrap_ints
 from ._registry import register
 from ._util import as_tensor_or_scalar, broadcast_error, reduce_grad
+from ._zero_dim import zero_dim_operands
 from .elementwise import where
 
 __all__ = [
@@ -228,6 +229,8 @@ def add(input, other, *, alpha=1):
             db = _weak(db, da)
     elif ta is None:
         da = _weak(da, db)
+    elif da.ndim != db.ndim and not (da.ndim and db.ndim):  # Note [0-d tensor operands]
+        da, db = zero_dim_operands(da, db)
     if alpha != 1:
         db = db * alpha
     out = _compute(np.add, da, db, "add", ta, tb)
@@ -238,7 +241,7 @@ def add(input, other, *, alpha=1):
     if tb is None and out.dtype == da.dtype and out.shape == da.shape:
         # tensor + number (Note [Tensor and number]): the gradient passes unchanged
         return make_result(out, (ta, None), _to_first, "AddBackward", array_backward=_to_first)
-    ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
+    ma = (da.shape, ta._data.dtype) if na else None  # _meta inlined: the hot path
     mb = (tb._data.shape, tb._data.dtype) if nb else None  # db may be scaled by alpha
 
     def backward(g):
@@ -276,6 +279,8 @@ def sub(input, other, *, alpha=1):
             db = _weak(db, da)
     elif ta is None:
         da = _weak(da, db)
+    elif da.ndim != db.ndim and not (da.ndim and db.ndim):  # Note [0-d tensor operands]
+        da, db = zero_dim_operands(da, db)
     if alpha != 1:
         db = db * alpha
     out = _compute(np.subtract, da, db, "sub", ta, tb)
@@ -286,7 +291,7 @@ def sub(input, other, *, alpha=1):
     if tb is None and out.dtype == da.dtype and out.shape == da.shape:
         # tensor - number (Note [Tensor and number]): the gradient passes unchanged
         return make_result(out, (ta, None), _to_first, "SubBackward", array_backward=_to_first)
-    ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
+    ma = (da.shape, ta._data.dtype) if na else None  # _meta inlined: the hot path
     mb = (tb._data.shape, tb._data.dtype) if nb else None  # db may be scaled by alpha
 
     def backward(g):
@@ -354,6 +359,8 @@ def mul(input, other):
             db = _weak(db, da)
     elif ta is None:
         da = _weak(da, db)
+    elif da.ndim != db.ndim and not (da.ndim and db.ndim):  # Note [0-d tensor operands]
+        da, db = zero_dim_operands(da, db)
     out = _compute(np.multiply, da, db, "mul", ta, tb)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
@@ -363,8 +370,8 @@ def mul(input, other):
         return _scaled(out, ta, db)  # tensor * number (Note [Tensor and number])
     b = (tb if tb is not None else other) if na else None
     a = (ta if ta is not None else input) if nb else None
-    ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
-    mb = (db.shape, db.dtype) if nb else None
+    ma = (da.shape, ta._data.dtype) if na else None  # _meta inlined: the hot path
+    mb = (db.shape, tb._data.dtype) if nb else None
 
     def backward(g):
         if not STATE.enabled:  # Note [First-order fast paths]
@@ -401,6 +408,8 @@ def div(input, other, *, rounding_mode=None):
             db = _weak(db, da)
     elif ta is None:
         da = _weak(da, db)
+    elif da.ndim != db.ndim and not (da.ndim and db.ndim):  # Note [0-d tensor operands]
+        da, db = zero_dim_operands(da, db, True)
     out = _compute(np.true_divide, da, db, "div", ta, tb, True)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
@@ -408,8 +417,8 @@ def div(input, other, *, rounding_mode=None):
         return Tensor._wrap(out)
     b = tb if tb is not None else other
     a = (ta if ta is not None else input) if nb else None
-    ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
-    mb = (db.shape, db.dtype) if nb else None
+    ma = (da.shape, ta._data.dtype) if na else None  # _meta inlined: the hot path
+    mb = (db.shape, tb._data.dtype) if nb else None
 
     def backward(g):
         return (
