@@ -24,6 +24,7 @@ from ..autograd.graph import (
     make_result,
 )
 from ..tensor import Tensor, _check_dim
+from ._int_scalars import fill_number
 from ._registry import register
 from ._util import as_tensor_or_scalar, reduce_grad
 from .elementwise import where
@@ -614,6 +615,8 @@ def masked_fill(input, mask, value):
             f"masked_fill: value must be a number or a 0-d tensor, got shape {list(tv.shape)}"
         )
     data = input._data
+    if tv is None:  # Note [Numbers beyond an integer dtype] in ops/_int_scalars.py
+        dv = fill_number(dv, data)
     try:
         m = np.broadcast_to(m, data.shape)
     except ValueError:

@@ -7,6 +7,9 @@ version counter, and each gradient is the inverse shape op applied to ``g``.
 
 from __future__ import annotations
 
+import sys
+import warnings
+
 import numpy as np
 
 from ..autograd.graph import BATCH, batched_shape, make_result, mark_view, sum_to, sum_to_array
@@ -98,9 +101,52 @@ def _check_inferred(shape, size):
         )
 
 
+# Note [View or raise]
+# ``view`` must share memory: a write through it reaches the input (and back). NumPy's
+# reshape silently copies when the strides do not allow a view. PyTorch raises then, and
+# so does tapegrad when the input is a view (``x.t().view(-1)``, ``x[:, ::2].view(-1)``)
+# of a C-ordered tensor: view ops give the strides torch's give, so torch raises too.
+# Some ops lay out their results differently from torch (conv and pool outputs,
+# softmax/cat/index_select/reductions of transposed inputs: tests/test_layouts.py lists
+# them): torch's result is contiguous and viewable, tapegrad's is not. Such an input (an
+# op's result, not a view, not a leaf that requires grad) is given torch's C order in
+# place, once, and the view shares that memory, so writes reach it as in torch. A view
+# of such a result (a view whose root is not C-ordered) cannot be moved without cutting
+# it from its root: it keeps NumPy's copy, with a warning, unless the root is an op's
+# private intermediate that nothing else holds (conv1d's output is a view of conv2d's).
+_VIEW_ERROR = (
+    "view size is not compatible with input tensor's size and stride (at least one dimension "
+    "spans across two contiguous subspaces). Use .reshape(...) instead."
+)
+
+
 @register("view")
 def view(input, *shape):
-    """Same as :func:`reshape` (tapegrad's arrays may be viewed in any layout NumPy allows)."""
+    """``input``'s elements in a new shape, sharing its memory (Note [View or raise])."""
+    data = input._data
+    result = reshape(input, *shape)
+    if data.flags.c_contiguous or result._data.size == 0:
+        return result
+    if np.may_share_memory(result._data, data):
+        return result
+    root = input._base
+    if root is not None and root._data.flags.c_contiguous:
+        raise RuntimeError(_VIEW_ERROR)
+    if root is not None and sys.getrefcount(root) <= 3:  # input._base, root, the argument
+        input._base = None  # an op's private intermediate (conv1d's): nothing else sees it
+        root = None
+    if root is not None or (input._rg and input.grad_fn is None):
+        warnings.warn(
+            "view: the input's layout does not allow a view (tapegrad lays this result out "
+            "differently from PyTorch); returning a copy, which writes do not reach. Use "
+            ".reshape(...) or .contiguous().view(...)",
+            stacklevel=2,
+        )
+        return result
+    moved = np.ascontiguousarray(data)
+    if moved.__class__ is not data.__class__:  # the meta device's array: NumPy's reshape
+        return result
+    input._data = moved  # torch's layout, once (Note [View or raise])
     return reshape(input, *shape)
 
 
