@@ -67,7 +67,7 @@ PAIRS = _cases_with_array_rules()
 def test_the_hot_ops_have_array_rules():
     for dtype in (tg.float64, tg.float32):
         names = {c.op for c, d in PAIRS if d is dtype}
-        assert {"add", "sub", "mul", "exp", "tanh", "sigmoid"} <= names
+        assert {"add", "sub", "mul", "exp", "tanh", "sigmoid", "relu"} <= names
 
 
 @pytest.mark.parametrize(
