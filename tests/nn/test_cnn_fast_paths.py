@@ -158,3 +158,23 @@ def test_conv2d_second_order_still_records():
     y = rng.permutation(2 * 4 * 6 * 6).reshape(2, 4, 6, 6) / 10.0  # no ties in a window
     y = tg.tensor(np.ascontiguousarray(y.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2))
     assert tg.autograd.gradgradcheck(lambda a: F.max_pool2d(a, 2), (y.requires_grad_(),))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_2x2_pool_of_channels_last_input_with_ties_nans_and_indices(dtype, torch_mod):
+    """The forward copies the windows' columns out as void runs (Note [Interleaving channel
+    runs]): values, indices (first maximum on ties, last NaN) and gradients as torch's."""
+    x = np.round(rng.standard_normal((3, 6, 7, 9)) * 2).astype(dtype)
+    x[0, 1, 2, 2] = x[0, 1, 3, 3] = x[2, 5, 0, 1] = np.nan
+    x = _channels_last(x)
+    g = rng.standard_normal((3, 6, 3, 4)).astype(dtype)
+    xt = tg.tensor(x, requires_grad=True)
+    xr = torch_mod.tensor(np.ascontiguousarray(x), requires_grad=True)
+    out, idx = F.max_pool2d(xt, 2, return_indices=True)
+    ref, ridx = torch_mod.nn.functional.max_pool2d(xr, 2, return_indices=True)
+    np.testing.assert_array_equal(out.detach().numpy(), ref.detach().numpy())
+    np.testing.assert_array_equal(idx.numpy(), ridx.numpy())
+    out.backward(tg.tensor(g))
+    ref.backward(torch_mod.tensor(g))
+    np.testing.assert_array_equal(xt.grad.numpy(), xr.grad.numpy())

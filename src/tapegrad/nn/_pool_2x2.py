@@ -12,7 +12,9 @@ mask and first-maximum filter: on the digits CNN's pool (64 x 16 x 8 x 8) forwar
 holding a NaN takes the NaN (the last one, as torch): those windows are rare, so the
 kernel then runs the one-hot path of _pool_ops and reads its choice into (gt1, gt2).
 The gradient routes g with two multiplies per row (``g·gt2``, ``g − g·gt2``) when g is
-finite, and with ``where`` otherwise (inf · 0 would put NaN off the maxima).
+finite, and with ``where`` otherwise (inf · 0 would put NaN off the maxima). Both
+directions move the windows' columns as whole channel runs (Note [Interleaving channel
+runs]): forward 92 -> 46 us, backward 54 -> 49 us (best of 15, one core, loaded machine).
 """
 
 from __future__ import annotations
@@ -57,10 +59,9 @@ def max_pool_2x2(x, out_hw, return_indices, tiled_kernel):
 def _forward_kernel(x, out_hw, tiled_kernel):
     """``(best, gt1, gt2)``: the (N, C, Ho, Wo) maxima (a view of a channels-last array),
     (N, Ho, 2, Wo, C) column choices per window row and (N, Ho, Wo, C) row choices."""
-    v = _view(x, out_hw)
-    left, right = v[:, :, :, :, 0], v[:, :, :, :, 1]
+    left, right, owned = _columns(x, out_hw)
     gt1 = np.greater(right, left)
-    rows = np.maximum(left, right)
+    rows = np.maximum(left, right, out=left if owned else None)
     gt2 = np.greater(rows[:, :, 1], rows[:, :, 0])
     best = np.maximum(rows[:, :, 0], rows[:, :, 1])
     if np.isnan(best).any():  # rare: torch's NaN rule through the one-hot kernel
@@ -69,6 +70,26 @@ def _forward_kernel(x, out_hw, tiled_kernel):
         gt1 = mask[:, :, :, :, 1]
         return best, np.ascontiguousarray(gt1), gt2
     return best.transpose(0, 3, 1, 2), gt1, gt2
+
+
+def _columns(x, out_hw):
+    """``(left, right, owned)``: the (N, Ho, 2, Wo, C) left and right columns of every
+    window, new dense arrays (``owned``) when ``x`` is channels-last (Note [Interleaving
+    channel runs]: a ufunc reading them in place walks runs of C elements), else views."""
+    ho, wo = out_hw
+    n, c = x.shape[:2]
+    xh = nhwc(x)[:, : 2 * ho, : 2 * wo]
+    if c < 2 or xh.strides[3] != x.itemsize:
+        v = xh.reshape(n, ho, 2, wo, 2, c)
+        return v[:, :, :, :, 0], v[:, :, :, :, 1], False
+    unit = np.dtype((np.void, c * x.itemsize))
+    taps = xh.view(unit)[..., 0].reshape(n, ho, 2, wo, 2)
+    left = np.empty((n, ho, 2, wo), unit)
+    right = np.empty((n, ho, 2, wo), unit)
+    left[...] = taps[..., 0]
+    right[...] = taps[..., 1]
+    shape = (n, ho, 2, wo, c)
+    return left.view(x.dtype).reshape(shape), right.view(x.dtype).reshape(shape), True
 
 
 def _indices_kernel(gt1, gt2):
