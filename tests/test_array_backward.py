@@ -108,6 +108,7 @@ STEP_NODES = {
     "SumBackward", "MeanBackward", "SoftmaxBackward", "LogSoftmaxBackward",
     "WhereBackward", "MaskedFillBackward", "SliceBackward", "IndexBackward",
     "CatBackward", "StackBackward", "SplitBackward", "EmbeddingBackward", "CloneBackward",
+    "ReluBackward",
 }  # fmt: skip
 
 
