@@ -115,7 +115,11 @@ def softsign(input):
 def softshrink(input, lambd=0.5):
     """x − λ above λ, x + λ below −λ, 0 between."""
     if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+        top = np.finfo(input.dtype).max if input.is_floating_point() else float("inf")
+        raise RuntimeError(
+            f"softshrink: lambda must be in range [0, {top:g}] for input dtype {input.dtype}, "
+            f"but found {lambd}"
+        )
     return rows.softshrink(input, lambd)
 
 

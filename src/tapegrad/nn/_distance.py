@@ -64,6 +64,13 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """``‖x1 − x2 + eps‖_p`` over the last dim (inputs broadcast)."""
     ndim = max(x1.ndim, x2.ndim)
+    try:
+        np.broadcast_shapes(x1.shape, x2.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"pairwise_distance: shapes {list(x1.shape)} and {list(x2.shape)} cannot be "
+            "broadcast together"
+        ) from None
     if ndim == 0:
         return ((x1 - x2) + eps).abs()
     return vector_norm(x1 - x2 + eps, p, ndim - 1, keepdim=keepdim)

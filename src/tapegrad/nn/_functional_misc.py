@@ -63,7 +63,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     """Deprecated: ``interpolate(input, size, scale_factor, mode='bilinear',
     align_corners=True)`` of a 4-D input."""
     if input.ndim != 4:
-        raise ValueError(f"Got {input.ndim}D input, but bilinear mode needs 4D input")
+        raise NotImplementedError(f"Got {input.ndim}D input, but bilinear mode needs 4D input")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

@@ -44,7 +44,8 @@ def affine_grid(theta, size, align_corners=None):
     align_corners = bool(align_corners)
     size = [int(s) for s in size]
     if not isinstance(theta, Tensor) or not theta.is_floating_point():
-        raise ValueError(f"Expected theta to have floating point type, but got {theta!r}")
+        got = theta.dtype if isinstance(theta, Tensor) else type(theta).__name__
+        raise ValueError(f"Expected theta to have floating point type, but got {got}")
     dtype = theta._data.dtype
     if len(size) == 4:
         if theta.ndim != 3 or tuple(theta.shape[-2:]) != (2, 3):

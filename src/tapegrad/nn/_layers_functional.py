@@ -152,10 +152,15 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 def pixel_shuffle(input, upscale_factor):
     """(*, C·r², H, W) → (*, C, H·r, W·r)."""
     r = int(upscale_factor)
-    if input.ndim < 3 or input.shape[-3] % (r * r):
+    if input.ndim < 3:
+        raise RuntimeError(
+            "pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+            f"{input.ndim} dimension(s)"
+        )
+    if input.shape[-3] % (r * r):
         raise RuntimeError(
             f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
-            f"square of upscale_factor, but input.size(-3)={input.shape[-3] if input.ndim else 0}"
+            f"square of upscale_factor, but input.size(-3)={input.shape[-3]}"
             f" is not divisible by {r * r}"
         )
     *lead, c, h, w = input.shape
@@ -169,7 +174,12 @@ def pixel_shuffle(input, upscale_factor):
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H·r, W·r) → (*, C·r², H, W)."""
     r = int(downscale_factor)
-    if input.ndim < 3 or input.shape[-2] % r or input.shape[-1] % r:
+    if input.ndim < 3:
+        raise RuntimeError(
+            "pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+            f"{input.ndim} dimension(s)"
+        )
+    if input.shape[-2] % r or input.shape[-1] % r:
         raise RuntimeError(
             f"pixel_unshuffle expects height and width to be divisible by downscale_factor "
             f"{r}, got input of shape {list(input.shape)}"

@@ -73,7 +73,9 @@ def _index_coefficients(x, target, weight, ignore_index, smoothing, op, mean=Fal
     t = _array(target)
     expected = x.shape[:cdim] + x.shape[cdim + 1 :]
     if t.shape != expected:
-        raise ValueError(
+        # torch: a batch size that differs is a ValueError, any other size a RuntimeError
+        batch = bool(t.ndim and expected) and t.shape[0] != expected[0]
+        raise (ValueError if batch else RuntimeError)(
             f"{op}: target of shape {list(t.shape)} doesn't match input of shape "
             f"{list(x.shape)} (expected {list(expected)})"
         )
@@ -126,7 +128,8 @@ def _index_cross_entropy_mean(x, t, ignore_index):
     checks of :func:`_index_coefficients`, then one fused op without the dense A."""
     n_classes = x.shape[1]
     if t.shape != x.shape[:1]:
-        raise ValueError(
+        batch = bool(t.ndim) and t.shape[0] != x.shape[0]
+        raise (ValueError if batch else RuntimeError)(
             f"cross_entropy: target of shape {list(t.shape)} doesn't match input of shape "
             f"{list(x.shape)} (expected {list(x.shape[:1])})"
         )

@@ -74,6 +74,20 @@ def _same_size(op, input, target):
             "broadcasting. Please ensure they have the same size.",
             stacklevel=3,
         )
+        _broadcastable(op, input, target)
+
+
+def _broadcastable(op, input, target):
+    """Shapes that do not broadcast: an error that names the loss (not the ``sub`` or
+    ``mul`` inside it)."""
+    if tuple(target.shape) != tuple(input.shape):
+        try:
+            np.broadcast_shapes(input.shape, target.shape)
+        except ValueError:
+            raise RuntimeError(
+                f"{op}: the input of shape {list(input.shape)} and the target of shape "
+                f"{list(target.shape)} cannot be broadcast together"
+            ) from None
 
 
 def logsigmoid_(x):
@@ -167,6 +181,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
             stacklevel=2,
         )
     target = as_tensor(target, input)
+    _broadcastable("kl_div", input, target)
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -281,6 +296,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction, "soft_margin_loss")
     target = as_tensor(target, input)
+    _broadcastable("soft_margin_loss", input, target)
     return reduce_loss((-(target * input)).softplus(), reduction)
 
 

@@ -182,7 +182,11 @@ def multi_head_attention_forward(
                     f"{[bsz * num_heads, tgt_len, src_len]}."
                 )
         else:
-            raise AssertionError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
+            kind = "batched (3-D)" if batched else "unbatched (2-D)"
+            raise AssertionError(
+                f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found "
+                f"{attn_mask.ndim}-D tensor instead"
+            )
     if bias_k is not None and bias_v is not None:
         k = cat([k, bias_k.expand(1, bsz, e)], 0)
         v = cat([v, bias_v.expand(1, bsz, e)], 0)

@@ -100,7 +100,7 @@ def normalize_dims(dim, ndim: int, op: str) -> tuple:
             )
         d = int(d) % n
         if d in out:
-            raise ValueError(f"{op}: dimension {d} appears more than once in dim={dim!r}")
+            raise RuntimeError(f"{op}: dimension {d} appears more than once in dim={dim!r}")
         out.append(d)
     if ndim == 0:
         return ()

@@ -59,8 +59,8 @@ def _histogram_nd(x, bins, range_, weight, density, op):
         )
     if range_ is not None and len(range_) != 2 * n_dims:
         raise RuntimeError(
-            f"torch.{op}: expected {2 * n_dims} values for range (a min and a max per "
-            f"dimension), got {len(range_)}"
+            f"torch.{op}: for a {n_dims}-dimensional histogram range should have "
+            f"{2 * n_dims} elements (a min and a max per dimension), but got {len(range_)}"
         )
     edges = []
     for d, b in enumerate(bins):
@@ -69,7 +69,8 @@ def _histogram_nd(x, bins, range_, weight, density, op):
             if e.dtype != x.dtype:
                 raise RuntimeError(
                     f"torch.{op}: input tensor and bins tensors should have the same dtype, "
-                    f"but got input {x.dtype} and bins {e.dtype}"
+                    f"but got input with dtype {x.dtype} and bins for dimension {d} with dtype "
+                    f"{e.dtype}"
                 )
             if e.ndim != 1 or e.size < 1:
                 raise RuntimeError(
@@ -89,8 +90,8 @@ def _histogram_nd(x, bins, range_, weight, density, op):
         if w.shape != x.shape[:1]:
             raise RuntimeError(
                 f"torch.{op}: if weight tensor is provided it should have the same shape as "
-                f"the input tensor excluding its innermost dimension, got weight of shape "
-                f"{list(w.shape)} for {x.shape[0]} samples"
+                f"the input tensor excluding its innermost dimension, but got input with shape "
+                f"{list(x.shape)} and weight with shape {list(w.shape)}"
             )
     hist = _bin_counts(x, edges, w)
     if density:
@@ -149,7 +150,10 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
     """
     x = _float_input(input, "histogram")
     if isinstance(bins, Tensor) and bins._data.ndim != 1:
-        raise RuntimeError("torch.histogram: bins tensor should have one dimension")
+        raise RuntimeError(
+            f"torch.histogram: bins tensor should have one dimension, but got "
+            f"{bins._data.ndim} dimensions in the bins tensor for dimension 0"
+        )
     w = None if weight is None else as_tensor(weight, "histogram").reshape(-1)
     if w is not None and weight.shape != input.shape:
         raise RuntimeError(

@@ -379,8 +379,6 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
         L = cholesky(A, upper=upper)
         info = np.zeros(A.shape[:-2], np.int32)
     except LinAlgError:
-        if check_errors:
-            raise
         _, data = _square(A, "linalg.cholesky_ex")
         info = np.zeros(data.shape[:-2], np.int32)
         for i in np.ndindex(data.shape[:-2]):
@@ -388,6 +386,13 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
                 if np.any(np.linalg.eigvalsh(data[i][:k, :k]) <= 0):
                     info[i] = k
                     break
+        if check_errors:
+            where, k = _first_failure(info)
+            raise LinAlgError(
+                f"linalg.cholesky_ex: {where}The factorization could not be completed because "
+                f"the input is not positive-definite (the leading minor of order {k} is not "
+                "positive-definite)."
+            ) from None
         L = Tensor._wrap(np.zeros(data.shape, data.dtype))
     return CholeskyExResult(L, Tensor._wrap(info))
 
@@ -400,16 +405,29 @@ def inv_ex(A, *, check_errors=False):
         X = inv(A)
         info = np.zeros(A.shape[:-2], np.int32)
     except LinAlgError:
-        if check_errors:
-            raise
         # as PyTorch's: solve_ex(A, I), so info is getrf's first zero pivot (1-based) and
         # the invertible matrices of a batch keep their inverse
         from .solve_more import solve_ex  # noqa: PLC0415 (solve_more -> lu -> this module)
 
         _, data = _square(A, "linalg.inv_ex")
         eye = np.broadcast_to(np.eye(data.shape[-1], dtype=data.dtype), data.shape)
-        return InvExResult(*solve_ex(Tensor._wrap(data), Tensor._wrap(eye)))
+        result = InvExResult(*solve_ex(Tensor._wrap(data), Tensor._wrap(eye)))
+        if check_errors:
+            where, k = _first_failure(result.info._data)
+            raise LinAlgError(
+                f"linalg.inv_ex: {where}The diagonal element {k} is zero, the inversion could "
+                "not be completed because the input matrix is singular."
+            ) from None
+        return result
     return InvExResult(X, Tensor._wrap(info))
+
+
+def _first_failure(info):
+    """("(Batch element b): " or "", info there) for the first nonzero info, as torch's
+    messages say it."""
+    flat = np.asarray(info).reshape(-1)
+    b = int(np.flatnonzero(flat)[0])
+    return (f"(Batch element {b}): " if np.ndim(info) else ""), int(flat[b])
 
 
 def tensorinv(A, ind=2):

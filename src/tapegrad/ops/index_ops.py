@@ -41,7 +41,10 @@ def _dim_index(input, dim, index, op, source=None):
     d = _check_dim(dim, max(data.ndim, 1), op)
     idx = _int_index(index, op)
     if idx.ndim > 1:
-        raise IndexError(f"{op}(): Index is supposed to be a vector, got shape {list(idx.shape)}")
+        raise IndexError(
+            f"{op}(): Index is supposed to be a vector, got shape {list(idx.shape)} of dtype "
+            f"{getattr(index, 'dtype', idx.dtype)}"
+        )
     idx = idx.reshape(-1)
     size = data.shape[d] if data.ndim else 1
     if idx.size and (idx.min() < -size or idx.max() >= size):

@@ -387,10 +387,10 @@ def index_select(input, dim, index):
     if idx.ndim > 1:
         raise IndexError(f"index_select: index must be 0-d or 1-D, got shape {list(idx.shape)}")
     size = data.shape[d] if data.ndim else 1
-    _check_range(idx, size, "index_select", d, data.shape)
+    _check_range(idx, size, "index_select", d, data.shape, IndexError)
     if data.ndim == 0:
         if idx.size != 1:
-            raise IndexError(
+            raise RuntimeError(
                 f"index_select: the index into a 0-d tensor must hold one value, got {idx.size}"
             )
         return take_index(input, (Ellipsis,), False, "IndexSelectBackward")
@@ -398,10 +398,12 @@ def index_select(input, dim, index):
     return take_index(input, key, True, "IndexSelectBackward", "index_select")
 
 
-def _check_range(idx, size, op, dim, shape):
+def _check_range(idx, size, op, dim, shape, error=RuntimeError):
+    """An index out of range: torch's RuntimeError (gather, scatter, take_along_dim);
+    index_select's is an IndexError."""
     if idx.size and (idx.min() < 0 or idx.max() >= size):
         bad = idx[(idx < 0) | (idx >= size)].ravel()[0]
-        raise IndexError(
+        raise error(
             f"{op}: index {int(bad)} is out of range for dimension {dim} with size {size} "
             f"(tensor of shape {list(shape)})"
         )

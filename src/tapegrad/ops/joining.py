@@ -167,10 +167,15 @@ def narrow(input, dim, start, length):
     d = _split_dim(input, dim, "narrow")
     n = data.shape[d]
     start = int(start)
+    if not -n <= start <= n:  # torch: a start outside the dim is an IndexError
+        raise IndexError(
+            f"narrow: start out of range (expected to be in range of [{-n}, {n}], but got "
+            f"{start}) for dimension {d} of a tensor of shape {list(data.shape)}"
+        )
     if start < 0:
         start += n
-    if not 0 <= start <= n or length < 0 or start + length > n:
-        raise IndexError(
+    if length < 0 or start + length > n:  # torch: a length past it a RuntimeError
+        raise RuntimeError(
             f"narrow: start ({start}) + length ({length}) is out of range for dimension {d} "
             f"of size {n} (tensor of shape {list(data.shape)})"
         )

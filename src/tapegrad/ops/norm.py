@@ -51,9 +51,11 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     dims = normalize_dims(dim, data.ndim, "linalg.vector_norm")
     p = float(ord)
     if (p < 0 or math.isinf(p)) and any(data.shape[d] == 0 for d in dims):
-        raise IndexError(  # the min/max behind these norms has no identity (as PyTorch)
-            f"linalg.vector_norm: cannot compute the {ord} norm over an empty dim of a "
-            f"tensor of shape {list(data.shape)}"
+        empty = next(d for d in dims if data.shape[d] == 0)
+        raise RuntimeError(  # the min/max behind these norms has no identity (as PyTorch)
+            f"linalg.vector_norm: cannot compute the {ord} norm on the dimension {empty} "
+            f"because this dimension is empty and the operation does not have an identity "
+            f"(a tensor of shape {list(data.shape)})"
         )
     a = np.abs(data)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -122,7 +124,7 @@ def _masked_div(a, b, mask):
 
 def _two_dims(dim, ndim, op):
     if not isinstance(dim, (tuple, list)) or len(dim) != 2:
-        raise RuntimeError(f"{op}: dim must be a pair of dims, got {dim!r}")
+        raise RuntimeError(f"{op}: dim must be a 2-tuple. Got {dim!r}")
     d0, d1 = (_check_dim(d, ndim, op) for d in dim)
     if d0 == d1:
         raise RuntimeError(f"{op}: dims must be different, got {dim!r}")

@@ -214,7 +214,10 @@ def _T(self):
 def _mT(self):
     """The last two dimensions swapped (a batch of matrices transposed)."""
     if self._data.ndim < 2:
-        raise RuntimeError(f"mT: needs at least 2 dims, got shape {list(self.shape)}")
+        raise RuntimeError(
+            "tensor.mT is only supported on matrices or batches of matrices. Got "
+            f"{self._data.ndim}-D tensor."
+        )
     return self.transpose(-2, -1)
 
 

@@ -451,12 +451,12 @@ def cartesian_prod(*tensors):
 def block_diag(*tensors):
     """A block-diagonal matrix from 0-d, 1-D (one row) or 2-D blocks."""
     blocks = []
-    for x in tensors:
+    for i, x in enumerate(tensors):
         x = as_tensor(x, "block_diag")
         if x._data.ndim > 2:
             raise RuntimeError(
                 f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
-                f"Input has {x._data.ndim} dimensions"
+                f"Input {i} has {x._data.ndim} dimensions"
             )
         blocks.append(reshape(x, (1, -1) if x._data.ndim < 2 else x._data.shape))
     if not blocks:

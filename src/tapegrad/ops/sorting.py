@@ -344,8 +344,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         return Tensor._wrap(np.asarray(np.searchsorted(seq, values, side=how), dtype=dtype))
     if seq.shape[:-1] != values.shape[:-1]:
         raise RuntimeError(
-            f"searchsorted: boundaries and input must have the same leading dims, got shapes "
-            f"{list(seq.shape)} and {list(values.shape)}"
+            f"searchsorted: boundaries tensor should be 1 dimension or the first N-1 dimensions "
+            f"of boundaries tensor and input value tensor must match, but we got boundaries "
+            f"tensor {list(seq.shape)} and input value tensor {list(values.shape)}"
         )
     rows = seq.reshape(-1, seq.shape[-1])
     vals = values.reshape(rows.shape[0], -1)

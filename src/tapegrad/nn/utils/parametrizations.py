@@ -51,6 +51,12 @@ def weight_norm(module, name="weight", dim=0):
     >>> sorted(m.state_dict())
     ['bias', 'parametrizations.weight.original0', 'parametrizations.weight.original1']
     """
+    ndim = getattr(module, name).ndim
+    if dim is not None and not -ndim <= dim < ndim:
+        raise IndexError(
+            "Dimension out of range (expected to be in range of "
+            f"[-{ndim}, {ndim - 1}] but got {dim})"
+        )
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
     return module
 
