@@ -8,7 +8,7 @@ import tapegrad as tg
 from tapegrad.autograd import engine
 from tapegrad.autograd.graph import iter_graph
 
-from .optable import ALL_CASES
+from .optable import ALL_CASES, OpCase
 
 
 def _outputs(out):
@@ -45,11 +45,45 @@ def _counting(fn, name, calls):
     return counted
 
 
+def _embedding(m, w, padding_idx=None):
+    idx = m.tensor([[0, 2, 2], [3, 0, 1]])
+    return m.nn.functional.embedding(idx, w, padding_idx=padding_idx)
+
+
+def _dropout(m, x):
+    m.manual_seed(3)  # the same mask for both passes
+    return m.nn.functional.dropout(x, 0.4)
+
+
+def _nll(m, x):
+    return m.nn.functional.nll_loss(m.log_softmax(x, 1), m.tensor([1, 0, 3]))
+
+
+def _mlp(m, x, w1, b1, w2):
+    h = m.tanh(m.nn.functional.linear(x, w1, b1)).reshape(2, 3, 5)
+    z = (h.permute(0, 2, 1) @ m.tensor(np.ones((3, 2)), dtype=h.dtype)).flatten(1)
+    z = m.nn.functional.linear(z, w2).softmax(-1)
+    return m.nn.functional.mse_loss(z.sqrt(), m.zeros_like(z)) + z.mean(0).pow(2).sum()
+
+
+# Training-step functions that are no registered op (so no op-table row): their Nodes'
+# array rules (linear's AddmmBackward, embedding's, the losses' parts) checked the same way.
+STEP_CASES = [
+    OpCase("linear", lambda m, x, w, b: m.nn.functional.linear(x, w, b), ((4, 3), (5, 3), (5,))),
+    OpCase("linear", lambda m, x, w: m.nn.functional.linear(x, w), ((2, 4, 3), (5, 3)), name="3d"),
+    OpCase("embedding", _embedding, ((4, 3),)),
+    OpCase("embedding", lambda m, w: _embedding(m, w, 2), ((4, 3),), name="padding_idx"),
+    OpCase("dropout", _dropout, ((4, 5),)),
+    OpCase("nll_loss", _nll, ((3, 4),)),
+    OpCase("mlp", _mlp, ((6, 4), (5, 4), (5,), (3, 10)), domain=(0.1, 1.0)),
+]
+
+
 def _cases_with_array_rules():
     """``(case, dtype)`` for the op-table rows whose graph has a Node with an array rule
     (every such op), in float64 and, where the row runs in it, float32."""
     found = []
-    for case in ALL_CASES:
+    for case in ALL_CASES + STEP_CASES:
         for dtype in (tg.float64, tg.float32):
             xs = [tg.tensor(a, dtype=dtype, requires_grad=True) for a in case.make_inputs()]
             try:
@@ -64,10 +98,28 @@ def _cases_with_array_rules():
 PAIRS = _cases_with_array_rules()
 
 
+# The Nodes an ordinary training step records (issue 16): each must have an array rule
+# that some row above runs and checks.
+STEP_NODES = {
+    "AddBackward", "SubBackward", "MulBackward", "DivBackward", "NegBackward", "PowBackward",
+    "ExpBackward", "LogBackward", "TanhBackward", "SigmoidBackward", "SqrtBackward",
+    "RsqrtBackward", "SquareBackward", "MatmulBackward", "AddmmBackward",
+    "ReshapeBackward", "TransposeBackward", "PermuteBackward", "ExpandBackward",
+    "SumBackward", "MeanBackward", "SoftmaxBackward", "LogSoftmaxBackward",
+    "WhereBackward", "MaskedFillBackward", "SliceBackward", "IndexBackward",
+    "CatBackward", "StackBackward", "SplitBackward", "EmbeddingBackward", "CloneBackward",
+    "ReluBackward",
+}  # fmt: skip
+
+
 def test_the_hot_ops_have_array_rules():
     for dtype in (tg.float64, tg.float32):
-        names = {c.op for c, d in PAIRS if d is dtype}
-        assert {"add", "sub", "mul", "exp", "tanh", "sigmoid"} <= names
+        names = set()
+        for case, d in PAIRS:
+            if d is dtype:
+                xs = [tg.tensor(a, dtype=d, requires_grad=True) for a in case.make_inputs()]
+                names |= {n.name() for n in _array_nodes(_outputs(case.fn(tg, *xs)))}
+        assert STEP_NODES <= names, sorted(STEP_NODES - names)
 
 
 @pytest.mark.parametrize(
@@ -267,3 +319,60 @@ def test_check_graph_finds_a_wrong_array_rule(monkeypatch):
         y = (x * 0.5).tanh().exp()
     report = tg.autograd.check_graph(y, raise_exception=False)
     assert report is not None and report.name == "TanhBackward"
+
+
+def _both_paths(fn, *arrays):
+    """``fn(*leaves)`` backward with the array rules and with the Tensor rules: the leaves'
+    ``.grad`` arrays of each pass."""
+    out = []
+    for array_rules in (True, False):
+        xs = [tg.tensor(a, requires_grad=True) for a in arrays]
+        engine.ARRAY_RULES[0] = array_rules
+        try:
+            fn(*xs).backward()
+        finally:
+            engine.ARRAY_RULES[0] = True
+        out.append([x.grad.numpy() for x in xs])
+    return out
+
+
+def test_fresh_arrays_sum_in_place_and_reach_leaves():
+    rng = np.random.default_rng(0)
+    x1, x2 = rng.standard_normal((2, 4, 3)).astype(np.float32)
+    w, b = rng.standard_normal((5, 3)).astype(np.float32), np.ones(5, np.float32)
+
+    def two_uses(x, w, b):  # w gets two fresh GEMM results: the second added into the first
+        lin = tg.nn.functional.linear
+        return (lin(x, w, b) * lin(tg.tensor(x2), w) + (x @ w.T).sum(0)).sum()
+
+    fast, full = _both_paths(two_uses, x1, w, b)
+    for f, s in zip(fast, full):
+        np.testing.assert_array_equal(f, s)
+    # a second backward accumulates into the .grad the first one stored without a copy
+    xs = [tg.tensor(a, requires_grad=True) for a in (x1, w, b)]
+    two_uses(*xs).backward()
+    first = [x.grad.numpy().copy() for x in xs]
+    two_uses(*xs).backward()
+    for x, f in zip(xs, first):
+        np.testing.assert_array_equal(x.grad.numpy(), f + f)
+
+
+def test_split_pieces_without_a_gradient_get_zeros():
+    data = np.arange(12.0).reshape(6, 2)
+
+    def step(x):
+        a, _, c = x.split(2)
+        return (a * 2.0).sum() + c.exp().sum()
+
+    fast, full = _both_paths(step, data)
+    np.testing.assert_array_equal(fast[0], full[0])
+    assert not fast[0][2:4].any()
+
+
+def test_a_gradient_kept_by_an_array_rule_is_not_written_into():
+    # t + t hands the same array to both operands of the product's rule; the owned sum
+    # made for the leaf must be a new array, not one of them
+    x = tg.tensor(DATA, requires_grad=True)
+    y = x.reshape(7, 1).expand(7, 3)
+    (y.sum(1) + x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(7, 4.0, np.float32))

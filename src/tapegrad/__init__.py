@@ -207,6 +207,8 @@ from .creation import logspace, scalar_tensor  # noqa: E402
 from . import conversions as _conversions  # noqa: E402, F401 - Tensor.half, .short, .byte, .char
 from .ops.tri import tril_indices, triu_indices  # noqa: E402
 from .ops.decomp import pinverse  # noqa: E402
+from .ops.decomp import _qr_method as qr  # noqa: E402  (torch.qr, deprecated there)
+from .ops.decomp import _svd_method as svd  # noqa: E402  (torch.svd: U, S, V)
 from . import fft  # noqa: E402 - tg.fft namespace
 
 # -- issue 10 (part M): masked reductions, signal windows, numeric utilities --

@@ -69,6 +69,8 @@ def test_kept_columns_match_rebuilt_and_torch(case, split, torch_mod, monkeypatc
     module, name = (
         (_conv_taps, "kept_weight_grad") if one_channel else (_conv_kept, "kept_weight_grad")
     )
+    if b is not None:  # the bias gradient from the kept ones, in the same GEMM
+        module, name = _conv_kept, "weight_and_bias_grad"
     used = _spy(monkeypatch, module, name)
     kept = _run(tg, x, w, b, g, s, p)
     assert used, "the forward's columns should have been used"

@@ -252,3 +252,42 @@ def test_layer_norm_second_order():
 
     assert tg.autograd.gradcheck(f, (x, w, b))
     assert tg.autograd.gradgradcheck(f, (x, w, b))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("idx_shape", [(16, 64), (7,), (2, 3, 4)])
+def test_embedding_rows_match_torch(torch_mod, dtype, idx_shape):
+    # F.embedding gathers rows with np.take (nn/_fused.py:_take_rows); repeated indices
+    # sum in the weight's gradient
+    rng = np.random.default_rng(9)
+    w = rng.standard_normal((96, 8)).astype(dtype)
+    idx = rng.integers(0, 96, idx_shape)
+    idx.flat[:3] = 5  # repeats
+    g = rng.standard_normal(idx_shape + (8,)).astype(dtype)
+    res = []
+    for m in (tg, torch_mod):
+        wt = m.tensor(w, requires_grad=True)
+        y = m.nn.functional.embedding(m.tensor(idx), wt)
+        y.backward(m.tensor(g))
+        res.append((y.detach().numpy(), wt.grad.numpy(), y.dtype, y.shape))
+    (y, gw, dt, sh), (ry, rgw, rdt, rsh) = res
+    assert str(dt).split(".")[-1] == str(rdt).split(".")[-1] and tuple(sh) == tuple(rsh)
+    np.testing.assert_array_equal(y, ry)
+    tol = dict(rtol=1e-6, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gw, rgw, **tol)
+
+
+def test_embedding_second_order_and_bounds():
+    rng = np.random.default_rng(10)
+    w = tg.tensor(rng.standard_normal((6, 3)), requires_grad=True)
+    idx = tg.tensor(np.array([[0, 5, 5], [2, 1, 0]]))
+
+    def f(w):
+        return tg.nn.functional.embedding(idx, w) ** 2
+
+    assert tg.autograd.gradcheck(f, (w,))
+    assert tg.autograd.gradgradcheck(f, (w,))
+    with pytest.raises(IndexError, match="index out of range"):
+        tg.nn.functional.embedding(tg.tensor(np.array([6])), w)
+    with pytest.raises(IndexError, match="index out of range"):
+        tg.nn.functional.embedding(tg.tensor(np.array([-1])), w)

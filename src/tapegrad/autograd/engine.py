@@ -23,7 +23,8 @@ from .. import _fpquiet
 from ..grad_mode import STATE
 from ..tensor import RETRACE, Tensor
 from . import graph
-from .graph import AccumulateGrad, Node, accumulate_into, grad_lock
+from .graph import _ACCUMULATE_LOCKS as _LOCKS
+from .graph import AccumulateGrad, Node, accumulate_into
 
 __all__ = ["backward", "grad", "run_backward", "queue_callback"]
 
@@ -55,6 +56,17 @@ _CALLBACKS = _Callbacks()
 # several arrivals are Tensors as before (Note [Gradient ownership]), and every place that
 # hands a gradient to Tensor code (Tensor rules, hooks, capture, ``.grad``) wraps it
 # first, so users only ever see Tensors. Release after the pass frees both rules.
+# Ops with one: the arithmetic and elementwise functions a training step uses (add, sub,
+# mul, div, neg, pow by a number, exp, log, sqrt, rsqrt, tanh, sigmoid, the op-table rows
+# marked ``arrays``: Note [Rules in operators] in ops/elementwise.py), matmul and so mm,
+# bmm, addmm, mv, nn's linear, the views (reshape and view, squeeze, unsqueeze, flatten,
+# transpose and t, permute, expand, basic indexing), sum, mean, softmax, log_softmax,
+# where, masked_fill, advanced indexing and embedding, cat, stack and split (a Node of
+# several outputs: its array rule takes one array per output, zeros where none arrived,
+# as Node.apply passes the Tensor rule). Losses and dropout are compositions of these.
+# An array rule may hand an uncommon case (a cast, a promoted vector, a broadcast
+# operand) to its Tensor rule (``graph.arrays_of``), and a new array it made to the
+# engine with ``graph.fresh_array`` (Note [Fresh gradients]).
 ARRAY_RULES = [True]  # False: every pass runs the Tensor rules (tests compare both)
 
 
@@ -321,11 +333,15 @@ def _run_backward(roots, grads, retain_graph, create_graph, targets, accumulate)
                     for counter, version, _ in versions:
                         if counter.value != version:
                             node.check_saved_versions()  # raises, naming the op
-                g = buf[0]
-                if isinstance(g, Tensor):
-                    g = g._data
                 saved = node._saved_output
-                in_grads = afn(g) if saved is None else afn(g, saved)
+                if len(buf) == 1:
+                    g = buf[0]
+                    if isinstance(g, Tensor):
+                        g = g._data
+                    in_grads = afn(g) if saved is None else afn(g, saved)
+                else:  # several outputs (make_results): zeros for those that got none
+                    g = _output_arrays(buf, node._out_meta)
+                    in_grads = afn(*g)
                 if not retain_graph and (versions is not None or saved is not None):
                     # Node.release inlined (Note [Backward twice])
                     node._backward = node._array_backward = None
@@ -369,7 +385,10 @@ def _run_backward(roots, grads, retain_graph, create_graph, targets, accumulate)
             # As PyTorch: hooks on the output tensors (then retain_grad) first, then
             # capture for grad(), then the Node's own pre-hooks.
             is_leaf = type(node) is AccumulateGrad
-            if is_leaf or node._tensor_hooks is not None or node._retain_refs is not None:
+            if is_leaf:
+                if node.variable._hooks:  # AccumulateGrad.run_tensor_hooks' own test
+                    buf = node.run_tensor_hooks(buf)
+            elif node._tensor_hooks is not None or node._retain_refs is not None:
                 buf = node.run_tensor_hooks(buf)
             if capture is not None and node in capture:
                 for nr, i in capture[node]:
@@ -466,6 +485,15 @@ def _run_backward(roots, grads, retain_graph, create_graph, targets, accumulate)
     return captured
 
 
+def _output_arrays(buf, metas) -> list:
+    """The arrays an array rule of several outputs takes: one per output, zeros for an
+    output no gradient reached (as Node.apply passes the Tensor rule)."""
+    return [
+        np.zeros(m[0], m[1]) if g is None else g._data if isinstance(g, Tensor) else g
+        for g, m in zip(buf, metas)
+    ]
+
+
 def _as_tensor(g):
     """``g`` as a Tensor (an array rule's result; anything else is left for the error)."""
     return g if isinstance(g, Tensor) or not hasattr(g, "dtype") else Tensor._wrap(g)
@@ -540,8 +568,9 @@ def _add_to_buffer(buffers, owned, node, nr, g, create_graph):
         buf[nr] = old + g
     else:  # Tensors, or arrays from array rules (Note [Array backward])
         gd = g._data if isinstance(g, Tensor) else g
-        if id(old) in owned:
-            np.add(old._data, gd, out=old._data)
+        if id(old) in owned:  # an engine-made sum, or a fresh gradient (Tensor or array)
+            od = old._data if isinstance(old, Tensor) else old
+            np.add(od, gd, out=od)
         else:
             new = Tensor._wrap((old._data if isinstance(old, Tensor) else old) + gd)
             owned[id(new)] = new
@@ -550,7 +579,7 @@ def _add_to_buffer(buffers, owned, node, nr, g, create_graph):
 
 def _store_owned(leaf, g):
     """Store an engine-made sum into ``leaf.grad`` without copying when the slot is empty."""
-    with grad_lock(leaf):
+    with _LOCKS[(id(leaf) >> 4) & 63]:  # grad_lock inlined (Note [Concurrent accumulation])
         stored = leaf._grad is None
         if stored:
             leaf._grad = g

@@ -32,6 +32,9 @@ __all__ = [
     "saved_buffers",
     "saved_arrays",
     "fresh_grad",
+    "fresh_array",
+    "arrays_of",
+    "sum_to_array",
 ]
 
 # Set by tapegrad.autograd.anomaly while detect_anomaly() (or checkgraph's checkable())
@@ -334,7 +337,9 @@ def accumulate_into(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
 # backward then owns it as it owns the sums it makes itself (Note [Gradient ownership]),
 # so a leaf's empty ``.grad`` takes it without a copy and later gradients arriving by
 # other paths are added into it in place (PyTorch's AccumulateGrad steals such a
-# gradient too). Outside a backward (a rule called directly) it is a plain Tensor.
+# gradient too). Outside a backward (a rule called directly) it is a plain Tensor. An
+# array rule (Note [Array backward] in engine.py) hands over such an array with
+# ``fresh_array``: the engine keeps arrays and Tensors alike in ``owned``, by id.
 class _Owned(threading.local):
     current = None  # the running backward's ``owned`` dict (engine.run_backward)
 
@@ -350,6 +355,38 @@ def fresh_grad(array) -> Tensor:
     if owned is not None:
         owned[id(t)] = t
     return t
+
+
+def fresh_array(array):
+    """``array`` (new, writable, referenced by nothing else) as an array rule's gradient
+    the engine may keep without copying (Note [Fresh gradients], Note [Array backward])."""
+    owned = OWNED.current
+    if owned is not None and array.__class__ is _ndarray:  # not a NumPy scalar (0-d ufunc result)
+        owned[id(array)] = array
+    return array
+
+
+def arrays_of(grads) -> tuple:
+    """A Tensor rule's gradients as arrays: an array rule hands the cases it does not
+    cover (a cast, a broadcast operand, a promoted vector) to its Tensor rule, which then
+    computes them without recording (Note [Array backward] in autograd/engine.py)."""
+    if grads.__class__ is not tuple:
+        grads = (grads,) if grads is None or isinstance(grads, Tensor) else tuple(grads)
+    owned = OWNED.current
+    out = []
+    for g in grads:
+        if g is None:
+            out.append(None)
+            continue
+        data = g._data
+        if (
+            owned
+            and owned.pop(id(g), None) is not None
+            and [h is g for h in grads].count(True) == 1
+        ):
+            fresh_array(data)  # a fresh Tensor's array is fresh once the Tensor is dropped
+        out.append(data)
+    return tuple(out)
 
 
 def _hook_result(new, g: Tensor, fn, where: str) -> Tensor:
@@ -654,12 +691,13 @@ def _version_record(t: Tensor):
     return (counter, counter.value, t._data.shape)
 
 
-def make_results(datas, inputs, backward, name, saved=None, node_type=None):
+def make_results(datas, inputs, backward, name, saved=None, node_type=None, array_backward=None):
     """Like :func:`make_result` for an op with several outputs.
 
     ``backward(*grads)`` receives one gradient per output; outputs that got no
     gradient are passed as zeros. Returns a tuple of Tensors. ``node_type``: a
-    subclass of Node to record (autograd.Function's FunctionNode).
+    subclass of Node to record (autograd.Function's FunctionNode). ``array_backward``:
+    the same rule on arrays, taking one array per output (Note [Array backward]).
     """
     outs = tuple(Tensor._wrap(d) for d in datas)
     if not STATE.enabled:
@@ -675,8 +713,12 @@ def make_results(datas, inputs, backward, name, saved=None, node_type=None):
                 cx = m[1]
                 break
         if cx is not None or (_complex_live and meta):
-            backward = COMPLEX_GUARD[0](name, inputs, backward, cx or meta[0][1])
+            guarded = COMPLEX_GUARD[0](name, inputs, backward, cx or meta[0][1])
+            if guarded is not backward:  # conj ∘ rule ∘ conj: the array rule no longer holds
+                backward, array_backward = guarded, None
     node = (node_type or Node)(backward, edges, name, meta)
+    if node_type is None:
+        node._array_backward = array_backward
     if saved:
         node._saved_versions = tuple(_version_record(t) for t in saved)
     if ANOMALY["enabled"]:
@@ -711,6 +753,24 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
         g = g.sum(dim=axes, keepdim=True)
     if g._data.shape != full:
         g = g.reshape(full)
+    return g
+
+
+def sum_to_array(g, shape: tuple):
+    """:func:`sum_to` on an array rule's gradient array: the same sums (``np.sum`` over
+    the same axes, as ``Tensor.sum`` calls it), never with a batch prefix (array rules
+    do not run in batched passes: Note [Array backward] in autograd/engine.py)."""
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+    )
+    if axes:
+        g = _np.sum(g, axis=axes, keepdims=True)
+    if g.shape != shape:
+        g = g.reshape(shape)
     return g
 
 

@@ -22,7 +22,14 @@ import numpy as np
 from .._parallel import pair
 from . import _conv_grid, _conv_taps
 
-__all__ = ["KEEP_BYTES", "keeps", "columns_conv", "kept_weight_grad"]
+__all__ = [
+    "KEEP_BYTES",
+    "keeps",
+    "columns_conv",
+    "kept_weight_grad",
+    "has_ones",
+    "weight_and_bias_grad",
+]
 
 #: The largest whole-batch im2col columns (bytes) a forward keeps for its backward.
 KEEP_BYTES = 1 << 20
@@ -75,3 +82,26 @@ def kept_weight_grad(gm, cols, w_shape):
     k = kh * kw * c
     gw = gm.T @ cols[:, :k]
     return gw.reshape(o, kh, kw, c).transpose(0, 3, 1, 2).copy()
+
+
+def has_ones(cols, p, w_shape) -> bool:
+    """Whether ``cols`` are the kept columns of a forward with a bias, for ``p`` output rows
+    and an (O, C, kh, kw) weight: the tap rows' (kh·kw + 1, P) when C = 1 (Note [Tap-row
+    im2col]), else im2col's (P, C·kh·kw + 1), the ones last."""
+    if cols is None:
+        return False
+    _, c, kh, kw = w_shape
+    k = c * kh * kw
+    return cols.shape == ((k + 1, p) if c == 1 else (p, k + 1))
+
+
+def weight_and_bias_grad(gm, cols, w_shape):
+    """``(gw, gb)`` in one GEMM: the (P, O) output gradient ``gm`` times the kept columns
+    (:func:`has_ones`), whose ones give the bias gradient Σ_p gm[p] as the last column."""
+    o, c, kh, kw = w_shape
+    k = kh * kw * c
+    full = gm.T @ (cols.T if c == 1 else cols)  # (O, k + 1)
+    gb = full[:, k].copy()
+    if c == 1:  # tap rows: (kh, kw) order
+        return full[:, :k].reshape(w_shape), gb
+    return full[:, :k].reshape(o, kh, kw, c).transpose(0, 3, 1, 2).copy(), gb

@@ -284,6 +284,11 @@ def conv2d(x, w, b, geom):
     need_b = b is not None and b._rg
     x_shape, w_shape = x._data.shape, w._data.shape
 
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        xd = x._data if need_w else None
+        xs = x_shape if need_x else None
+        return _backward_kernel(g, xd, w._data, xs, geom, need_b, cols)
+
     def backward(g):
         if not STATE.enabled:  # first order: one kernel, g made channels-last once
             xd = x._data if need_w else None
@@ -296,7 +301,14 @@ def conv2d(x, w, b, geom):
         return gx, gw, gb
 
     saved = tuple(t for t, need in ((w, need_x), (x, need_w)) if need)
-    return make_result(out, (x, w, b), backward, "ConvolutionBackward", saved=saved)
+    return make_result(
+        out,
+        (x, w, b),
+        backward,
+        "ConvolutionBackward",
+        saved=saved,
+        array_backward=array_backward,
+    )
 
 
 def _forward_kernel(x, w, bias, out_hw, geom, keep=False):
@@ -331,21 +343,29 @@ def _backward_kernel(g, x, w, x_shape, geom, need_b, cols=None):
     gm = _out_grad_matrix(g)
     out_hw = g.shape[2:]
     gx = gw = gb = None
-    if x_shape is not None and x is not None:
-        mnk = gm.size * w[0].size
-        gx, gw = pair(
-            lambda: _input_grad_array(gm, w, x_shape, out_hw, geom),
-            lambda: _weight_grad_array(x, gm, w.shape, out_hw, geom, cols),
-            parallel=mnk >= PAIR_MNK and _parallel.may_split(),
-        )
-    elif x_shape is not None:
-        gx = _input_grad_array(gm, w, x_shape, out_hw, geom)
-    elif x is not None:
-        gw = _weight_grad_array(x, gm, w.shape, out_hw, geom, cols)
-    if need_b:
-        ones = np.ones_like(gm, shape=gm.shape[0], order="C")
-        with one_thread(gm.size, log=False):
-            gb = ones @ gm
+    mnk = gm.size * w[0].size
+    # One block for the whole kernel (each costs ~4 us on two OpenBLAS libraries); the
+    # products inside nest in it (Note [Small GEMMs on one thread]).
+    with one_thread(mnk, log=False):
+        if need_b and x is not None and _conv_kept.has_ones(cols, gm.shape[0], w.shape):
+            # the forward's columns end with the bias's ones: gb is the last column of gw's
+            # product (Note [Kept im2col columns])
+            gw, gb = _conv_kept.weight_and_bias_grad(gm, cols, w.shape)
+            need_b = x = None
+        if x_shape is not None and x is not None:
+            gx, gw = pair(
+                lambda: _input_grad_array(gm, w, x_shape, out_hw, geom),
+                lambda: _weight_grad_array(x, gm, w.shape, out_hw, geom, cols),
+                parallel=mnk >= PAIR_MNK and _parallel.may_split(),
+            )
+        elif x_shape is not None:
+            gx = _input_grad_array(gm, w, x_shape, out_hw, geom)
+        elif x is not None:
+            gw = _weight_grad_array(x, gm, w.shape, out_hw, geom, cols)
+        if need_b:
+            ones = np.ones_like(gm, shape=gm.shape[0], order="C")
+            with one_thread(gm.size, log=False):
+                gb = ones @ gm
     return gx, gw, gb
 
 

@@ -9,8 +9,17 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
-from ..autograd.graph import batched_shape, fresh_grad, make_result
+from ..autograd.graph import (
+    OWNED,
+    arrays_of,
+    batched_shape,
+    fresh_array,
+    fresh_grad,
+    keeps_arrays,
+    make_result,
+)
 from ..grad_mode import STATE
+from ..ops.indexing import _scatter_add_array as scatter_add_array
 from ..ops.indexing import scatter_back, take_index
 from ..ops.linalg import matmul_array
 from ..tensor import Tensor
@@ -35,7 +44,8 @@ def linear(x, w, b=None):
 
     def backward(g):
         if not STATE.enabled and g._data.shape == out_shape and _arrays_ok(x._data, w._data):
-            return _linear_backward_arrays(g._data, x, w, need_x, need_w, need_b)
+            gx, gw, gb = _linear_grads(g._data, x._data, w._data, need_x, need_w, need_b, None)
+            return _fresh(gx), _fresh(gw), _fresh(gb)  # Note [Fresh gradients]
         gx = gw = gb = None
         if need_x:
             gx = g @ w
@@ -49,11 +59,23 @@ def linear(x, w, b=None):
                 gb = g2.sum(dim=-2)
         return gx, gw, gb
 
+    def array_backward(gd):  # Note [Array backward] in autograd/engine.py
+        xd, wd = x._data, w._data
+        if gd.shape == out_shape and _arrays_ok(xd, wd):  # new arrays: Note [Fresh gradients]
+            return _linear_grads(gd, xd, wd, need_x, need_w, need_b, OWNED.current)
+        return arrays_of(backward(Tensor._wrap(gd)))  # empty, float16 or mixed dtypes
+
     if need_x:
         saved = (w, x) if need_w else (w,)
     else:
         saved = (x,) if need_w else None
-    return make_result(out, (x, w, b), backward, "AddmmBackward", saved=saved)
+    return make_result(
+        out, (x, w, b), backward, "AddmmBackward", saved=saved, array_backward=array_backward
+    )
+
+
+def _fresh(a):
+    return None if a is None else fresh_grad(a)
 
 
 def _arrays_ok(xd, wd) -> bool:
@@ -75,22 +97,28 @@ def _embedding_range_error(n):
     return IndexError(f"embedding: index out of range in self (num_embeddings={n})")
 
 
-def _linear_backward_arrays(gd, x, w, need_x, need_w, need_b):
+def _linear_grads(gd, xd, wd, need_x, need_w, need_b, owned):
     """The first-order rule on arrays (nothing is recorded without create_graph): the
     leading dims folded into one GEMM each, the bias gradient as a GEMV against ones. Each
-    is a new array, handed to the engine as such (Note [Fresh gradients])."""
-    wd = w._data
+    is a new array, handed to the engine as such (Note [Fresh gradients]): into the running
+    backward's ``owned`` (graph.fresh_array inlined) when given, else by the caller."""
     n_out = wd.shape[0]
     g2 = gd.reshape(-1, n_out)
     gx = gw = gb = None
     if need_x:
-        gx = fresh_grad(np.matmul(g2, wd).reshape(gd.shape[:-1] + wd.shape[1:]))
+        gx = np.matmul(g2, wd).reshape(gd.shape[:-1] + wd.shape[1:])
+        if owned is not None:
+            owned[id(gx)] = gx
     if need_w:
-        gw = fresh_grad(np.matmul(g2.T, x._data.reshape(-1, wd.shape[1])))
+        gw = np.matmul(g2.T, xd.reshape(-1, wd.shape[1]))
+        if owned is not None:
+            owned[id(gw)] = gw
     if need_b:
         rows = g2.shape[0]
         gb = g2.sum(axis=0) if rows == 0 else np.matmul(_ones_row(rows, gd.dtype), g2)
-        gb = fresh_grad(gb.reshape(n_out))
+        gb = gb.reshape(n_out)
+        if owned is not None:
+            owned[id(gb)] = gb
     return gx, gw, gb
 
 
@@ -113,6 +141,8 @@ def embedding(idx, weight, padding_idx=None):
     """Rows ``weight[idx]``.  dweight = rows of g added at ``idx`` (none at ``padding_idx``):
     the core indexing op and its scatter-back, with the padding rows' gradient masked."""
     if padding_idx is None:
+        if idx.ndim and weight._data.ndim == 2:
+            return _take_rows(idx, weight)
         return take_index(weight, (idx,), True, "EmbeddingBackward", "embedding")
     keep = (idx != padding_idx)[..., None]
     shape = weight._data.shape
@@ -120,4 +150,31 @@ def embedding(idx, weight, padding_idx=None):
     def backward(g):
         return (scatter_back(g * keep, shape, (idx,), True),)
 
-    return make_result(weight._data[idx], (weight,), backward, "EmbeddingBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py: the same kernels
+        return (fresh_array(scatter_add_array(np.multiply(g, keep), shape, (idx,), True)),)
+
+    return make_result(
+        weight._data[idx], (weight,), backward, "EmbeddingBackward", array_backward=array_backward
+    )
+
+
+def _take_rows(idx, weight):
+    """``weight[idx]`` as ``np.take(weight, idx, axis=0)``: the same rows, 2-3x faster than
+    NumPy's fancy indexing for an embedding lookup (16 x 64 indices into a 96 x 64 table:
+    6.6 against 16.3 us), with the same scatter-back rule as ``take_index`` (and its array
+    rule, Note [Array backward]). The indices were checked against the table
+    (``check_embedding_indices``)."""
+    wd = weight._data
+    shape = wd.shape
+    key = (idx,)
+
+    def backward(g):
+        return (scatter_back(g, shape, key, True),)
+
+    def array_backward(g):
+        return (fresh_array(scatter_add_array(g, shape, key, True)),)
+
+    out = np.take(wd, idx, axis=0)
+    return keeps_arrays(
+        make_result(out, (weight,), backward, "EmbeddingBackward", array_backward=array_backward)
+    )

@@ -12,7 +12,9 @@ mask and first-maximum filter: on the digits CNN's pool (64 x 16 x 8 x 8) forwar
 holding a NaN takes the NaN (the last one, as torch): those windows are rare, so the
 kernel then runs the one-hot path of _pool_ops and reads its choice into (gt1, gt2).
 The gradient routes g with two multiplies per row (``g·gt2``, ``g − g·gt2``) when g is
-finite, and with ``where`` otherwise (inf · 0 would put NaN off the maxima).
+finite, and with ``where`` otherwise (inf · 0 would put NaN off the maxima). Both
+directions move the windows' columns as whole channel runs (Note [Interleaving channel
+runs]): forward 92 -> 46 us, backward 54 -> 49 us (best of 15, one core, loaded machine).
 """
 
 from __future__ import annotations
@@ -44,7 +46,12 @@ def max_pool_2x2(x, out_hw, return_indices, tiled_kernel):
     def backward(g):
         return (_scatter(g, gt1, gt2, x_shape, x),)
 
-    out = make_result(best, (x,), backward, "MaxPool2DWithIndicesBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (_scatter_kernel(g, gt1, gt2, x_shape),)
+
+    out = make_result(
+        best, (x,), backward, "MaxPool2DWithIndicesBackward", array_backward=array_backward
+    )
     keeps_arrays(out)
     return out, opaque(_indices_kernel, gt1, gt2) if return_indices else None
 
@@ -52,10 +59,9 @@ def max_pool_2x2(x, out_hw, return_indices, tiled_kernel):
 def _forward_kernel(x, out_hw, tiled_kernel):
     """``(best, gt1, gt2)``: the (N, C, Ho, Wo) maxima (a view of a channels-last array),
     (N, Ho, 2, Wo, C) column choices per window row and (N, Ho, Wo, C) row choices."""
-    v = _view(x, out_hw)
-    left, right = v[:, :, :, :, 0], v[:, :, :, :, 1]
+    left, right, owned = _columns(x, out_hw)
     gt1 = np.greater(right, left)
-    rows = np.maximum(left, right)
+    rows = np.maximum(left, right, out=left if owned else None)
     gt2 = np.greater(rows[:, :, 1], rows[:, :, 0])
     best = np.maximum(rows[:, :, 0], rows[:, :, 1])
     if np.isnan(best).any():  # rare: torch's NaN rule through the one-hot kernel
@@ -64,6 +70,26 @@ def _forward_kernel(x, out_hw, tiled_kernel):
         gt1 = mask[:, :, :, :, 1]
         return best, np.ascontiguousarray(gt1), gt2
     return best.transpose(0, 3, 1, 2), gt1, gt2
+
+
+def _columns(x, out_hw):
+    """``(left, right, owned)``: the (N, Ho, 2, Wo, C) left and right columns of every
+    window, new dense arrays (``owned``) when ``x`` is channels-last (Note [Interleaving
+    channel runs]: a ufunc reading them in place walks runs of C elements), else views."""
+    ho, wo = out_hw
+    n, c = x.shape[:2]
+    xh = nhwc(x)[:, : 2 * ho, : 2 * wo]
+    if c < 2 or xh.strides[3] != x.itemsize:
+        v = xh.reshape(n, ho, 2, wo, 2, c)
+        return v[:, :, :, :, 0], v[:, :, :, :, 1], False
+    unit = np.dtype((np.void, c * x.itemsize))
+    taps = xh.view(unit)[..., 0].reshape(n, ho, 2, wo, 2)
+    left = np.empty((n, ho, 2, wo), unit)
+    right = np.empty((n, ho, 2, wo), unit)
+    left[...] = taps[..., 0]
+    right[...] = taps[..., 1]
+    shape = (n, ho, 2, wo, c)
+    return left.view(x.dtype).reshape(shape), right.view(x.dtype).reshape(shape), True
 
 
 def _indices_kernel(gt1, gt2):
@@ -90,32 +116,43 @@ def _scatter_kernel(g, gt1, gt2, x_shape):
     n, c, h, w = x_shape
     gh = nhwc(g)
     _, ho, wo, _ = gh.shape
-    full = (2 * ho, 2 * wo) == (h, w)
-    out = np.empty((n, h, w, c) if full else (n, 2 * ho, 2 * wo, c), gh.dtype)
-    o6 = out.reshape(n, ho, 2, wo, 2, c)
+    rows = np.empty((n, ho, 2, wo, c), gh.dtype)  # g routed to the chosen row of its window
     if np.isfinite(gh).all():
-        lower = np.multiply(gh, gt2)
-        per_row = (np.subtract(gh, lower), lower)
-        right = np.empty_like(gh)
-        for i, gi in enumerate(per_row):
-            # products on dense arrays, then plain copies into the window taps: arithmetic
-            # written straight to the taps' runs of C elements costs 2.5x a copy there
-            np.multiply(gi, gt1[:, :, i], out=right)
-            np.copyto(o6[:, :, i, :, 1], right)
-            np.subtract(gi, right, out=gi)
-            np.copyto(o6[:, :, i, :, 0], gi)
+        np.multiply(gh, gt2, out=rows[:, :, 1])
+        np.subtract(gh, rows[:, :, 1], out=rows[:, :, 0])
+        right = np.multiply(rows, gt1)
+        left = np.subtract(rows, right, out=rows)
     else:  # inf · 0 would leave NaN off the maxima
         zero = np.zeros((), gh.dtype)
-        per_row = (np.where(gt2, zero, gh), np.where(gt2, gh, zero))
-        for i, gi in enumerate(per_row):
-            sel = gt1[:, :, i]
-            np.copyto(o6[:, :, i, :, 1], np.where(sel, gi, zero))
-            np.copyto(o6[:, :, i, :, 0], np.where(sel, zero, gi))
-    if not full:  # cells past the last window get no gradient
+        np.copyto(rows[:, :, 1], np.where(gt2, gh, zero))
+        np.copyto(rows[:, :, 0], np.where(gt2, zero, gh))
+        right = np.where(gt1, rows, zero)
+        left = np.where(gt1, zero, rows)
+    out = _interleave(left, right)
+    if (2 * ho, 2 * wo) != (h, w):  # cells past the last window get no gradient
         padded = np.zeros((n, h, w, c), gh.dtype)
         padded[:, : 2 * ho, : 2 * wo] = out
         out = padded
     return out.transpose(0, 3, 1, 2)
+
+
+def _interleave(left, right):
+    """The dense (N, 2·Ho, 2·Wo, C) array whose window taps (row a, column 0/1) are
+    ``left[:, :, a]`` / ``right[:, :, a]``, both dense (N, Ho, 2, Wo, C).
+
+    Note [Interleaving channel runs]
+    Writing a tap's values into the channels-last result moves runs of C elements (a
+    stride of 2·C between them), and NumPy pays its inner-loop overhead per run whatever
+    the ufunc: on the digits CNN's pool (64 x 16 x 8 x 8) four such float copies cost more
+    than all the arithmetic of the gradient. Viewed as one void element of C·itemsize
+    bytes per run, the same moves are two plain copies of (N, Ho, 2, Wo) elements.
+    """
+    n, ho, _, wo, c = left.shape
+    unit = np.dtype((np.void, c * left.itemsize))
+    out = np.empty((n, ho, 2, wo, 2), unit)
+    out[..., 0] = left.view(unit)[..., 0]
+    out[..., 1] = right.view(unit)[..., 0]
+    return out.view(left.dtype).reshape(n, 2 * ho, 2 * wo, c)
 
 
 def _gather(x, gt1, gt2):

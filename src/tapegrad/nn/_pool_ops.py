@@ -52,7 +52,12 @@ def max_pool2d(x, kernel, out_hw, geom, return_indices=False):
     def backward(g):
         return (_scatter(g, idx, x_shape, kernel, geom, x),)
 
-    out = make_result(best, (x,), backward, "MaxPool2DWithIndicesBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (_scatter_kernel(g, idx, x_shape, kernel, geom),)
+
+    out = make_result(
+        best, (x,), backward, "MaxPool2DWithIndicesBackward", array_backward=array_backward
+    )
     keeps_arrays(out)
     return out, idx if return_indices else None
 
@@ -149,7 +154,12 @@ def _max_pool_tiled(x, kernel, out_hw, return_indices):
     def backward(g):
         return (_scatter_tiled(g, mask, x_shape, x),)
 
-    out = make_result(best, (x,), backward, "MaxPool2DWithIndicesBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (_scatter_tiled_kernel(g, mask, x_shape),)
+
+    out = make_result(
+        best, (x,), backward, "MaxPool2DWithIndicesBackward", array_backward=array_backward
+    )
     keeps_arrays(out)
     return out, opaque(_mask_indices, mask) if return_indices else None
 

@@ -65,6 +65,9 @@ class Unary:
         uses: what ``grad`` reads, so the Node keeps only that alive: ``"x"`` (the input;
             ``o`` is None), ``"out"`` (the output; ``x`` is None), ``"both"``, or ``"none"``
             (a constant derivative: the Node saves nothing, as PyTorch's).
+        arrays: ``grad`` is written only in the arithmetic operators on ``g``, ``x``,
+            ``o`` and Python numbers, so it also runs on their arrays as the Node's array
+            rule (Note [Rules in operators] in elementwise.py, Note [Array backward]).
     """
 
     name: str
@@ -81,6 +84,7 @@ class Unary:
     notes: str = ""
     check: Callable | None = None
     uses: str = "x"
+    arrays: bool = False
 
     @property
     def differentiable(self) -> bool:
@@ -153,6 +157,7 @@ def make_unary(row: Unary) -> Callable:
     rule = _not_implemented(name) if grad is NOT_IMPLEMENTED else None
 
     check, uses = row.check, row.uses
+    arrays = row.arrays
 
     def op(input):
         x = input if input.__class__ is Tensor else as_tensor(input, name)
@@ -170,7 +175,7 @@ def make_unary(row: Unary) -> Callable:
             return Tensor._wrap(out)
         if rule is not None:
             return make_result(out, (x,), rule, node)
-        return _record(out, x, grad, node, uses)
+        return _record(out, x, grad, node, uses, arrays)
 
     op.__name__ = name
     op.__qualname__ = name
@@ -178,31 +183,45 @@ def make_unary(row: Unary) -> Callable:
     return op
 
 
-def _record(out, x, grad, node, uses):
-    """make_result with a closure that captures only what ``grad`` reads (row.uses)."""
+def _record(out, x, grad, node, uses, arrays):
+    """make_result with a closure that captures only what ``grad`` reads (row.uses), and
+    with ``arrays`` the same rule on arrays (row.arrays)."""
     if uses == "x":
 
         def backward_x(g):
             return (grad(g, x, None),)
 
-        return make_result(out, (x,), backward_x, node, saved=(x,))
+        def array_x(g):
+            return (grad(g, x._data, None),)
+
+        return make_result(
+            out, (x,), backward_x, node, saved=(x,), array_backward=array_x if arrays else None
+        )
     if uses == "none":  # a constant derivative: nothing saved (a second backward works)
 
         def backward_none(g):
             return (grad(g, None, None),)
 
-        return make_result(out, (x,), backward_none, node)
+        array = backward_none if arrays else None
+        return make_result(out, (x,), backward_none, node, array_backward=array)
     if uses == "out":
 
         def backward_out(g, o):
             return (grad(g, None, o),)
 
-        return make_result(out, (x,), backward_out, node, save_output=True)
+        array = backward_out if arrays else None
+        return make_result(out, (x,), backward_out, node, save_output=True, array_backward=array)
 
     def backward(g, o):
         return (grad(g, x, o),)
 
-    return make_result(out, (x,), backward, node, saved=(x,), save_output=True)
+    def array_both(g, o):
+        return (grad(g, x._data, o),)
+
+    array = array_both if arrays else None
+    return make_result(
+        out, (x,), backward, node, saved=(x,), save_output=True, array_backward=array
+    )
 
 
 def _result_dtype(da, db, row) -> np.dtype:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
-from ..autograd.graph import sum_to
+from ..autograd.graph import sum_to, sum_to_array
 from ..tensor import Tensor, _as_array, _init
 
 _SCALARS = (int, float, bool, complex)
@@ -59,6 +59,16 @@ def reduce_grad(g, t: Tensor):
     g = sum_to(g, t._data.shape)
     if g._data.dtype != t._data.dtype:
         g = g._cast(t._data.dtype)
+    return g
+
+
+def reduce_grad_array(g, t: Tensor):
+    """:func:`reduce_grad` on an array rule's gradient array (Note [Array backward]): the
+    same sums; a cast (rare: mixed dtypes) as the Tensor op makes it."""
+    data = t._data
+    g = sum_to_array(g, data.shape)
+    if g.dtype != data.dtype:
+        g = Tensor._wrap(g)._cast(data.dtype)._data
     return g
 
 

@@ -17,8 +17,11 @@ from ..autograd import forward_ad
 from ..autograd.graph import OWNED, keeps_arrays, make_result, sum_to
 from ..grad_mode import STATE
 from ..tensor import _PACKAGE_DIR, Tensor
+from ._half_number import opmath_number
+from ._int_scalars import wrap_ints
 from ._registry import register
 from ._util import as_tensor_or_scalar, broadcast_error, reduce_grad
+from ._zero_dim import zero_dim_operands
 from .elementwise import where
 
 __all__ = [
@@ -52,6 +55,7 @@ def _operands(a, b, op):
 
 _F64 = _dtypes.float64
 _C128 = _dtypes.complex128
+_BOOL = np.dtype(bool)
 
 
 # Note [Scalar operands as 0-d arrays]
@@ -61,8 +65,9 @@ _C128 = _dtypes.complex128
 # array's dtype, exactly what a 0-d array of that dtype gives. So add/sub/mul/div swap
 # it for a cached read-only 0-d array of the array's dtype; zeros (whose sign a dict
 # key would lose), NaN and large ints keep the plain path. Closures keep the Python
-# scalar, not the array.
-_WEAK_DTYPES = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+# scalar, not the array. A float16/bfloat16 array's number is an OpmathNumber instead
+# (Note [Half tensors and numbers] in ops/_half_number.py).
+_WEAK_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64))
 _WEAK_BY_DTYPE: dict = {dt: {} for dt in _WEAK_DTYPES}  # dtype -> {value: 0-d array}
 
 
@@ -87,6 +92,8 @@ def _weak(value, data):
                 if len(cache) < 1024:
                     cache[value] = arr
             return arr
+    if isinstance(data, np.ndarray) and data.itemsize == 2:  # float16 or bfloat16 (or int16)
+        return opmath_number(value, data)  # Note [Half tensors and numbers]
     return value
 
 
@@ -104,6 +111,8 @@ def _compute(fn, da, db, op, ta, tb, quiet=False):
         raise broadcast_error(op, np.shape(da), np.shape(db)) from None
     except TypeError:
         raise _unsupported(op, da, db) from None
+    except OverflowError:  # Note [Numbers beyond an integer dtype] in ops/_int_scalars.py
+        out = fn(*wrap_ints(da, db))
     dt = out.dtype
     if dt is _F64:  # builtin dtypes are singletons; only float64 may need fixing
         out = _dtypes.fix_float_result(out, _dtype(da), _dtype(db))
@@ -220,6 +229,8 @@ def add(input, other, *, alpha=1):
             db = _weak(db, da)
     elif ta is None:
         da = _weak(da, db)
+    elif da.ndim != db.ndim and not (da.ndim and db.ndim):  # Note [0-d tensor operands]
+        da, db = zero_dim_operands(da, db)
     if alpha != 1:
         db = db * alpha
     out = _compute(np.add, da, db, "add", ta, tb)
@@ -230,7 +241,7 @@ def add(input, other, *, alpha=1):
     if tb is None and out.dtype == da.dtype and out.shape == da.shape:
         # tensor + number (Note [Tensor and number]): the gradient passes unchanged
         return make_result(out, (ta, None), _to_first, "AddBackward", array_backward=_to_first)
-    ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
+    ma = (da.shape, ta._data.dtype) if na else None  # _meta inlined: the hot path
     mb = (tb._data.shape, tb._data.dtype) if nb else None  # db may be scaled by alpha
 
     def backward(g):
@@ -259,11 +270,17 @@ def sub(input, other, *, alpha=1):
             )
         return Tensor._wrap(out)
     ta, da, tb, db = _operands(input, other, "sub")
+    if (da.dtype is _BOOL if ta is not None else da.__class__ is bool) or (
+        db.dtype is _BOOL if tb is not None else db.__class__ is bool
+    ):
+        raise bool_sub_error(da, db)
     if tb is None:
         if ta is not None:
             db = _weak(db, da)
     elif ta is None:
         da = _weak(da, db)
+    elif da.ndim != db.ndim and not (da.ndim and db.ndim):  # Note [0-d tensor operands]
+        da, db = zero_dim_operands(da, db)
     if alpha != 1:
         db = db * alpha
     out = _compute(np.subtract, da, db, "sub", ta, tb)
@@ -274,7 +291,7 @@ def sub(input, other, *, alpha=1):
     if tb is None and out.dtype == da.dtype and out.shape == da.shape:
         # tensor - number (Note [Tensor and number]): the gradient passes unchanged
         return make_result(out, (ta, None), _to_first, "SubBackward", array_backward=_to_first)
-    ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
+    ma = (da.shape, ta._data.dtype) if na else None  # _meta inlined: the hot path
     mb = (tb._data.shape, tb._data.dtype) if nb else None  # db may be scaled by alpha
 
     def backward(g):
@@ -290,6 +307,17 @@ def sub(input, other, *, alpha=1):
         )
 
     return make_result(out, (ta, tb), backward, "SubBackward", array_backward=array_backward)
+
+
+def bool_sub_error(da, db):
+    """torch's RuntimeError for a subtraction with a bool operand (tensor or Python bool)."""
+    if _dtype(da) == _BOOL or da.__class__ is bool:
+        if _dtype(db) == _BOOL or db.__class__ is bool:
+            return _unsupported("sub", np.asarray(da), np.asarray(db))
+    return RuntimeError(
+        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+        "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+    )
 
 
 def _rsub(self, other):
@@ -312,6 +340,12 @@ def _times(gd, other):
     return _compute(np.multiply, gd, od, "mul", None, None)
 
 
+def _over(gd, other):
+    """``g / other`` on g's array, exactly as ``div(g, other)`` computes it in no_grad."""
+    od = other._data if isinstance(other, Tensor) else _weak(other, gd)
+    return _compute(np.true_divide, gd, od, "div", None, None, True)
+
+
 def _wrap_grads(grads):
     """An array rule's gradients as Tensors (for a Tensor rule that runs it)."""
     return tuple(None if g is None else Tensor._wrap(g) for g in grads)
@@ -331,6 +365,8 @@ def mul(input, other):
             db = _weak(db, da)
     elif ta is None:
         da = _weak(da, db)
+    elif da.ndim != db.ndim and not (da.ndim and db.ndim):  # Note [0-d tensor operands]
+        da, db = zero_dim_operands(da, db)
     out = _compute(np.multiply, da, db, "mul", ta, tb)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
@@ -340,8 +376,8 @@ def mul(input, other):
         return _scaled(out, ta, db)  # tensor * number (Note [Tensor and number])
     b = (tb if tb is not None else other) if na else None
     a = (ta if ta is not None else input) if nb else None
-    ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
-    mb = (db.shape, db.dtype) if nb else None
+    ma = (da.shape, ta._data.dtype) if na else None  # _meta inlined: the hot path
+    mb = (db.shape, tb._data.dtype) if nb else None
 
     def backward(g):
         if not STATE.enabled:  # Note [First-order fast paths]
@@ -378,6 +414,8 @@ def div(input, other, *, rounding_mode=None):
             db = _weak(db, da)
     elif ta is None:
         da = _weak(da, db)
+    elif da.ndim != db.ndim and not (da.ndim and db.ndim):  # Note [0-d tensor operands]
+        da, db = zero_dim_operands(da, db, True)
     out = _compute(np.true_divide, da, db, "div", ta, tb, True)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
@@ -385,8 +423,8 @@ def div(input, other, *, rounding_mode=None):
         return Tensor._wrap(out)
     b = tb if tb is not None else other
     a = (ta if ta is not None else input) if nb else None
-    ma = (da.shape, da.dtype) if na else None  # _meta inlined: the hot path
-    mb = (db.shape, db.dtype) if nb else None
+    ma = (da.shape, ta._data.dtype) if na else None  # _meta inlined: the hot path
+    mb = (db.shape, tb._data.dtype) if nb else None
 
     def backward(g):
         return (
@@ -394,8 +432,16 @@ def div(input, other, *, rounding_mode=None):
             _fit(-g * a / (b * b), mb) if nb else None,
         )
 
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py: the same steps
+        return (
+            _fit_array(_over(g, b), ma) if na else None,
+            _fit_array(_over(_times(np.negative(g), a), _times(b._data, b)), mb) if nb else None,
+        )
+
     saved = tuple(t for t in ((tb if (na or nb) else None), (ta if nb else None)) if t is not None)
-    return make_result(out, (ta, tb), backward, "DivBackward", saved=saved)
+    return make_result(
+        out, (ta, tb), backward, "DivBackward", saved=saved, array_backward=array_backward
+    )
 
 
 Tensor.true_divide = div
@@ -420,10 +466,12 @@ def neg(input):
             "to invert a mask, use the `~` or `logical_not()` operator instead."
         ) from None
 
-    def backward(g):
-        return (-g,)
+    return make_result(out, (input,), _negated, "NegBackward", array_backward=_negated)
 
-    return make_result(out, (input,), backward, "NegBackward")
+
+def _negated(g):
+    """``-g``: the Tensor rule and, on an array, the array rule (Note [Array backward])."""
+    return (-g,)
 
 
 Tensor.negative = neg
@@ -459,11 +507,8 @@ def pow(input, exponent):
         with np.errstate(divide="ignore", invalid="ignore"):
             if na:
                 if tb is None and p != 0 and not STATE.enabled:
-                    # Note [First-order fast paths]: g * p * ta ** (p - 1) on the arrays,
-                    # each step as its op computes it (mul's weak scalar, pow's plain one).
-                    gp = _times(g._data, p)
-                    powd = _compute(np.power, ta._data, p - 1, "pow", ta, None)
-                    ga = reduce_grad(Tensor._wrap(_compute(np.multiply, gp, powd, "mul", 0, 0)), ta)
+                    # Note [First-order fast paths]
+                    ga = reduce_grad(Tensor._wrap(scaled_power(g._data)), ta)
                 elif tb is None:
                     ga = g * 0.0 if p == 0 else reduce_grad(g * p * ta ** (p - 1), ta)
                 else:
@@ -477,10 +522,29 @@ def pow(input, exponent):
                 gb = reduce_grad(gb, tb)
         return ga, gb
 
+    def scaled_power(gd):
+        """g * p * ta ** (p - 1) on the arrays, each step as its op computes it (mul's
+        weak scalar, pow's plain one)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gp = _times(gd, p)
+            powd = _compute(np.power, ta._data, p - 1, "pow", ta, None)
+            return _compute(np.multiply, gp, powd, "mul", 0, 0)
+
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (_fit_array(scaled_power(g), (ta._data.shape, ta._data.dtype)), None)
+
     saved = tuple(
         t for t in (ta if (na or nb) else None, tb if (na or nb) else None) if t is not None
     )
-    return make_result(out, (ta, tb), backward, "PowBackward", saved=saved)
+    scalar = tb is None and p != 0  # tensor ** number: the array rule applies
+    return make_result(
+        out,
+        (ta, tb),
+        backward,
+        "PowBackward",
+        saved=saved,
+        array_backward=array_backward if scalar else None,
+    )
 
 
 def _scalar_base_dtype(base, exponent_dtype):
@@ -529,6 +593,7 @@ def _rounded_div(a, b, mode):
         raise RuntimeError(  # torch's type
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {mode!r}"
         )
+    da, db = wrap_ints(da, db)  # Note [Numbers beyond an integer dtype] in ops/_int_scalars.py
     _check_int_divisor("div", da, db)
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -631,6 +696,8 @@ Tensor.__rmod__ = _rmod
 def _comparison(name, fn):
     def compare(input, other):
         _, da, _, db = _operands(input, other, name)
+        if db.__class__ is int or da.__class__ is int:  # Note [Numbers beyond an integer dtype]
+            da, db = wrap_ints(da, db)
         try:
             return Tensor._wrap(np.asanyarray(fn(da, db)))
         except ValueError:
@@ -654,7 +721,10 @@ ge = register("ge", operators=("__ge__",), differentiable=False)(
 def _logical(name, fn):
     def logical(input, other):
         _, da, _, db = _operands(input, other, name)
-        return Tensor._wrap(np.asanyarray(fn(da, db)))
+        try:
+            return Tensor._wrap(np.asanyarray(fn(da, db)))
+        except OverflowError:  # Note [Numbers beyond an integer dtype] in ops/_int_scalars.py
+            return Tensor._wrap(np.asanyarray(fn(*wrap_ints(da, db))))
 
     logical.__name__ = name
     return logical
@@ -733,11 +803,12 @@ def clone(input, *, memory_format=None):
 
     ``memory_format`` is accepted for PyTorch compatibility (the copy is C-ordered)."""
     out = input._data.copy()
+    return make_result(out, (input,), _passed_on, "CloneBackward", array_backward=_passed_on)
 
-    def backward(g):
-        return (g,)
 
-    return make_result(out, (input,), backward, "CloneBackward")
+def _passed_on(g):
+    """The gradient unchanged: the Tensor rule and the array rule (Note [Array backward])."""
+    return (g,)
 
 
 # -- forward-mode rules (Note [Forward-mode tangents]); other ops derive theirs -----------

@@ -13,6 +13,7 @@ import numpy as np
 from .._promotion import result_type_of
 from ..autograd.graph import make_result
 from ..tensor import Tensor
+from ._int_scalars import fill_number
 from ._mathutil import const
 from ._registry import register
 from ._util import as_tensor, as_tensor_or_scalar, broadcast_error, reduce_grad
@@ -35,6 +36,10 @@ def clamp(input, min=None, max=None):
     tlo, lo = (None, None) if min is None else as_tensor_or_scalar(min, "clamp")
     thi, hi = (None, None) if max is None else as_tensor_or_scalar(max, "clamp")
     xd = x._data
+    if tlo is None:  # a number: torch's overflow check (Note [Numbers beyond an integer dtype])
+        lo = fill_number(lo, xd)
+    if thi is None:
+        hi = fill_number(hi, xd)
     try:
         out = xd
         if lo is not None:

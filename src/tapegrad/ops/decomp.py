@@ -149,10 +149,19 @@ def svdvals(A, *, driver=None):
     return _svd_op(A)[1]
 
 
+LegacySVDResult = namedtuple("svd", ["U", "S", "V"])
+
+
 def _svd_method(self, some=True, compute_uv=True):
-    """``torch.svd`` (deprecated in PyTorch): returns V (not Vh), reduced by default."""
+    """``torch.svd`` (deprecated in PyTorch): returns V (not Vh), reduced by default; with
+    ``compute_uv=False``, U and V are zero-filled square matrices, as in PyTorch."""
+    if not compute_uv:
+        S = svdvals(self)
+        *batch, m, n = self._data.shape
+        U = Tensor._wrap(np.zeros((*batch, m, m), self._data.dtype))
+        return LegacySVDResult(U, S, Tensor._wrap(np.zeros((*batch, n, n), self._data.dtype)))
     U, S, Vh = svd(self, full_matrices=not some)
-    return U, S, _mT(Vh)
+    return LegacySVDResult(U, S, _mT(Vh))
 
 
 # -- symmetric eigendecomposition ------------------------------------------------------------

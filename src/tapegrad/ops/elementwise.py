@@ -21,7 +21,7 @@ from ..tensor import Tensor
 from . import _dtype_errors
 from ._mathutil import const
 from ._registry import register
-from ._util import as_tensor_or_scalar, broadcast_error, float_data, reduce_grad
+from ._util import as_tensor_or_scalar, broadcast_error, float_data, reduce_grad, reduce_grad_array
 from .fused_backward import (
     sigmoid_backward,
     sigmoid_backward_array,
@@ -84,7 +84,12 @@ def log(input):
     def backward(g):
         return (g / input,)
 
-    return make_result(out, (input,), backward, "LogBackward", saved=(input,))
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (g / input._data,)  # input is a float tensor (it requires grad), as g
+
+    return make_result(
+        out, (input,), backward, "LogBackward", saved=(input,), array_backward=array_backward
+    )
 
 
 @register("sqrt")
@@ -92,9 +97,22 @@ def sqrt(input):
     """√x.  d/dx = 1 / (2·out)."""
     with np.errstate(invalid="ignore"):
         out = np.sqrt(float_data(input))
-    return make_result(out, (input,), _sqrt_backward, "SqrtBackward", save_output=True)
+    return make_result(
+        out,
+        (input,),
+        _sqrt_backward,
+        "SqrtBackward",
+        save_output=True,
+        array_backward=_sqrt_backward,
+    )
 
 
+# Note [Rules in operators]
+# A rule written only in the arithmetic operators (+ - * / and unary -) on g, the saved
+# output and Python numbers computes the same ufuncs in the same order on arrays as on
+# Tensors (a Python number is weak in both: NEP 50, Note [Scalar operands as 0-d arrays]
+# in arithmetic.py), so the one function serves as the Tensor rule and the array rule
+# (Note [Array backward] in autograd/engine.py); test_array_backward.py checks the bits.
 def _sqrt_backward(g, out):
     return (g / (out * 2.0),)
 
@@ -164,7 +182,9 @@ def relu(input):
     """max(x, 0).  d/dx = 1 where x > 0, else 0 (relu'(0) = 0, as PyTorch)."""
     data = input._data
     out = np.maximum(data, _zeros_for_maximum(data))
-    return make_result(out, (input,), _relu_backward, "ReluBackward", save_output=True)
+    return make_result(
+        out, (input,), _relu_backward, "ReluBackward", save_output=True, array_backward=_relu_array
+    )
 
 
 # Note [relu against a zeros array]
@@ -202,11 +222,17 @@ def _zeros_for_maximum(data):
     return zeros
 
 
-def _relu_backward(g, out):
+def _relu_array(g, out):  # Note [Array backward] in autograd/engine.py
     # out != 0 rather than out > 0: a NaN input passes its gradient, as in PyTorch (out is
     # max(x, 0): never negative, so this is NOT (out <= 0) in one array op instead of two).
+    # A float product with the boolean mask: np.where(mask, g, 0) and copyto(where=) cost
+    # 3-10x more here, a float 0/1 mask (an extra cast pass) about the same.
+    return (np.multiply(g, out != 0),)
+
+
+def _relu_backward(g, out):
     if not STATE.enabled:  # Note [First-order fast paths] in arithmetic.py
-        return (Tensor._wrap(np.multiply(g._data, out._data != 0)),)
+        return (Tensor._wrap(_relu_array(g._data, out._data)[0]),)
     return (g * (out._data != 0),)
 
 
@@ -237,7 +263,15 @@ def where(condition, input, other):
         gb = reduce_grad(where(cond, zero, g), tb) if nb else None
         return ga, gb
 
-    return keeps_arrays(make_result(out, (ta, tb), backward, "WhereBackward"))
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py: where's kernel
+        zero = np.zeros((), g.dtype)
+        ga = reduce_grad_array(np.where(cond, g, zero), ta) if na else None
+        gb = reduce_grad_array(np.where(cond, zero, g), tb) if nb else None
+        return ga, gb
+
+    return keeps_arrays(
+        make_result(out, (ta, tb), backward, "WhereBackward", array_backward=array_backward)
+    )
 
 
 def _bool_condition(cond):
@@ -331,7 +365,14 @@ def rsqrt(input):
     """1/√x.  d/dx = −out³/2."""
     with np.errstate(divide="ignore", invalid="ignore"):
         out = 1.0 / np.sqrt(float_data(input))
-    return make_result(out, (input,), _rsqrt_backward, "RsqrtBackward", save_output=True)
+    return make_result(
+        out,
+        (input,),
+        _rsqrt_backward,
+        "RsqrtBackward",
+        save_output=True,
+        array_backward=_rsqrt_backward,  # Note [Rules in operators]
+    )
 
 
 def _rsqrt_backward(g, out):

@@ -15,8 +15,16 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
-from ..autograd.graph import BATCH, batched_shape, keeps_arrays, make_result
+from ..autograd.graph import (
+    BATCH,
+    arrays_of,
+    batched_shape,
+    fresh_array,
+    keeps_arrays,
+    make_result,
+)
 from ..tensor import Tensor, _check_dim
+from ._int_scalars import fill_number
 from ._registry import register
 from ._util import as_tensor_or_scalar, reduce_grad
 from .elementwise import where
@@ -114,9 +122,14 @@ def take_index(input: Tensor, key: tuple, advanced: bool, name: str, op: str = "
     def backward(g):
         return (scatter_back(g, shape, key, advanced),)
 
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (fresh_array(_scatter_add_array(g, shape, key, advanced)),)
+
     if advanced:
-        return keeps_arrays(make_result(out, (input,), backward, name))
-    return view_result(out, input, backward, name)
+        return keeps_arrays(
+            make_result(out, (input,), backward, name, array_backward=array_backward)
+        )
+    return view_result(out, input, backward, name, array_backward)
 
 
 @register("getitem", function=False, method=False, operators=("__getitem__",))
@@ -604,6 +617,8 @@ def masked_fill(input, mask, value):
             f"masked_fill: value must be a number or a 0-d tensor, got shape {list(tv.shape)}"
         )
     data = input._data
+    if tv is None:  # Note [Numbers beyond an integer dtype] in ops/_int_scalars.py
+        dv = fill_number(dv, data)
     try:
         m = np.broadcast_to(m, data.shape)
     except ValueError:
@@ -625,4 +640,11 @@ def masked_fill(input, mask, value):
             gv = reduce_grad(picked if BATCH.prefix else picked.sum(), tv)
         return gi, gv
 
-    return keeps_arrays(make_result(out, (input, tv), backward, "MaskedFillBackward"))
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        if nv:  # a tensor value that requires grad: rare, its Tensor rule
+            return arrays_of(backward(Tensor._wrap(g)))
+        return (np.multiply(g, keep) if ni else None, None)  # g * keep, as mul computes it
+
+    return keeps_arrays(
+        make_result(out, (input, tv), backward, "MaskedFillBackward", array_backward=array_backward)
+    )

@@ -30,14 +30,19 @@ import numpy as np
 from .. import _fpquiet
 from ..autograd import graph
 from ..autograd.graph import mark_view
-from ..grad_mode import STATE
+from ..grad_mode import STATE, no_grad
 from ..tensor import Tensor, VersionCounter
 from . import arithmetic
+from ._half_number import opmath_number
+from ._int_scalars import fill_number, scalar_type_name, wrap_int
 from ._registry import OPS, register
 from .complex_writes import as_pairs, is_part, real_value
 from .indexing import _torch_layout, index_put, normalize_key, take_index
 
 __all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_", "setitem"]
+
+
+_BOOL = np.dtype(bool)
 
 
 def _data(x):
@@ -232,15 +237,23 @@ def _run(self, op, others, graph_fn, fast_fn, copy_old=False):
             fast_fn(self._data)
         except ValueError:
             raise _shape_error(self, op, others) from None
-        except TypeError as e:  # NumPy refuses to cast the result (float into int)
-            raise RuntimeError(
-                f"{op}: the result can't be cast to the tensor's dtype {self._data.dtype} "
-                f"in place ({e})"
-            ) from None
+        except TypeError:  # NumPy refuses to cast the result (float into int)
+            raise _cast_error(self, graph_fn) from None
     self._vc.bump(op)
     if base is not None:  # self reads base's memory: stale once base changes again
         mark_view(self.grad_fn, base)
     return self
+
+
+def _cast_error(self, graph_fn):
+    """torch's RuntimeError for an in-place result that self's dtype cannot hold."""
+    want = scalar_type_name(self._data.dtype)
+    try:
+        with no_grad():
+            got = scalar_type_name(graph_fn(Tensor._wrap(self._data.copy()))._data.dtype)
+    except Exception:  # noqa: BLE001 - the out-of-place op refuses too: name no type
+        return RuntimeError(f"the result can't be cast to the desired output type {want}")
+    return RuntimeError(f"result type {got} can't be cast to the desired output type {want}")
 
 
 def _shape_error(self, op, others):
@@ -260,12 +273,24 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
     forward = graph.FORWARD
     state = STATE
     quiet = ufunc is np.true_divide  # add_/sub_/mul_ stay plain: the optimizer's hot path
+    opmath = quiet or ufunc is np.multiply  # Note [Half tensors and numbers]
+    is_sub = ufunc is np.subtract
+
+    def check_sub(a, other):  # torch refuses a bool operand in a subtraction
+        o = other._data if other.__class__ is Tensor else other
+        if a.dtype is _BOOL or o.__class__ is bool or getattr(o, "dtype", None) is _BOOL:
+            raise arithmetic.bool_sub_error(a, o)
 
     def general(self, other, alpha):
+        if is_sub:
+            check_sub(self._data, other)
         scaled = other if alpha == 1 else _data(other) * alpha
 
         def fast(a):
-            _fpquiet.call(ufunc, a, _data(scaled), out=a)  # (the general path: not hot)
+            o = wrap_int(_data(scaled), a)  # Note [Numbers beyond an integer dtype]
+            if opmath and a.itemsize == 2:  # Note [Half tensors and numbers]
+                o = opmath_number(o, a)
+            _fpquiet.call(ufunc, a, o, out=a)  # (the general path: not hot)
 
         def record(old):
             o = _swap(other, self, old)
@@ -289,12 +314,20 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
         a = self._data
         if not a.flags.writeable:
             return None
+        if opmath and a.itemsize == 2:  # float16/bfloat16: Note [Half tensors and numbers]
+            other = opmath_number(other, a)
+        elif is_sub and (
+            a.dtype is _BOOL
+            or other.__class__ is bool
+            or (other.__class__ is Tensor and other._data.dtype is _BOOL)
+        ):
+            check_sub(a, other)  # raises
         try:
             if quiet:  # x /= 0 is inf silently (Note [No floating-point warnings])
                 _fpquiet.call(ufunc, a, other._data if isinstance(other, Tensor) else other, out=a)
             else:
                 ufunc(a, other._data if isinstance(other, Tensor) else other, out=a)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, OverflowError):
             return None
         counter = self._vc_
         if counter is None:
@@ -380,7 +413,7 @@ def fill_(self, value):
         raise RuntimeError(
             f"fill_: value must be a number or a 0-d tensor, got shape {list(value.shape)}"
         )
-    value = real_value(self, value, "fill_")
+    value = fill_number(real_value(self, value, "fill_"), self._data)
 
     def fast(a):
         a[...] = _data(value)

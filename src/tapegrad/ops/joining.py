@@ -11,7 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
-from ..autograd.graph import BATCH, batched_shape, make_result, make_results, mark_view
+from ..autograd.graph import (
+    BATCH,
+    batched_shape,
+    fresh_array,
+    make_result,
+    make_results,
+    mark_view,
+)
 from ..tensor import Tensor, _check_dim
 from ._registry import register
 from .indexing import index_grad, take_index
@@ -92,7 +99,27 @@ def cat(tensors, dim=0):
             k += 1
         return tuple(grads)
 
-    return make_result(out, tuple(tensors), backward, "CatBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py: the same slices
+        grads = []
+        k = 0
+        for is_part, rg, dtype in metas:
+            if not is_part:
+                grads.append(np.zeros((0,), dtype) if rg else None)
+                continue
+            if rg:
+                gi = g[(slice(None),) * d + (slice(bounds[k], bounds[k + 1]), Ellipsis)]
+                grads.append(gi if gi.dtype == dtype else _cast_array(gi, dtype))
+            else:
+                grads.append(None)
+            k += 1
+        return tuple(grads)
+
+    return make_result(out, tuple(tensors), backward, "CatBackward", array_backward=array_backward)
+
+
+def _cast_array(g, dtype):
+    """``g`` cast as the Tensor op casts it (mixed dtypes joined: rare)."""
+    return Tensor._wrap(g)._cast(dtype)._data
 
 
 @register("stack", method=False)
@@ -118,7 +145,19 @@ def stack(tensors, dim=0):
             grads.append(gi if gi._data.dtype == dtype else gi._cast(dtype))
         return tuple(grads)
 
-    return make_result(out, tuple(tensors), backward, "StackBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py: the same views
+        grads = []
+        for i, (rg, dtype) in enumerate(metas):
+            if not rg:
+                grads.append(None)
+                continue
+            gi = g[(slice(None),) * d + (i, Ellipsis)]
+            grads.append(gi if gi.dtype == dtype else _cast_array(gi, dtype))
+        return tuple(grads)
+
+    return make_result(
+        out, tuple(tensors), backward, "StackBackward", array_backward=array_backward
+    )
 
 
 @register("narrow")
@@ -182,7 +221,10 @@ def _split_sizes(tensor, sizes, d):
     def backward(*grads):
         return (cat(list(grads), back_dim),)
 
-    outs = make_results(pieces, (tensor,), backward, "SplitBackward")
+    def array_backward(*grads):  # Note [Array backward] in autograd/engine.py: cat's kernel
+        return (fresh_array(np.concatenate(grads, axis=d)),)
+
+    outs = make_results(pieces, (tensor,), backward, "SplitBackward", array_backward=array_backward)
     for o in outs:  # views of one base: they share its version counter
         o._vc = tensor._vc
         o._base = tensor if tensor._base is None else tensor._base

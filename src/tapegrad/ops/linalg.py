@@ -10,7 +10,14 @@ import numpy as np
 
 from .. import _dtypes
 from ..autograd import forward_ad
-from ..autograd.graph import batched_shape, make_result, sum_to
+from ..autograd.graph import (
+    arrays_of,
+    batched_shape,
+    fresh_array,
+    make_result,
+    sum_to,
+    sum_to_array,
+)
 from ..tensor import Tensor
 from . import _dtype_errors
 from ._registry import register
@@ -70,8 +77,29 @@ def matmul(input, other):
                 gb = gb._cast(bd.dtype)
         return ga, gb
 
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        if ad.ndim < 2 or bd.ndim < 2:  # a promoted vector: the Tensor rule's reshapes
+            return arrays_of(backward(Tensor._wrap(g)))
+        # G @ B.mT and A.mT @ G as matmul computes them, summed back over broadcast
+        # batch axes (as sum_to); the dtypes match (matmul refuses mixed ones)
+        ga = gb = None
+        if na:
+            ga = _fresh_sum(matmul_array(g, np.swapaxes(b._data, -2, -1)), ad.shape)
+        if nb:
+            gb = _fresh_sum(matmul_array(np.swapaxes(a._data, -2, -1), g), bd.shape)
+        return ga, gb
+
     saved = tuple(t for t, need in ((b, na), (a, nb)) if need)
-    return make_result(out, (a, b), backward, "MatmulBackward", saved=saved)
+    return make_result(
+        out, (a, b), backward, "MatmulBackward", saved=saved, array_backward=array_backward
+    )
+
+
+def _fresh_sum(product, shape):
+    """A GEMM's result summed back to ``shape``: a new array either way (Note [Fresh
+    gradients]), unless a GEMM of zero size gave a broadcast one."""
+    out = sum_to_array(product, shape)
+    return fresh_array(out) if out.flags.writeable else out
 
 
 def matmul_array(a, b):

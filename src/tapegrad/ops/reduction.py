@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _dtypes, _fpquiet
 from .._trace import opaque
-from ..autograd.graph import batched_shape, fresh_grad, make_result
+from ..autograd.graph import arrays_of, batched_shape, fresh_array, fresh_grad, make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
 from . import _spatial_mean
@@ -59,7 +59,14 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None)
         # sum(dtype=float64) of a float32 input: the gradient goes back as float32.
         return (g if g._data.dtype == in_dtype else g._cast(in_dtype),)
 
-    return make_result(out, (input,), backward, "SumBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        if g.dtype != in_dtype:
+            return arrays_of(backward(Tensor._wrap(g)))
+        if not keepdim and dims:
+            g = g.reshape(_kept_shape(in_shape, dims))
+        return (g if g.shape == in_shape else np.broadcast_to(g, in_shape),)
+
+    return make_result(out, (input,), backward, "SumBackward", array_backward=array_backward)
 
 
 _FLOAT_MEAN = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
@@ -111,19 +118,32 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
     in_dtype = data.dtype
     out_shape = out.shape
 
+    def first_order(gd):
+        """The gradient array, new (Note [Fresh gradients]), where the first-order paths
+        apply (Note [First-order fast paths] in arithmetic.py); else None."""
+        if gd.shape != out_shape or gd.dtype != in_dtype:
+            return None
+        if spatial:  # first order: straight into the channels-last layout
+            return opaque(_spatial_mean.spatial_grad_kernel, gd, in_shape)
+        if in_dtype.kind == "f" and in_dtype.itemsize >= 4:
+            # the ops below on the arrays (a Python float divisor is weak: cast to g's
+            # dtype, as div casts it)
+            if not keepdim and dims:
+                gd = gd.reshape(_kept_shape(in_shape, dims))
+            return np.broadcast_to(gd, in_shape) / float(max(count, 1))
+        return None
+
+    def array_backward(gd):  # Note [Array backward] in autograd/engine.py
+        fast = first_order(gd)
+        if fast is None:
+            return arrays_of(backward(Tensor._wrap(gd)))
+        return (fresh_array(fast),)
+
     def backward(g):
-        if spatial and not STATE.enabled and g._data.shape == out_shape:
-            gd = g._data
-            if gd.dtype == in_dtype:  # first order: straight into the channels-last layout
-                return (fresh_grad(opaque(_spatial_mean.spatial_grad_kernel, gd, in_shape)),)
-        gd = g._data
-        if not STATE.enabled and gd.shape == out_shape and gd.dtype == in_dtype:
-            # Note [First-order fast paths] in arithmetic.py: the ops below on the arrays
-            # (a Python float divisor is weak: cast to g's dtype, as div casts it).
-            if in_dtype.kind == "f" and in_dtype.itemsize >= 4:
-                if not keepdim and dims:
-                    gd = gd.reshape(_kept_shape(in_shape, dims))
-                return (Tensor._wrap(np.broadcast_to(gd, in_shape) / float(max(count, 1))),)
+        if not STATE.enabled:
+            fast = first_order(g._data)
+            if fast is not None:
+                return (fresh_grad(fast),)
         g = _expand_back(g, in_shape, dims, keepdim)
         if g._data.dtype.itemsize < 4:  # float16: 1/n is representable where n (> 65504) is not
             g = g * (1.0 / max(count, 1))
@@ -131,4 +151,4 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
             g = g / float(max(count, 1))
         return (g if g._data.dtype == in_dtype or in_dtype.kind != "f" else g._cast(in_dtype),)
 
-    return make_result(out, (input,), backward, "MeanBackward")
+    return make_result(out, (input,), backward, "MeanBackward", array_backward=array_backward)

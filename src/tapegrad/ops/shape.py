@@ -7,9 +7,12 @@ version counter, and each gradient is the inverse shape op applied to ``g``.
 
 from __future__ import annotations
 
+import sys
+import warnings
+
 import numpy as np
 
-from ..autograd.graph import BATCH, batched_shape, make_result, mark_view, sum_to
+from ..autograd.graph import BATCH, batched_shape, make_result, mark_view, sum_to, sum_to_array
 from ..tensor import Tensor, _check_dim
 from ._registry import register
 from ._util import shape_arg
@@ -49,11 +52,13 @@ __all__ = [
 # (slices, transposes, reshapes, split) of any layout is handled.
 
 
-def view_result(out, input, backward, name):
+def view_result(out, input, backward, name, array_backward=None):
     """``make_result`` for an op whose result may share ``input``'s memory."""
     if not np.may_share_memory(out, input._data):
-        return make_result(out, (input,), backward, name)
-    result = make_result(out, (input,), backward, name, view_of=input)
+        return make_result(out, (input,), backward, name, array_backward=array_backward)
+    result = make_result(
+        out, (input,), backward, name, view_of=input, array_backward=array_backward
+    )
     if result.grad_fn is not None:
         mark_view(result.grad_fn, input)
     return result
@@ -74,10 +79,10 @@ def reshape(input, *shape):
             f"({input._data.size} elements)"
         ) from None
 
-    def backward(g):
+    def backward(g):  # Tensor and array rule (Note [Array backward] in autograd/engine.py)
         return (g.reshape(batched_shape(in_shape)),)
 
-    return view_result(out, input, backward, "ReshapeBackward")
+    return view_result(out, input, backward, "ReshapeBackward", backward)
 
 
 def _check_inferred(shape, size):
@@ -96,9 +101,52 @@ def _check_inferred(shape, size):
         )
 
 
+# Note [View or raise]
+# ``view`` must share memory: a write through it reaches the input (and back). NumPy's
+# reshape silently copies when the strides do not allow a view. PyTorch raises then, and
+# so does tapegrad when the input is a view (``x.t().view(-1)``, ``x[:, ::2].view(-1)``)
+# of a C-ordered tensor: view ops give the strides torch's give, so torch raises too.
+# Some ops lay out their results differently from torch (conv and pool outputs,
+# softmax/cat/index_select/reductions of transposed inputs: tests/test_layouts.py lists
+# them): torch's result is contiguous and viewable, tapegrad's is not. Such an input (an
+# op's result, not a view, not a leaf that requires grad) is given torch's C order in
+# place, once, and the view shares that memory, so writes reach it as in torch. A view
+# of such a result (a view whose root is not C-ordered) cannot be moved without cutting
+# it from its root: it keeps NumPy's copy, with a warning, unless the root is an op's
+# private intermediate that nothing else holds (conv1d's output is a view of conv2d's).
+_VIEW_ERROR = (
+    "view size is not compatible with input tensor's size and stride (at least one dimension "
+    "spans across two contiguous subspaces). Use .reshape(...) instead."
+)
+
+
 @register("view")
 def view(input, *shape):
-    """Same as :func:`reshape` (tapegrad's arrays may be viewed in any layout NumPy allows)."""
+    """``input``'s elements in a new shape, sharing its memory (Note [View or raise])."""
+    data = input._data
+    result = reshape(input, *shape)
+    if data.flags.c_contiguous or result._data.size == 0:
+        return result
+    if np.may_share_memory(result._data, data):
+        return result
+    root = input._base
+    if root is not None and root._data.flags.c_contiguous:
+        raise RuntimeError(_VIEW_ERROR)
+    if root is not None and sys.getrefcount(root) <= 3:  # input._base, root, the argument
+        input._base = None  # an op's private intermediate (conv1d's): nothing else sees it
+        root = None
+    if root is not None or (input._rg and input.grad_fn is None):
+        warnings.warn(
+            "view: the input's layout does not allow a view (tapegrad lays this result out "
+            "differently from PyTorch); returning a copy, which writes do not reach. Use "
+            ".reshape(...) or .contiguous().view(...)",
+            stacklevel=2,
+        )
+        return result
+    moved = np.ascontiguousarray(data)
+    if moved.__class__ is not data.__class__:  # the meta device's array: NumPy's reshape
+        return result
+    input._data = moved  # torch's layout, once (Note [View or raise])
     return reshape(input, *shape)
 
 
@@ -109,14 +157,22 @@ def transpose(input, dim0, dim1):
     d0 = _check_dim(dim0, nd, "transpose")
     d1 = _check_dim(dim1, nd, "transpose")
     if nd == 0:
-        return view_result(input._data, input, lambda g: (g,), "TransposeBackward")
+        return view_result(input._data, input, _passed, "TransposeBackward", _passed)
     out = np.swapaxes(input._data, d0, d1)
 
     def backward(g):
         # Dims counted from the right hold with or without a batch prefix.
         return (g.transpose(d0 - nd, d1 - nd),)
 
-    return view_result(out, input, backward, "TransposeBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (np.swapaxes(g, d0, d1),)
+
+    return view_result(out, input, backward, "TransposeBackward", array_backward)
+
+
+def _passed(g):
+    """The gradient passed on unchanged: a Tensor rule and an array rule at once."""
+    return (g,)
 
 
 Tensor.swapaxes = transpose
@@ -144,7 +200,10 @@ def permute(input, *dims):
             return (g.permute(tuple(range(lead)) + tuple(lead + d for d in inverse)),)
         return (g.permute(inverse),)
 
-    return view_result(out, input, backward, "PermuteBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (np.transpose(g, inverse),)
+
+    return view_result(out, input, backward, "PermuteBackward", array_backward)
 
 
 def _T(self):
@@ -193,11 +252,14 @@ def expand(input, *sizes):
     def backward(g):
         return (sum_to(g, in_shape),)
 
-    return view_result(out, input, backward, "ExpandBackward")
+    def array_backward(g):  # Note [Array backward] in autograd/engine.py
+        return (sum_to_array(g, in_shape),)
+
+    return view_result(out, input, backward, "ExpandBackward", array_backward)
 
 
 def _identity_view(input):
-    return view_result(input._data.view(), input, lambda g: (g,), "ExpandBackward")
+    return view_result(input._data.view(), input, _passed, "ExpandBackward", _passed)
 
 
 @register("broadcast_to")
@@ -384,8 +446,4 @@ def contiguous(input, memory_format=None):
     if input._data.flags.c_contiguous:
         return input
     out = np.ascontiguousarray(input._data)
-
-    def backward(g):
-        return (g,)
-
-    return make_result(out, (input,), backward, "CloneBackward")
+    return make_result(out, (input,), _passed, "CloneBackward", array_backward=_passed)

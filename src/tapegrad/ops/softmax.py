@@ -47,6 +47,7 @@ def softmax(input, dim, dtype=None):
         lambda g, out: _softmax_backward(g, out, d),
         "SoftmaxBackward",
         save_output=True,
+        array_backward=lambda g, out: _softmax_array(g, out, d),
     )
 
 
@@ -60,6 +61,21 @@ def _slice_sum(t, out, d):
 def _softmax_backward(g, out, d):
     go = g * out
     return (go - out * _slice_sum(go, out, d),)
+
+
+# The array rules (Note [Array backward] in autograd/engine.py): the Tensor rules' steps,
+# each the ufunc its op calls (the slice sum is np.sum over the same axis, kept).
+def _slice_sum_array(t, out, d):
+    return np.sum(t, axis=d, keepdims=True) if out.ndim else t
+
+
+def _softmax_array(g, out, d):
+    go = g * out
+    return (go - out * _slice_sum_array(go, out, d),)
+
+
+def _log_softmax_array(g, out, d):
+    return (g - np.exp(out) * _slice_sum_array(g, out, d),)
 
 
 @register("log_softmax")
@@ -78,6 +94,7 @@ def log_softmax(input, dim, dtype=None):
         lambda g, out: _log_softmax_backward(g, out, d),
         "LogSoftmaxBackward",
         save_output=True,
+        array_backward=lambda g, out: _log_softmax_array(g, out, d),
     )
 
 

@@ -17,6 +17,7 @@ from .. import _dtypes
 from ..autograd.graph import make_result
 from ..tensor import Tensor, _check_dim
 from ._registry import register
+from .shape import view_result
 
 __all__ = [
     "tril",
@@ -117,15 +118,15 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
         raise RuntimeError(f"diagonal: dim1 and dim2 cannot be identical, got {dim1} and {dim2}")
     offset = int(offset)
     rows, cols = input._data.shape[d1], input._data.shape[d2]
-    moved = np.moveaxis(input._data, (d1, d2), (-2, -1))
-    r, c = _diag_positions(rows, cols, offset)
-    data = moved[..., r, c]
+    data = np.diagonal(input._data, offset, d1, d2)  # a view, as torch's (writes reach input)
+    if input._data.flags.writeable:
+        data.flags.writeable = True  # NumPy marks diagonals read-only; the memory is input's
     n1, n2 = d1 - nd, d2 - nd
 
     def backward(g):
         return (_embed(g, rows, cols, offset, n1, n2, "DiagonalBackwardBackward"),)
 
-    return make_result(data, (input,), backward, "DiagonalBackward")
+    return view_result(data, input, backward, "DiagonalBackward")
 
 
 @register("diag_embed")
