@@ -381,6 +381,9 @@ def recollect(path: Path, root: Path) -> dict:
     if proc.returncode != 0:
         raise SystemExit("collection failed:\n" + "\n".join(proc.stdout.splitlines()[-10:]))
     fresh = convert(str(data / "cov*"), root, {})
+    import shutil
+
+    shutil.rmtree(data, ignore_errors=True)
     moved = 0
     outside = {}
     for f, v in cmap["outside"].items():
@@ -743,6 +746,9 @@ def extend(
         missing = set(select) - set(fresh["tests"])
         if missing:
             raise SystemExit(f"{len(missing)} rerun tests did not run, e.g. {sorted(missing)[0]}")
+    import shutil
+
+    shutil.rmtree(work, ignore_errors=True)  # the scratch copy of the tree
     replaced = set(fresh["tests"]) | set(rerun_tests)
     keep = [
         i for i, t in enumerate(cmap["tests"]) if t.split("::")[0] not in gone and t not in replaced
