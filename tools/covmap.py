@@ -13,13 +13,17 @@ leaving state (tables, registered ops, module constants) that the test reads.
 
 - A mutant whose node is inside a function or lambda body runs only when that
   body runs. If coverage never saw its statement's lines run outside a test
-  (``<outside>``: imports, collection, between tests), every run of it happened
+  (``<outside>``: imports, between tests; a test module's collection has its own
+  context), every run of it happened
   inside some test T and was recorded under T's node id. A test that never ran
   those lines never ran the mutant, so it passes on the mutant exactly as on the
   original (same code, same data). Running the covering tests decides the mutant.
-- Code run at import/collection time (module level, class bodies, decorators,
+- Code run at import time (module level, class bodies, decorators,
   default arguments, or a function body called while importing) can change what
-  every later test sees: such a mutant gets the whole suite.
+  every later test sees: such a mutant gets the whole suite, except a literal default
+  argument, which only a call (its body runs) or introspection can observe (Note
+  [Default arguments]). Code that only a test module's collection runs counts as
+  run by that module's tests (Note [Collection contexts]).
 - Code run in a child process (MPI tests under ``mpiexec``, tests that start an
   interpreter) is traced in the child and recorded under the spawning test's node id
   (Note [Traced children]), so the spawning test is among those that execute the
@@ -33,6 +37,86 @@ test A ran, read by test B in the same worker) may observe a mutant in the
 full suite that the selected run misses; so can a test whose path depends on the
 order of tests. Both would make a kill depend on test order, which the suite
 avoids. The selection can only miss kills (make the score lower), never invent them.
+
+Note [Default arguments]
+------------------------
+A parameter's default value is evaluated when its ``def`` runs, so a mutant of the
+default of a module-level function or method is import-time code and used to get the
+whole suite (one suite run per survivor, 600-1,000 s on the shared machine). But the
+value lives in the function object, and only two things can observe it:
+
+- a call that leaves the parameter out: the call runs the function's body, whose
+  lines coverage records under the calling test (a generator or coroutine function
+  binds without running its body: not this case);
+- introspection: a reader of ``__defaults__``/``__kwdefaults__``. In Python that is
+  ``inspect`` (``signature``, ``getfullargspec``, ``getcallargs``; ``pydoc``, pytest,
+  hypothesis and tapegrad's own ``_batch_rules``/``creation``/``_registry`` use it); no
+  file of src/, tests/ or tools/ reads the attributes itself, and the libraries that do
+  (hypothesis on lambdas it prints, numpy on its own functions, torch's fx/dynamo)
+  never see a tapegrad function.
+
+So while the map is built, ``tools/covmap_child/_covmap_default_reads.py`` tags the
+``inspect.Parameter`` objects made for functions under src/tapegrad/ and records, per
+test (and ``<outside>``), every read of a tagged default: the ``default`` property,
+``str``/``repr``, ``==``, ``hash``, pickling, ``replace`` (whose copy stays tagged).
+A cached Signature (``_batch_rules._signature``) is read again by each test that binds
+with it, so the read counts for that test. Reads while the Signature is constructed
+only ask whether a default exists, which a mutant of a literal value never changes.
+
+A mutant inside a *literal* default (``ast.literal_eval`` accepts it: evaluating it or
+its mutant has no effect but the value) of a function whose body runs when called then
+gets the tests that run a line of that body, the tests that read that parameter's
+default, and (if they pass) the untraced spawners, like a mutant in a body. It still
+gets the whole suite when the body runs at import (``<outside>``), when the default is
+read outside tests (a table built from signatures at import), or, on a map extended
+after the def line itself was edited, for every default of that file. What it shares
+with Note [Mutant test selection]: a value derived from a default and cached by one test
+for another is seen only under the first.
+
+Note [Edited statements]
+------------------------
+An edit that replaces or deletes lines of a function body (no insertion between
+statements, every function's compiled scope kept: ``_scopes``) and lies within one
+statement of that body reruns only the tests that executed a line of that statement,
+not every test that ran the function: the code before the statement is unchanged, so
+a test whose control flow never arrived there (its line event never fired) never runs
+the new text either, and runs the same code on the same data as before. This is
+``_never_ran``'s argument for a statement that no test reached, applied to one that
+some did. A typical fix, a ``raise`` with a better message, then reruns the tests that
+raised it. The same holds for the function's runs at import: if they never reached the
+statement (none of its lines ran ``<outside>``), the import-time state is unchanged, so
+such an edit is accepted in a function that also runs at import (a strict extension
+used to refuse it). An insertion, or an edit across statements, reruns the function's
+tests, and is refused in a function that runs at import.
+
+Note [Collection contexts]
+--------------------------
+While pytest collects a test module (imports it, builds its parametrize lists), the
+plugin records under ``<collect>`` + the module's path, not ``<outside>``. A module that
+runs tapegrad code at collection made that code "import-time" for the whole suite:
+``tests/test_array_backward.py`` runs every op-table row to find the Nodes with array
+rules (``PAIRS``), which put the bodies of nearly every op (4,530 lines) in ``<outside>``
+and sent 36 of the 100 mutants of seed 1805 to the whole suite. Running code at
+collection is running it before the tests, like an earlier test of the same session:
+it can change that module's items (the selection then runs the module *whole*, so a
+changed parametrization or a collection error is seen), and it can leave state behind
+that later tests read, which is the limit Note [Mutant test selection] already states
+for state one test leaves another. So a mutant on such a line gets its covering tests,
+then (if they pass) the modules whose collection ran it, whole, with the untraced
+spawners; only lines run while tapegrad itself, conftest or the plugins are imported
+(and between tests) stay ``<outside>`` and get the whole suite. ``--recollect`` splits
+an existing map with one ``--collect-only`` run under the plugin: the lines that run
+only inside some module's collection leave ``<outside>`` (nothing else moves).
+
+Note [Helper files]
+-------------------
+``--extend`` accepts a new or edited file under tests/ that pytest does not collect
+(a helper module such as ``tests/_second_order.py``, a data file; not a conftest, which
+every test imports) by rerunning whole every test file that can observe it: the ones
+that name it (its module name, or its file name for data), transitively through the
+helpers that name it, and the ones that list a directory (``glob``, ``listdir``,
+``iterdir``...), which could find it without naming it. A test file that names none of
+them and lists nothing runs the same code on the same data as when the map was built.
 
 Note [Traced children]
 ----------------------
@@ -74,12 +158,14 @@ import glob
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 OUTSIDE = "<outside>"
+COLLECT = "<collect>"  # + a test file: lines its collection ran (Note [Collection contexts])
 CHILD_DATA = "-child."  # <data file>-child.<token>: a child process's data
 TREE = ("src", "tests", "benchmarks", "tools", "docs/ops.md", "pyproject.toml", "README.md")
 # the mutation machinery itself: no test reads it, so editing it keeps the map valid
@@ -88,6 +174,7 @@ NOT_FINGERPRINTED = {
     "tools/covmap.py",
     "tools/covmap_plugin.py",
     "tools/covmap_child/sitecustomize.py",
+    "tools/covmap_child/_covmap_default_reads.py",
 }
 
 
@@ -119,13 +206,16 @@ def convert(data_glob: str, root: Path, extra: dict) -> dict:
     import coverage
 
     tests, index = [], {}
-    lines, outside = {}, {}
+    lines, outside, collect = {}, {}, {}
     seconds, spawners, spawns, forkers, marks = {}, set(), {}, set(), set()
+    reads = {}  # context -> keys of defaults read (Note [Default arguments])
     files = sorted(glob.glob(data_glob))
     for f in files:
         if f.endswith(".json"):
             with open(f) as fh:
                 info = json.load(fh)
+            for c, keys in info.get("default_reads", {}).items():
+                reads.setdefault(c, set()).update(keys)
             seconds.update(info["seconds"])
             spawners.update(info["spawners"])
             spawns.update(info.get("spawns", {}))
@@ -134,6 +224,11 @@ def convert(data_glob: str, root: Path, extra: dict) -> dict:
                 marks.add(info["marks"])
             continue
     done = _marks(marks)[1]
+    for f in glob.glob(os.path.join(os.path.dirname(data_glob), "reads-child.*.json")):
+        if os.path.basename(f)[len("reads-child.") : -len(".json")] in done:
+            with open(f) as fh:
+                for c, keys in json.load(fh).items():
+                    reads.setdefault(c, set()).update(keys)
     for f in files:
         if f.endswith(".json"):
             continue
@@ -154,11 +249,24 @@ def convert(data_glob: str, root: Path, extra: dict) -> dict:
                     if c == OUTSIDE or not c:
                         outside.setdefault(rel, set()).add(line)
                         continue
+                    if c.startswith(COLLECT):  # Note [Collection contexts]
+                        collect.setdefault(rel, {}).setdefault(line, set()).add(c[len(COLLECT) :])
+                        continue
                     if c not in index:
                         index[c] = len(tests)
                         tests.append(c)
                     lines.setdefault(rel, {}).setdefault(line, set()).add(index[c])
     traced = traced_spawners(spawners, spawns, marks) - forkers
+    by_key, reads_outside = {}, set()
+    for c, keys in reads.items():
+        if c == OUTSIDE or not c:
+            reads_outside.update(keys)
+            continue
+        if c not in index:
+            index[c] = len(tests)
+            tests.append(c)
+        for k in keys:
+            by_key.setdefault(k, set()).add(index[c])
     return {
         **extra,
         "tests": tests,
@@ -168,6 +276,12 @@ def convert(data_glob: str, root: Path, extra: dict) -> dict:
         "traced_spawners": sorted(traced),
         "lines": {f: {str(k): sorted(v) for k, v in d.items()} for f, d in lines.items()},
         "outside": {f: sorted(v) for f, v in outside.items()},
+        # "path:first line of the def:parameter" -> tests that read that default other
+        # than by calling the function; and those read outside tests (Note [Default arguments])
+        "default_reads": {k: sorted(v) for k, v in by_key.items()},
+        "default_reads_outside": sorted(reads_outside),
+        # test files whose collection runs a line (Note [Collection contexts])
+        "collect": {f: {str(k): sorted(v) for k, v in d.items()} for f, d in collect.items()},
     }
 
 
@@ -237,6 +351,52 @@ def load(path: Path, root: Path):
     return cmap if cmap.get("fingerprint") == fingerprint(root) else None
 
 
+def collected_by(cmap: dict, rel: str, first: int, last: int) -> list:
+    """The test files whose collection runs any of lines first..last of rel."""
+    by_line = cmap.get("collect", {}).get(rel, {})
+    return sorted({f for ln in range(first, last + 1) for f in by_line.get(str(ln), ())})
+
+
+def recollect(path: Path, root: Path) -> dict:
+    """Split a map's ``<outside>`` lines: those only test modules' collection ran move to
+    ``collect`` (Note [Collection contexts]), from one ``--collect-only`` run of the tree
+    the map describes (a map built before collection had its own contexts)."""
+    import tempfile
+
+    cmap = json.loads(path.read_text())
+    if cmap.get("fingerprint") != fingerprint(root):
+        raise SystemExit(f"{path} does not describe this tree: extend it first")
+    data = Path(tempfile.mkdtemp(prefix="tapegrad-recollect-"))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(root / "src"), str(Path(__file__).parent)]),
+        PYTHONDONTWRITEBYTECODE="1",
+        TAPEGRAD_COVMAP=str(data / "cov"),
+        TAPEGRAD_COVMAP_ROOT=str(root),
+    )
+    cmd = [sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "covmap_plugin"]
+    proc = subprocess.run(
+        cmd + ["-p", "no:cacheprovider"], cwd=root, env=env, text=True, capture_output=True
+    )
+    if proc.returncode != 0:
+        raise SystemExit("collection failed:\n" + "\n".join(proc.stdout.splitlines()[-10:]))
+    fresh = convert(str(data / "cov*"), root, {})
+    import shutil
+
+    shutil.rmtree(data, ignore_errors=True)
+    moved = 0
+    outside = {}
+    for f, v in cmap["outside"].items():
+        only_collect = set(map(int, fresh["collect"].get(f, {}))) - set(fresh["outside"].get(f, ()))
+        keep = set(v) - only_collect
+        moved += len(set(v) - keep)
+        outside[f] = sorted(keep)
+    cmap.update(outside=outside, collect=fresh["collect"])
+    path.write_text(json.dumps(cmap))
+    print(f"{moved} lines ran only while test modules were collected: now in 'collect'")
+    return cmap
+
+
 def select(cmap: dict, rel: str, first: int, last: int):
     """(tests that run any of lines first..last of rel, runs outside tests?)."""
     by_line = cmap["lines"].get(rel, {})
@@ -270,6 +430,37 @@ def _tests_read_benchmarks(root: Path) -> bool:
 
 def _is_test_file(f: str) -> bool:
     return f.startswith("tests/") and Path(f).name.startswith("test_") and f.endswith(".py")
+
+
+def _is_helper(f: str) -> bool:
+    """A file under tests/ that pytest does not collect and that no conftest is."""
+    return f.startswith("tests/") and not _is_test_file(f) and Path(f).name != "conftest.py"
+
+
+# a test that lists a directory can see any file in it (Note [Helper files])
+_LISTS_FILES = re.compile(r"glob\(|rglob\(|listdir\(|scandir\(|os\.walk\(|iterdir\(")
+
+
+def _helper_users(root: Path, helpers) -> set:
+    """The test files that can observe the changed helper files (Note [Helper files])."""
+    if not helpers:
+        return set()
+    texts = {
+        str(p.relative_to(root)): p.read_text(errors="replace")
+        for p in (root / "tests").rglob("*")
+        if p.is_file() and p.suffix in (".py", ".txt", ".json", ".toml", ".cfg", ".ini")
+    }
+    names = {Path(f).stem if f.endswith(".py") else Path(f).name for f in helpers}
+    users, todo = set(), set(names)
+    while todo:
+        name = todo.pop()
+        for f, text in texts.items():
+            if f not in users and re.search(rf"\b{re.escape(name)}\b", text):
+                users.add(f)
+                if _is_helper(f):  # a helper importing a helper: its users too
+                    todo.add(Path(f).stem if f.endswith(".py") else Path(f).name)
+    users |= {f for f, text in texts.items() if _is_test_file(f) and _LISTS_FILES.search(text)}
+    return {f for f in users if _is_test_file(f)}
 
 
 def _src_hunks(old: str, new: str):
@@ -346,6 +537,61 @@ def _scopes(text: str):
     return out
 
 
+def _scopes_kept(old: str, new: str) -> bool:
+    """``_scopes`` equal, or different only by new local variables that the old function
+    never named at all (``top = ...`` in a rewritten ``raise``): no untouched line names
+    them, so none resolves a name differently."""
+    if _scopes(old) == _scopes(new):
+        return True
+    anon = ("<lambda>", "<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>")
+
+    def codes(text):
+        out, todo = {}, [compile(text, "<covmap>", "exec")]
+        while todo:
+            code = todo.pop()
+            todo += [c for c in code.co_consts if hasattr(c, "co_code")]
+            if code.co_name not in anon:
+                out.setdefault(code.co_qualname, []).append(code)
+        return out
+
+    def named(code):  # every name a code object or its nested ones mention
+        names = set(code.co_names) | set(code.co_varnames) | set(code.co_freevars)
+        names |= set(code.co_cellvars)
+        for c in code.co_consts:
+            if hasattr(c, "co_code"):
+                names |= named(c)
+        return names
+
+    a, b = codes(old), codes(new)
+    if a.keys() != b.keys() or any(len(a[k]) != len(b[k]) for k in a):
+        return False
+    for k in a:
+        for x, y in zip(a[k], b[k]):
+            same = (x.co_cellvars, x.co_freevars, x.co_flags) == (
+                y.co_cellvars,
+                y.co_freevars,
+                y.co_flags,
+            )
+            added = set(y.co_varnames) - set(x.co_varnames)
+            if not same or not set(x.co_varnames) <= set(y.co_varnames) or added & named(x):
+                return False
+    return True
+
+
+def _holding_statement(tree, first: int, last: int, body):
+    """(first, last) lines of the innermost statement of the function body ``body`` that
+    holds all of old lines ``first..last``, or None when only the function does."""
+    import ast
+
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= first and last <= node.end_lineno:
+            inside = body[0] <= node.lineno and node.end_lineno <= body[1]
+            if inside and (best is None or node.end_lineno - node.lineno < best[1] - best[0]):
+                best = (node.lineno, node.end_lineno)
+    return best
+
+
 def _enclosing_body(tree, first: int, last: int):
     """(first, last) body lines of the innermost function whose body holds first..last."""
     import ast
@@ -400,6 +646,8 @@ def extend(
     changed = sorted(f for f in set(old) | set(now) if old.get(f) != now.get(f))
     srcs = [f for f in changed if f.startswith("src/") and f.endswith(".py") and f in old]
     bad = [f for f in changed if not _is_test_file(f) and f not in srcs]
+    helper_users = _helper_users(root, [f for f in bad if _is_helper(f)])
+    bad = [f for f in bad if not _is_helper(f)]
     if not _tests_read_benchmarks(root):  # then an edited benchmark changes no test's run
         bad = [f for f in bad if not f.startswith("benchmarks/")]
     if bad:
@@ -418,7 +666,7 @@ def extend(
         by_line = cmap["lines"].get(f, {})
         outside = set(cmap["outside"].get(f, ()))
         tree = ast.parse(text)
-        scopes_kept = _scopes(text) == _scopes((root / f).read_text())
+        scopes_kept = _scopes_kept(text, (root / f).read_text())
         for first, last, added in hunks:
             ran = set()
             for ln in range(first, last + 1):
@@ -428,9 +676,14 @@ def extend(
                 continue  # only statements that never ran were replaced or deleted
             if body is None and added is not None and _only_definitions(added):
                 continue  # new functions or classes: run only from edited code or new tests
+            # Note [Edited statements]: the one statement of the body holding the edit
+            stmt = None
+            if body is not None and added is None and scopes_kept:
+                stmt = _holding_statement(tree, first, last, body)
+            scope = stmt or body
             at_import = body is None and (ran or outside & set(range(first, last + 1)))
             at_import = at_import or (
-                body is not None and outside & set(range(body[0], body[1] + 1))
+                body is not None and outside & set(range(scope[0], scope[1] + 1))
             )
             if at_import and loose:  # Note [Loose extension]
                 print(f"{f}:{first}-{last}: runs at import; rerunning every test that ran {f}")
@@ -441,14 +694,14 @@ def extend(
                 if at_import:
                     raise SystemExit(f"{f}:{first}-{last}: an edit of code that runs at import")
                 continue
-            lines = range(body[0], body[1] + 1)
             if at_import:
-                raise SystemExit(f"{f}:{first}: the edited function runs at import: build afresh")
+                raise SystemExit(f"{f}:{first}: the edited code runs at import: build afresh")
+            lines = range(scope[0], scope[1] + 1)
             for ln in lines:
                 rerun_ids.update(by_line.get(str(ln), ()))
     again = set(cmap["spawners"]) if spawners else set()
     rerun_tests = sorted({cmap["tests"][i] for i in rerun_ids} | again)
-    files_rerun = [f for f in changed if _is_test_file(f) and f in now]
+    files_rerun = sorted({f for f in changed if _is_test_file(f) and f in now} | helper_users)
     gone = {f for f in changed if _is_test_file(f)}
     if dry_run:
         print(f"would rerun {len(files_rerun)} test files and {len(rerun_tests)} tests")
@@ -493,6 +746,9 @@ def extend(
         missing = set(select) - set(fresh["tests"])
         if missing:
             raise SystemExit(f"{len(missing)} rerun tests did not run, e.g. {sorted(missing)[0]}")
+    import shutil
+
+    shutil.rmtree(work, ignore_errors=True)  # the scratch copy of the tree
     replaced = set(fresh["tests"]) | set(rerun_tests)
     keep = [
         i for i, t in enumerate(cmap["tests"]) if t.split("::")[0] not in gone and t not in replaced
@@ -527,6 +783,35 @@ def extend(
     def kept(key):
         return {t for t in cmap.get(key, ()) if t in set(tests) and t not in set(fresh["tests"])}
 
+    if "default_reads" in cmap:  # Note [Default arguments]: renumbered, the defs moved
+        reads, reads_out = {}, set(fresh.get("default_reads_outside", ()))
+        unknown = set(cmap.get("default_reads_unknown_files", ()))
+
+        def rekey(key):
+            f, ln, param = key.rsplit(":", 2)
+            new_ln = moved(f, int(ln))
+            if new_ln is None:  # the def line itself was edited: every default of f is full
+                unknown.add(f)
+                return None
+            return f"{f}:{new_ln}:{param}"
+
+        for key, ids in cmap["default_reads"].items():
+            kept_ids = [renum[i] for i in ids if i in renum]
+            new_key = rekey(key)
+            if kept_ids and new_key is not None:
+                reads.setdefault(new_key, set()).update(kept_ids)
+        for key in cmap.get("default_reads_outside", ()):
+            new_key = rekey(key)
+            if new_key is not None:
+                reads_out.add(new_key)
+        for key, ids in fresh.get("default_reads", {}).items():
+            reads.setdefault(key, set()).update(i + shift for i in ids)
+        cmap.update(
+            default_reads={k: sorted(v) for k, v in reads.items()},
+            default_reads_outside=sorted(reads_out),
+            default_reads_unknown_files=sorted(unknown),
+        )
+
     cmap.update(
         traced_spawners=sorted(kept("traced_spawners") | set(fresh["traced_spawners"])),
         fingerprint=fingerprint(root),
@@ -557,6 +842,14 @@ if __name__ == "__main__":
     ap.add_argument(
         "--loose", action="store_true", help="import-time edits: rerun the tests that ran the file"
     )
+    ap.add_argument(
+        "--recollect",
+        action="store_true",
+        help="move the lines only test modules' collection ran out of <outside> (then stop)",
+    )
     a = ap.parse_args()
+    if a.recollect:
+        recollect(Path(a.extend), Path.cwd())
+        sys.exit(0)
     m = extend(Path(a.extend), Path.cwd(), a.jobs, a.base, a.spawners, a.dry_run, a.loose)
     print(f"{len(m['tests'])} tests in the map")

@@ -53,6 +53,19 @@ if _OUT:
     _cov.start()
     _cov.switch_context("<outside>")
 
+    # who reads a default argument other than by a call (Note [Default arguments])
+    import importlib.util
+
+    _spec = importlib.util.spec_from_file_location(
+        "_covmap_default_reads",
+        os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "covmap_child", "_covmap_default_reads.py"
+        ),
+    )
+    _reads = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_reads)
+    _reads.install(_root, lambda: _current or "<outside>")
+
     _popen_init = subprocess.Popen.__init__
     _CHILD_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "covmap_child")
     _MARKS = os.path.join(os.path.dirname(os.path.abspath(_OUT)), "child-marks")
@@ -117,23 +130,48 @@ def pytest_unconfigure(config):
     _cov.save()
     with open(f"{_OUT}.tests.{os.getpid()}.json", "w") as fh:
         info = {"seconds": _seconds, "spawners": sorted(_spawners), "spawns": _spawns}
+        info["default_reads"] = _reads.snapshot()
         json.dump({**info, "forkers": sorted(_forkers), "marks": _MARKS}, fh)
 
 
 _SELECT = os.environ.get("TAPEGRAD_SELECT")
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """A test module's collection (its import, parametrize lists) under ``<collect>path``
+    (Note [Collection contexts] in covmap.py), the rest of ``<outside>`` apart."""
+    if _cov is None or not isinstance(collector, pytest.Module | pytest.Class | _DoctestModule):
+        yield
+        return
+    _cov.switch_context(f"<collect>{collector.nodeid.split('::')[0]}")
+    try:
+        yield
+    finally:
+        _cov.switch_context("<outside>")
+
+
+try:
+    from _pytest.doctest import DoctestModule as _DoctestModule
+except ImportError:  # pragma: no cover
+    _DoctestModule = pytest.Module
+
+
 def pytest_collection_modifyitems(session, config, items):
-    """With ``TAPEGRAD_SELECT`` (a file of node ids, one a line), run only those tests."""
+    """With ``TAPEGRAD_SELECT`` (a file of node ids, one a line), run only those tests; a
+    line without ``::`` (a file) keeps every test of that file (Note [Collection contexts])."""
     if not _SELECT:
         return
     with open(_SELECT) as fh:
         order = {t: i for i, t in enumerate(fh.read().splitlines())}
-    wanted = order
+
+    def rank(it):
+        return order.get(it.nodeid, order.get(it.nodeid.split("::")[0]))
+
     # in the file's order (tools/mutate.py lists the fastest tests first: with -x the
     # first failure ends the run sooner)
-    keep = sorted((it for it in items if it.nodeid in wanted), key=lambda it: order[it.nodeid])
-    drop = [it for it in items if it.nodeid not in wanted]
+    keep = sorted((it for it in items if rank(it) is not None), key=rank)
+    drop = [it for it in items if rank(it) is None]
     if drop:
         config.hook.pytest_deselected(items=drop)
     items[:] = keep

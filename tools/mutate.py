@@ -92,6 +92,9 @@ class Mutant:
     span: tuple  # (lineno, col, end_lineno, end_col) of the replaced source
     lines: tuple = ()  # (first, last): lines whose coverage shows the mutant ran
     in_body: bool = False  # inside a function or lambda body (runs only when called)
+    # a literal default of a module-level function or method: (first line of the def and
+    # its decorators, parameter, first and last line of the body) (Note [Default arguments])
+    default: tuple = ()
 
     def label(self):
         return f"{self.path}:{self.line} [{self.kind}] {self.before!r} -> {self.after!r}"
@@ -161,6 +164,42 @@ def _where(tree):
     return out
 
 
+def _runs_on_call(fn) -> bool:
+    """Whether calling ``fn`` runs its body (not a generator or coroutine function)."""
+    if isinstance(fn, ast.AsyncFunctionDef):
+        return False
+    todo = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return False
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo += list(ast.iter_child_nodes(node))
+    return True
+
+
+def _defaults(tree, segment):
+    """node id -> (first line of the def, parameter, first and last body line) for every
+    node inside a literal default value of a function that runs its body when called."""
+    out = {}
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _runs_on_call(fn):
+            continue
+        a = fn.args
+        pos = a.posonlyargs + a.args
+        pairs = list(zip(pos[len(pos) - len(a.defaults) :], a.defaults))
+        pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+        first = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
+        for param, value in pairs:
+            try:  # a literal: evaluating it, or its mutant, has no effect but the value
+                ast.literal_eval(segment(value))
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            key = (first, param.arg, fn.body[0].lineno, fn.end_lineno)
+            out.update({id(n): key for n in ast.walk(value)})
+    return out
+
+
 def mutants_of(path: Path, root: Path):
     source = path.read_text()
     tree = ast.parse(source)
@@ -180,6 +219,8 @@ def mutants_of(path: Path, root: Path):
             return lines[l0][c0:c1].decode()
         return (lines[l0][c0:] + b"".join(lines[l0 + 1 : l1]) + lines[l1][:c1]).decode()
 
+    defaults = _defaults(tree, segment)
+
     def add(node, kind, new_node=None, text=None):
         before = segment(node)
         if before is None:
@@ -189,7 +230,10 @@ def mutants_of(path: Path, root: Path):
             after = f"({after})"
         span = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
         first, last, in_body = where.get(id(node), (node.lineno, node.end_lineno, False))
-        found.append(Mutant(rel, node.lineno, kind, before, after, span, (first, last), in_body))
+        default = () if in_body else defaults.get(id(node), ())
+        found.append(
+            Mutant(rel, node.lineno, kind, before, after, span, (first, last), in_body, default)
+        )
 
     for node in ast.walk(tree):
         if id(node) in skip:
@@ -292,7 +336,8 @@ def _seconds(cmap, test):
     index = cmap.get("_index")
     if index is None:
         index = cmap["_index"] = {t: i for i, t in enumerate(cmap["tests"])}
-    return cmap["seconds"][index[test]]
+    i = index.get(test)
+    return cmap["seconds"][i] if i is not None else 60.0  # a whole file: a guess
 
 
 def run_selected(work: Path, m: Mutant, cmap, args, timeout):
@@ -302,14 +347,27 @@ def run_selected(work: Path, m: Mutant, cmap, args, timeout):
     suite when the selected tests pass (code that runs at import time).
     """
     ids, outside = covmap.select(cmap, m.path, *m.lines)
+    full = outside or not m.in_body
+    tag = ""
+    if full and m.default and "default_reads" in cmap:  # Note [Default arguments]
+        first, param, lo, hi = m.default
+        key = f"{m.path}:{first}:{param}"
+        ids, outside = covmap.select(cmap, m.path, lo, hi)  # the calls: the body runs
+        ids = set(ids) | set(cmap["default_reads"].get(key, ()))  # introspection
+        full = outside or key in set(cmap["default_reads_outside"])
+        full = full or m.path in set(cmap.get("default_reads_unknown_files", ()))
+        tag = " default"
     # fastest first: with -x a failing test ends the run, and a short one fails sooner
     tests = sorted({cmap["tests"][i] for i in ids}, key=lambda t: (_seconds(cmap, t), t))
-    full = outside or not m.in_body
+    # the test files whose collection runs the line, whole (Note [Collection contexts])
+    files = covmap.collected_by(cmap, m.path, *(m.default[2:] if tag else m.lines))
     spawners = [t for t in cmap["spawners"] if t not in set(tests)]
     mode = "full" if full else f"{len(tests)}+{len(spawners)}"
+    mode += f" +{len(files)} files" if files and not full else ""
+    mode += tag
     status, took, why = "passed", 0.0, "no test runs this line"
     # the covering tests first (most mutants die there), then those starting a process
-    for run in (tests, [] if full else spawners):
+    for run in (tests, [] if full else files + spawners):
         if run and status == "passed":
             secs = sum(_seconds(cmap, t) for t in run)
             xdist = ["-n", str(args.jobs)] if args.jobs and len(run) > 300 else []

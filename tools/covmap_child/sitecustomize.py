@@ -16,6 +16,7 @@ import os
 _DATA = os.environ.get("TAPEGRAD_COVMAP_CHILD")
 if _DATA:
     import atexit
+    import json
     import uuid
 
     import coverage
@@ -32,6 +33,12 @@ if _DATA:
     )
     _cov.start()
     _saved = []
+    import _covmap_default_reads  # this directory (Note [Default arguments] in covmap.py)
+
+    _covmap_default_reads.install(
+        os.path.dirname(os.path.dirname(os.environ["TAPEGRAD_COVMAP_INCLUDE"].rstrip("*/"))),
+        lambda: os.environ["TAPEGRAD_COVMAP_CONTEXT"],
+    )
 
     def _save():
         if _saved:
@@ -39,6 +46,9 @@ if _DATA:
         _saved.append(True)
         _cov.stop()
         _cov.save()
+        reads = os.path.join(os.path.dirname(_DATA), f"reads-child.{_token}.json")
+        with open(reads, "w") as fh:
+            json.dump(_covmap_default_reads.snapshot(), fh)
         with open(os.path.join(_marks, f"done.{_token}"), "w") as fh:
             fh.write(os.environ["TAPEGRAD_COVMAP_CONTEXT"])
 

@@ -24,6 +24,7 @@ from .. import _dtypes
 from ..autograd.graph import make_results
 from ..grad_mode import STATE, no_grad
 from ..tensor import Tensor
+from . import _dtype_errors
 from ._mathutil import const
 from ._registry import register
 from ._util import as_tensor, float_data
@@ -57,6 +58,11 @@ InvExResult = namedtuple("inv_ex", ["inverse", "info"])
 
 def _matrix(A, op):
     t = as_tensor(A, op)
+    if t._data.dtype.kind not in "fc":  # torch refuses integer and bool matrices
+        raise RuntimeError(
+            f"{op}: Expected a floating point or complex tensor as input. "
+            f"Got {_dtype_errors.scalar(t._data.dtype)}"
+        )
     data = float_data(t)
     if data.ndim < 2:
         raise RuntimeError(

@@ -1,0 +1,120 @@
+"""The mutation tools' selection rules (tools/mutate.py, tools/covmap.py): the pieces that
+decide which tests a mutant gets, checked on small sources."""
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+TOOLS = Path(__file__).resolve().parents[1] / "tools"
+
+
+@pytest.fixture(scope="module")
+def tools():
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import covmap
+        import mutate
+
+        yield mutate, covmap
+    finally:
+        sys.path.remove(str(TOOLS))
+
+
+SOURCE = textwrap.dedent(
+    """\
+    import functools
+
+    @functools.cache
+    def f(x, k=1, *, eps=-1e-3, name=None):
+        return x + k
+
+    def g(x, k=len("ab") + 1):
+        return x
+
+    def gen(x, k=2):
+        yield x + k
+
+    def outer():
+        def inner(x, k=3):
+            return x
+        return inner
+    """
+)
+
+
+def test_literal_defaults_of_module_level_functions_are_found(tools, tmp_path):
+    mutate, _ = tools
+    path = tmp_path / "mod.py"
+    path.write_text(SOURCE)
+    found = {(m.line, m.before, m.after): m.default for m in mutate.mutants_of(path, tmp_path)}
+    # f's defaults: the def starts at its decorator (line 3); body lines 5-5
+    assert found[(4, "1", "2")] == (3, "k", 5, 5)
+    assert found[(4, "-1e-3", "(0.001)")] == (3, "eps", 5, 5)  # `-x` -> `x`
+    assert found[(4, "1e-3", "0.00101")] == (3, "eps", 5, 5)
+    on_g = [d for (ln, *_), d in found.items() if ln == 7]
+    assert on_g and not any(on_g)  # not a literal (a call): whole suite as before
+    assert found[(10, "2", "3")] == ()  # a generator binds without running its body
+    assert found[(14, "3", "4")] == ()  # a def inside a body: an ordinary in-body mutant
+
+
+def test_default_reads_are_recorded_per_context(tmp_path):
+    pkg = tmp_path / "src" / "tapegrad"
+    pkg.mkdir(parents=True)
+    (pkg / "m.py").write_text("def f(x, k=1, *, j=2.5):\n    return x + k\n")
+    script = textwrap.dedent(
+        f"""\
+        import functools, importlib.util, inspect, json, sys
+        sys.path.insert(0, {str(TOOLS / "covmap_child")!r})
+        import _covmap_default_reads as d
+        ctx = ["<outside>"]
+        d.install({str(tmp_path)!r}, lambda: ctx[0])
+        spec = importlib.util.spec_from_file_location("m", {str(pkg / "m.py")!r})
+        m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+        sig = functools.cache(inspect.signature)
+        sig(m.f)  # built at "import": only the construction read the defaults
+        ctx[0] = "bind"
+        b = sig(m.f).bind(1); b.apply_defaults()  # a cached Signature, read again
+        ctx[0] = "str"
+        str(sig(m.f))
+        ctx[0] = "kind"
+        sig(m.f).parameters["k"].kind  # not the default
+        print(json.dumps(d.snapshot()))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    reads = __import__("json").loads(out.stdout)
+    keys = ["src/tapegrad/m.py:1:j", "src/tapegrad/m.py:1:k"]
+    assert reads == {"bind": keys, "str": keys}
+
+
+def test_an_edit_within_one_statement_reruns_that_statements_tests(tools):
+    _, covmap = tools
+    old = "def f(x):\n    y = x\n    if y < 0:\n        raise ValueError('a')\n    return y\n"
+    new = old.replace("raise ValueError('a')", "top = 1\n        raise ValueError(f'b {top}')")
+    tree = ast.parse(old)
+    (_, hunks) = covmap._src_hunks(old, new)
+    assert [(a, b) for a, b, _ in hunks] == [(4, 4)]
+    assert covmap._holding_statement(tree, 4, 4, (2, 5)) == (4, 4)  # the raise alone
+    assert covmap._holding_statement(tree, 3, 4, (2, 5)) == (3, 4)  # the if
+    assert covmap._holding_statement(tree, 2, 3, (2, 5)) is None  # two statements
+    assert covmap._scopes_kept(old, new)  # `top` is new and named nowhere before
+    shadow = old.replace("y = x", "y = top")  # `top` read as a global before the edit
+    assert not covmap._scopes_kept(shadow, new.replace("y = x", "y = top"))
+
+
+def test_a_helper_file_reruns_the_tests_that_name_it_or_list_files(tools, tmp_path):
+    _, covmap = tools
+    t = tmp_path / "tests"
+    t.mkdir()
+    (t / "_helper.py").write_text("X = 1\n")
+    (t / "_uses_helper.py").write_text("from ._helper import X\n")
+    (t / "test_a.py").write_text("from ._uses_helper import X\n")
+    (t / "test_b.py").write_text("import os\nprint(os.listdir('.'))\n")
+    (t / "test_c.py").write_text("def test(): pass\n")
+    users = covmap._helper_users(tmp_path, ["tests/_helper.py"])
+    assert users == {"tests/test_a.py", "tests/test_b.py"}
