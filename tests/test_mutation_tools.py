@@ -85,7 +85,9 @@ def test_default_reads_are_recorded_per_context(tmp_path):
         print(json.dumps(d.snapshot()))
         """
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    # -S: no site, so no sitecustomize either: while the line map is built, a test's child
+    # gets tools/covmap_child's sitecustomize, which installs the recorder itself.
+    out = subprocess.run([sys.executable, "-S", "-c", script], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     reads = __import__("json").loads(out.stdout)
     keys = ["src/tapegrad/m.py:1:j", "src/tapegrad/m.py:1:k"]
