@@ -1,0 +1,72 @@
+"""Every default argument of the functions and classes tapegrad shares with torch is torch's
+default (names from torch's own namespaces; parameters of the same name; values compared by
+equality, functions by name). A default that drifts changes what unchanged PyTorch code
+computes without any error."""
+
+import inspect
+
+import pytest
+
+import tapegrad as tg
+
+torch = pytest.importorskip("torch")
+
+NAMESPACES = [
+    ("nn.functional", torch.nn.functional, tg.nn.functional),
+    ("nn.init", torch.nn.init, tg.nn.init),
+    ("nn", torch.nn, tg.nn),
+    ("nn.utils", torch.nn.utils, tg.nn.utils),
+    ("optim", torch.optim, tg.optim),
+    ("optim.lr_scheduler", torch.optim.lr_scheduler, tg.optim.lr_scheduler),
+]
+
+
+def _signature(f):
+    try:
+        return inspect.signature(f)
+    except (TypeError, ValueError):  # builtins without one
+        return None
+
+
+def _pairs():
+    for label, theirs, ours in NAMESPACES:
+        for name in sorted(dir(theirs)):
+            if name.startswith("_"):
+                continue
+            a, b = getattr(theirs, name), getattr(ours, name, None)
+            if b is None or not callable(a) or not callable(b):
+                continue
+            if isinstance(a, type) != isinstance(b, type):
+                continue
+            if isinstance(a, type):
+                a, b = a.__init__, b.__init__
+            yield f"{label}.{name}", a, b
+
+
+def _same(x, y):
+    if callable(x) and callable(y):
+        return getattr(x, "__name__", None) == getattr(y, "__name__", None)
+    if isinstance(x, bool) or isinstance(y, bool):
+        return x is y
+    return (
+        type(x) is type(y)
+        and x == y
+        or (isinstance(x, (int, float)) and isinstance(y, (int, float)) and x == y)
+    )
+
+
+def test_defaults_are_torchs():
+    checked, differ = 0, []
+    for label, a, b in _pairs():
+        sa, sb = _signature(a), _signature(b)
+        if sa is None or sb is None:
+            continue
+        for name, pa in sa.parameters.items():
+            pb = sb.parameters.get(name)
+            if pb is None or pa.default is inspect.Parameter.empty:
+                continue
+            checked += 1
+            if not _same(pa.default, pb.default):
+                differ.append(f"{label}({name}=): torch {pa.default!r}, tapegrad {pb.default!r}")
+    assert not differ, "\n".join(differ)
+    assert checked > 600  # the namespaces above really were compared
