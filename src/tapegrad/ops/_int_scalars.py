@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._dtype_errors import _SCALAR  # torch's scalar-type names (Float, Long, ...)
+
 __all__ = ["check_fill_value", "fill_number", "scalar_type_name", "wrap_int", "wrap_ints"]
 
 _C_NAMES = {
@@ -89,22 +91,6 @@ def fill_number(value, data):
     return wrap_int(value, data)
 
 
-_TORCH_NAMES = {
-    "float32": "Float",
-    "float64": "Double",
-    "float16": "Half",
-    "bfloat16": "BFloat16",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
-
-
 def scalar_type_name(dtype) -> str:
     """torch's ScalarType name of a dtype (``Float``, ``Long``...), as its messages say."""
-    return _TORCH_NAMES.get(np.dtype(dtype).name, str(dtype))
+    return _SCALAR.get(np.dtype(dtype).name, str(dtype))
