@@ -31,7 +31,7 @@ def _shifted(input, dim, dtype, op):
     # is subtracted, so its slice is NaN as in PyTorch (softmax([inf, 0]) = [nan, nan]).
     m[m == -np.inf] = 0
     with np.errstate(invalid="ignore"):  # inf - inf
-        z = x1 - m
+        z = np.subtract(x1, m, order="C")  # torch's layout (Note [Torch's result layouts])
     return input, z if x.ndim else z.reshape(()), axis, d
 
 
