@@ -17,6 +17,7 @@ from ..autograd import forward_ad
 from ..autograd.graph import OWNED, keeps_arrays, make_result, sum_to
 from ..grad_mode import STATE
 from ..tensor import _PACKAGE_DIR, Tensor
+from ._half_alpha import scaled_add
 from ._half_number import opmath_number
 from ._int_scalars import wrap_ints
 from ._registry import register
@@ -231,9 +232,14 @@ def add(input, other, *, alpha=1):
         da = _weak(da, db)
     elif da.ndim != db.ndim and not (da.ndim and db.ndim):  # Note [0-d tensor operands]
         da, db = zero_dim_operands(da, db)
+    out = None
     if alpha != 1:
-        db = db * alpha
-    out = _compute(np.add, da, db, "add", ta, tb)
+        if ta is not None and tb is not None and da.itemsize == 2:  # Note [Half tensors and alpha]
+            out = scaled_add(da, db, alpha)
+        if out is None:
+            db = db * alpha
+    if out is None:
+        out = _compute(np.add, da, db, "add", ta, tb)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
     if not (STATE.enabled and (na or nb)):  # nothing to record (e.g. inside backward)
@@ -281,9 +287,14 @@ def sub(input, other, *, alpha=1):
         da = _weak(da, db)
     elif da.ndim != db.ndim and not (da.ndim and db.ndim):  # Note [0-d tensor operands]
         da, db = zero_dim_operands(da, db)
+    out = None
     if alpha != 1:
-        db = db * alpha
-    out = _compute(np.subtract, da, db, "sub", ta, tb)
+        if ta is not None and tb is not None and da.itemsize == 2:  # Note [Half tensors and alpha]
+            out = scaled_add(da, db, -alpha)
+        if out is None:
+            db = db * alpha
+    if out is None:
+        out = _compute(np.subtract, da, db, "sub", ta, tb)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
     if not (STATE.enabled and (na or nb)):  # nothing to record (e.g. inside backward)
