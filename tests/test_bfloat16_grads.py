@@ -1,6 +1,7 @@
 """bfloat16 tensors may require grad, as in torch (Note [bfloat16 gradients] in
 autograd/engine.py), and bfloat16 sums accumulate in float32 (Note [bfloat16 sums] in
-ops/reduction.py). Gradients are compared with torch's at bfloat16's tolerances."""
+ops/reduction.py), and normalisations compute in float32 (nn/_norm_ops.py). Gradients are
+compared with torch's at bfloat16's tolerances."""
 
 import numpy as np
 import pytest
@@ -23,6 +24,8 @@ FNS = {
     "sigmoid": lambda m, F, x, w: x.sigmoid().sum(),
     "relu": lambda m, F, x, w: F.relu(x).sum(),
     "logsumexp": lambda m, F, x, w: x.logsumexp(1).sum(),
+    "layer_norm": lambda m, F, x, w: (F.layer_norm(x, (6,))[:3] * w).sum(),
+    "group_norm": lambda m, F, x, w: (F.group_norm(x.reshape(2, 4, 3), 2) * 0.5).pow(2).sum(),
 }
 
 
@@ -65,3 +68,19 @@ def test_bfloat16_sums_accumulate_in_float32(torch_mod):
             res.append((r.float().numpy(), r2.float().numpy()))
         np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-2)
         np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-2)
+
+
+def test_bfloat16_normalisations_compute_in_float32(torch_mod):
+    x = (rng.standard_normal((4, 3, 8)) * 3 + 40).astype(np.float32)  # a large mean
+    res = []
+    for m in (tg, torch_mod):
+        t, F = m.tensor(x).to(m.bfloat16), m.nn.functional
+        outs = (
+            F.layer_norm(t, (8,)),
+            F.group_norm(t, 3),
+            F.batch_norm(t, None, None, training=True),
+        )
+        assert all(str(o.dtype).endswith("bfloat16") for o in outs)
+        res.append([o.float().numpy() for o in outs])
+    for ours, theirs, atol in zip(*res, (1.6e-2, 1.6e-2, 5e-2)):  # torch's bf16 batch_norm
+        np.testing.assert_allclose(ours, theirs, rtol=1.6e-2, atol=atol)  # rounds more steps
