@@ -43,18 +43,21 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None)
         keepdim = keepdims
     data = input._data
     dims = normalize_dims(dim, data.ndim, "sum")
+    wide = False  # a bfloat16 input summed in float32 (Note [bfloat16 sums])
     if dtype is not None:
         dtype = _dtypes.to_dtype(dtype)
-    elif data.dtype.kind in "biu":
+    elif (kind := data.dtype.kind) in "biu":
         dtype = _dtypes.int64
-    elif data.dtype.kind == "V":  # Note [bfloat16 sums]
-        dtype = np.dtype(np.float32)
+    elif kind == "V":
+        dtype, wide = np.dtype(np.float32), True
     token = _fpquiet.enter()  # inf + -inf = NaN silently (Note [No floating-point warnings])
     try:
-        out = c_order(np.sum(data, axis=dims, keepdims=keepdim, dtype=dtype))
+        out = np.sum(data, axis=dims, keepdims=keepdim, dtype=dtype)
     finally:
         _fpquiet.leave(token)
-    if data.dtype.kind == "V" and out.dtype != data.dtype:
+    if data.ndim - len(dims) > 1:  # a result of 1 or 0 dims is C-ordered already
+        out = c_order(out)  # Note [Torch's result layouts]
+    if wide:
         # Note [bfloat16 sums]
         # ml_dtypes adds bfloat16 in bfloat16 (8 bits of mantissa): a sum of 1000 values
         # near 1.5 stops at 1024. torch accumulates in float32 and rounds once.
@@ -124,7 +127,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
                 out = np.mean(data, axis=dims, keepdims=keepdim, dtype=acc)
     else:  # NaN, as PyTorch, without NumPy's "Mean of empty slice" warning
         out = np.full(np.sum(data, axis=dims, keepdims=keepdim).shape, np.nan)
-    out = c_order(np.asanyarray(out).astype(dtype or data.dtype, copy=False))
+    out = np.asanyarray(out).astype(dtype or data.dtype, copy=False)
+    if data.ndim - len(dims) > 1:  # Note [Torch's result layouts]
+        out = c_order(out)
 
     in_dtype = data.dtype
     out_shape = out.shape
