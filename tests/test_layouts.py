@@ -130,21 +130,33 @@ CASES = {
     "empty_like_t": lambda m, F: m.empty_like(m.tensor(A).t()),
     "ones_like_perm": lambda m, F: m.ones_like(m.tensor(S).permute(2, 0, 1)),
     "randn_like_t": lambda m, F: m.randn_like(m.tensor(A).t()),
+    "full_like_perm": lambda m, F: m.full_like(m.tensor(S).permute(1, 2, 0), 2.0),
+    "zeros_like_slice": lambda m, F: m.zeros_like(m.tensor(A).t()[::2]),
+    "flip_perm": lambda m, F: m.tensor(S).permute(2, 0, 1).flip(1, 2),
+    "cumprod_perm": lambda m, F: m.tensor(S).permute(2, 0, 1).cumprod(1),
+    "roll_flat_t": lambda m, F: m.tensor(A).t().roll(2),
+    "mean_perm": lambda m, F: m.tensor(S).permute(2, 0, 1).mean(1, keepdim=True),
+    "amin_perm": lambda m, F: m.tensor(S).permute(1, 2, 0).amin(0),
+    "softmax_perm": lambda m, F: F.softmax(m.tensor(S).permute(2, 0, 1), 1),
+    "masked_fill_perm": lambda m, F: (
+        m.tensor(S).permute(2, 0, 1).masked_fill(m.tensor(S[:, :, 0] > 0), 1.0)
+    ),
+    "cat_perm": lambda m, F: m.cat([m.tensor(S).permute(2, 0, 1)] * 2, 2),
+    "idx_int_list": lambda m, F: m.tensor(S)[1, :, m.tensor(idx)],
+    "index_select_perm": lambda m, F: m.tensor(S).permute(2, 0, 1).index_select(2, m.tensor(idx)),
 }
 
-# torch's result is C-ordered, tapegrad's follows NumPy's kernel (conv/pool: nn/_conv*,
-# nn/_pool*; the others keep a transposed input's order)
+# torch's result is C-ordered, tapegrad's is channels-last: NumPy's conv and pool kernels
+# (nn/_conv*, nn/_pool*) compute that layout, and moving it costs a copy of every output, so
+# `view` moves it once instead (Note [View or raise])
 TORCH_CONTIGUOUS = {
     "conv2d", "conv2d_pad", "conv1d", "conv_transpose2d", "avg_pool2d", "max_pool2d_3",
-    "softmax_t", "log_softmax_t", "cat_t", "cat_t1", "stack_t", "idx_list_col",
-    "idx_list_3d_mid", "index_select_1", "sum_dim_t", "amax_t", "masked_fill_t", "roll_t",
-    "cumsum_t",
 }  # fmt: skip
-# torch keeps the input's (transposed) order (preserve_format), tapegrad gives C order
-TAPEGRAD_CONTIGUOUS = {
-    "add_t_c", "clone_t", "flip_t", "sort_t", "zeros_like_t", "empty_like_t",
-    "ones_like_perm", "randn_like_t",
-}  # fmt: skip
+# torch keeps the input's (transposed) order, tapegrad gives C order: add of a transposed
+# and a C-ordered operand (TensorIterator's rule follows the first operand; NumPy's falls
+# back to C), sort (np.argsort's indices are C-ordered), randn_like (drawn C-ordered), clone
+# (vmap's as_strided rule relies on a clone putting the batch dim outermost)
+TAPEGRAD_CONTIGUOUS = {"add_t_c", "sort_t", "randn_like_t", "clone_t"}
 LAYOUT_DIFFERS = TORCH_CONTIGUOUS | TAPEGRAD_CONTIGUOUS
 
 
@@ -261,3 +273,20 @@ def test_graph_cache_replays_a_view_of_a_conv_output():
     for _ in range(5):
         assert eager(x).item() == pytest.approx(cached(x).item(), rel=1e-6)
     assert cached.cache_info().hits >= 1  # the last calls replay
+
+
+def test_a_view_taken_before_view_shares_memory_with_it(torch_mod):
+    """The silent difference that torch's layouts remove: a view taken from a result
+    (``out[0]``) sees a write made through a later ``out.view(...)``, as in torch."""
+    for m in (tg, torch_mod):
+        results = [
+            m.cat([m.tensor(A).t()] * 2),
+            m.tensor(A).t().softmax(-1),
+            m.tensor(S).permute(2, 0, 1).sum(1),
+            m.tensor(A).t().cumsum(0),
+            m.tensor(A)[:, m.tensor(idx)],
+        ]
+        for out in results:
+            first = out[0]
+            out.view(-1)[0] = 7.0
+            assert first[0].item() == 7.0, (m.__name__, out.shape)

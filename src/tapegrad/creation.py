@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from . import _backend, _dtypes
+from ._layout import preserve_order
 from .tensor import Tensor, _as_array, _init, check_numeric
 
 __all__ = [
@@ -164,20 +165,40 @@ def _like(t, dtype):
     return _dtypes.to_dtype(dtype) or t.dtype
 
 
+def _kept(t, dtype, value):
+    """``value`` in ``t``'s shape and strides when ``t`` is dense but not C-ordered (torch's
+    ``preserve_format``: Note [Torch's result layouts] in _layout.py), else None."""
+    data = t._data
+    if type(data) is not np.ndarray or preserve_order(data) == "C":
+        return None
+    return np.full_like(data, value, _like(t, dtype), "K")
+
+
 def zeros_like(input, dtype=None, requires_grad=False, device=None) -> Tensor:
-    return _finish(_on_device(np.zeros(input.shape, _like(input, dtype)), device), requires_grad)
+    array = _kept(input, dtype, 0)
+    if array is None:
+        array = np.zeros(input.shape, _like(input, dtype))
+    return _finish(_on_device(array, device), requires_grad)
 
 
 def ones_like(input, dtype=None, requires_grad=False, device=None) -> Tensor:
-    return _finish(_on_device(np.ones(input.shape, _like(input, dtype)), device), requires_grad)
+    array = _kept(input, dtype, 1)
+    if array is None:
+        array = np.ones(input.shape, _like(input, dtype))
+    return _finish(_on_device(array, device), requires_grad)
 
 
 def empty_like(input, dtype=None, requires_grad=False, device=None) -> Tensor:
-    return _finish(_on_device(np.empty(input.shape, _like(input, dtype)), device), requires_grad)
+    array = _kept(input, dtype, 0)
+    if array is None:
+        array = np.empty(input.shape, _like(input, dtype))
+    return _finish(_on_device(array, device), requires_grad)
 
 
 def full_like(input, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
-    array = np.full(input.shape, fill_value, _like(input, dtype))
+    array = _kept(input, dtype, fill_value)
+    if array is None:
+        array = np.full(input.shape, fill_value, _like(input, dtype))
     return _finish(_on_device(array, device), requires_grad)
 
 
@@ -388,7 +409,7 @@ def _with_torch_keywords(fn):
             kwargs["device"] = str(kwargs["device"])
         if kwargs.get("requires_grad") and kwargs.get("dtype") is not None:
             dtype = _dtypes.to_dtype(kwargs["dtype"])
-            if dtype.kind not in "fc":
+            if dtype.kind != "c" and not _dtypes.is_floating(dtype):  # bfloat16 may
                 raise RuntimeError(
                     f"{fn.__name__}: only Tensors of floating point dtype can require "
                     f"gradients, got dtype {dtype}"

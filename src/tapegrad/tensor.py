@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _backend, _dtypes, _tensor_repr
 from ._device import TensorShape, device
+from .grad_mode import STATE
 
 _DEVICES: dict = {}
 
@@ -333,6 +334,11 @@ class Tensor:
                 return self
             raise RuntimeError(
                 f"only floating point tensors can require gradients, got dtype {self._data.dtype}"
+            )
+        if requires_grad and getattr(self, "_inference_", False) and not STATE.inference:
+            raise RuntimeError(  # Note [Inference tensors] in _inference_tensors.py
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed."
             )
         self._rg = requires_grad
         return self

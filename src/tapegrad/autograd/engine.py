@@ -365,7 +365,7 @@ def _run_backward(roots, grads, retain_graph, create_graph, targets, accumulate)
                             except AttributeError:
                                 bad = True
                             if bad:
-                                _check_grad(node, child, nr, _as_tensor(gi), i, prefix)
+                                gi = _check_grad(node, child, nr, _as_tensor(gi), i, prefix)._data
                             cbuf = buffers.get(child)
                             if cbuf is None and nr == 0 and len(child._out_meta) == 1:
                                 buffers[child] = [gi]
@@ -468,7 +468,7 @@ def _run_backward(roots, grads, retain_graph, create_graph, targets, accumulate)
                         except AttributeError:
                             bad = True
                         if bad:
-                            _check_grad(node, child, nr, gi, i, prefix)
+                            gi = _check_grad(node, child, nr, gi, i, prefix)
                         cbuf = buffers.get(child)
                         if cbuf is None and nr == 0 and len(child._out_meta) == 1:
                             buffers[child] = [gi]
@@ -593,8 +593,9 @@ def _store_owned(leaf, g):
 
 
 def _check_grad(node, child, nr, g, i, prefix):
-    """Raise the error that describes how gradient ``g`` does not fit input ``i``
-    (returns quietly when it fits once the batch prefix of a batched pass is counted)."""
+    """Raise the error that describes how gradient ``g`` does not fit input ``i``; else
+    return the gradient to pass on: ``g`` (it fits once the batch prefix of a batched pass
+    is counted), or ``g`` rounded to bfloat16 (Note [bfloat16 gradients])."""
     if not isinstance(g, Tensor):
         raise TypeError(
             f"{node.name()} returned a {type(g).__name__} as the gradient of input {i}; "
@@ -615,10 +616,18 @@ def _check_grad(node, child, nr, g, i, prefix):
             f"which has shape {list(shape)}"
         )
     if g._data.dtype != dtype:
+        if dtype.name == "bfloat16" and g._data.dtype.kind == "f":
+            # Note [bfloat16 gradients]
+            # NumPy has no bfloat16 arithmetic: tapegrad's bfloat16 ops compute in float32
+            # and round their results, and many backward rules return that float32
+            # gradient. torch computes bfloat16 backward in float32 opmath too and rounds
+            # each op's gradient to bfloat16: the engine rounds it here, once per edge.
+            return g.to(dtype)
         raise RuntimeError(
             f"{node.name()} returned a gradient of dtype {g._data.dtype} for input {i}, "
             f"which has dtype {dtype}"
         )
+    return g
 
 
 def _as_grad_tuple(node, value):

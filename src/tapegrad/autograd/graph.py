@@ -235,11 +235,12 @@ class Node:
         if hooks:
             for nr, fns in hooks.items():
                 for fn in list(fns):
-                    if grads[nr] is None:
-                        break
                     new = fn(grads[nr])
-                    if new is not None:
-                        grads[nr] = _hook_result(new, grads[nr], fn, f"output {nr} of {self._name}")
+                    if new is None:
+                        continue
+                    if grads[nr] is None:  # an output that got no gradient: torch passes None
+                        raise RuntimeError("can't replace a None gradient with a non-None value")
+                    grads[nr] = _hook_result(new, grads[nr], fn, f"output {nr} of {self._name}")
         refs = self._retain_refs
         if refs:
             for nr, ref in refs.items():

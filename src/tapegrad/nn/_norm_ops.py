@@ -37,6 +37,12 @@ def normalize(x, weight, bias, axes, param_axes, view, eps):
     # Trailing axes (layer norm): means as one GEMV against a vector of 1/n, five times
     # faster than NumPy's reduction over a short contiguous axis.
     trailing = xd.dtype in _GEMV_DTYPES and axes == tuple(range(xd.ndim - k, xd.ndim))
+    if not trailing and xd.dtype.kind == "V":
+        # bfloat16 (NumPy has no bfloat16 arithmetic: each step would round, and ml_dtypes'
+        # means accumulate in bfloat16): torch's kernel computes in float32 and rounds once
+        up = [None if t is None else t.float() for t in (x, weight, bias)]
+        y, mean, var = normalize(*up, axes, param_axes, view, eps)
+        return y.to(xd.dtype), mean, var
     token = _fpquiet.enter()  # inf - inf = NaN silently (Note [No floating-point warnings])
     try:
         avg = (lambda a: _trailing_mean(a, k)) if trailing else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._device import Size
 from . import _conv_more as C
 from .conv import _ConvNd
 
@@ -62,23 +63,22 @@ class _ConvTransposeNd(_ConvNd):
         if output_size is None:
             return self.output_padding
         n = self._n
-        want = tuple(output_size)[-n:]
-        out = []
+        want = output_size[-n:]  # its own type: torch's message prints it as given
+        lo = [
+            (input.shape[-n + i] - 1) * self.stride[i]
+            - 2 * self.padding[i]
+            + self.dilation[i] * (self.kernel_size[i] - 1)
+            + 1
+            for i in range(n)
+        ]
+        hi = [lo[i] + self.stride[i] - 1 for i in range(n)]  # torch's bound: the stride only
         for i in range(n):
-            lo = (
-                (input.shape[-n + i] - 1) * self.stride[i]
-                - 2 * self.padding[i]
-                + self.dilation[i] * (self.kernel_size[i] - 1)
-                + 1
-            )
-            extra = want[i] - lo
-            if not 0 <= extra < max(self.stride[i], self.dilation[i]):
+            if not lo[i] <= want[i] <= hi[i]:
                 raise ValueError(
-                    f"requested an output size of {list(want)}, but valid sizes range from "
-                    f"{lo} to {lo + max(self.stride[i], self.dilation[i]) - 1} in dim {i}"
+                    f"requested an output size of {want}, but valid sizes range from {lo} to "
+                    f"{hi} (for an input of {Size(input.shape[2:])})"
                 )
-            out.append(extra)
-        return tuple(out)
+        return tuple(want[i] - lo[i] for i in range(n))
 
 
 class ConvTranspose1d(_ConvTransposeNd):

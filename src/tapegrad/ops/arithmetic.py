@@ -17,6 +17,7 @@ from ..autograd import forward_ad
 from ..autograd.graph import OWNED, keeps_arrays, make_result, sum_to
 from ..grad_mode import STATE
 from ..tensor import _PACKAGE_DIR, Tensor
+from ._half_alpha import scaled_add
 from ._half_number import opmath_number
 from ._int_scalars import wrap_ints
 from ._registry import register
@@ -213,6 +214,16 @@ def _scaled(out, ta, weak):
     return make_result(out, (ta, None), backward, "MulBackward", array_backward=backward)
 
 
+def _alpha_scaled(fn, da, db, alpha, op, ta, tb):
+    """``fn(da, alpha * db)`` for add and sub; two half tensors as torch rounds them (Note
+    [Half tensors and alpha] in ops/_half_alpha.py)."""
+    if ta is not None and tb is not None and da.itemsize == 2:
+        out = scaled_add(da, db, alpha if fn is np.add else -alpha)
+        if out is not None:
+            return out
+    return _compute(fn, da, db * alpha, op, ta, tb)
+
+
 @register("add", operators=("__add__", "__radd__"))
 def add(input, other, *, alpha=1):
     """``input + alpha * other``, broadcasting."""
@@ -231,9 +242,10 @@ def add(input, other, *, alpha=1):
         da = _weak(da, db)
     elif da.ndim != db.ndim and not (da.ndim and db.ndim):  # Note [0-d tensor operands]
         da, db = zero_dim_operands(da, db)
-    if alpha != 1:
-        db = db * alpha
-    out = _compute(np.add, da, db, "add", ta, tb)
+    if alpha == 1:
+        out = _compute(np.add, da, db, "add", ta, tb)
+    else:
+        out = _alpha_scaled(np.add, da, db, alpha, "add", ta, tb)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
     if not (STATE.enabled and (na or nb)):  # nothing to record (e.g. inside backward)
@@ -281,9 +293,10 @@ def sub(input, other, *, alpha=1):
         da = _weak(da, db)
     elif da.ndim != db.ndim and not (da.ndim and db.ndim):  # Note [0-d tensor operands]
         da, db = zero_dim_operands(da, db)
-    if alpha != 1:
-        db = db * alpha
-    out = _compute(np.subtract, da, db, "sub", ta, tb)
+    if alpha == 1:
+        out = _compute(np.subtract, da, db, "sub", ta, tb)
+    else:
+        out = _alpha_scaled(np.subtract, da, db, alpha, "sub", ta, tb)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
     if not (STATE.enabled and (na or nb)):  # nothing to record (e.g. inside backward)

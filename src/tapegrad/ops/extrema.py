@@ -12,6 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _trace
+from .._layout import c_order
 from ..autograd.graph import keeps_arrays, make_result
 from ..tensor import Tensor, _check_dim
 from ._mathutil import const, unreduce
@@ -32,7 +33,7 @@ def _tied_extreme(input, dims, keepdim, fn, op, node):
     for d in dims:
         if data.shape[d] == 0:
             raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
-    out = np.asanyarray(fn(data, axis=dims, keepdims=keepdim))
+    out = c_order(np.asanyarray(fn(data, axis=dims, keepdims=keepdim)))  # torch's layout
     shape = data.shape
 
     def backward(g, out):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
+from .._layout import c_order
 from ..autograd.graph import (
     BATCH,
     arrays_of,
@@ -117,6 +118,8 @@ def _take(data, key, op):
 def take_index(input: Tensor, key: tuple, advanced: bool, name: str, op: str = "index"):
     """``input[key]`` for a normalised key, recorded with the scatter-back rule."""
     out = _take(input._data, key, op)
+    if advanced and (op == "index_select" or input._data.flags.c_contiguous):
+        out = c_order(out)  # torch's layout (Note [Torch's result layouts])
     shape = input._data.shape
 
     def backward(g):
@@ -144,6 +147,8 @@ def getitem(input, key):
         moved = _torch_layout(key, input._data.ndim, out._data.ndim)
         if moved is not None:
             out = out.movedim(*moved)
+            if input._data.flags.c_contiguous:  # torch's layout (_layout.py)
+                out = out.contiguous()
     return out
 
 
@@ -626,7 +631,9 @@ def masked_fill(input, mask, value):
             f"masked_fill: mask of shape {list(m.shape)} cannot be broadcast to the input's "
             f"shape {list(data.shape)}"
         ) from None
-    out = np.where(m, np.asarray(dv).astype(data.dtype), data)
+    out = c_order(
+        np.where(m, np.asarray(dv).astype(data.dtype), data)
+    )  # Note [Torch's result layouts]
     ni = input._rg
     nv = tv is not None and tv._rg
     if ni or nv:

@@ -33,6 +33,7 @@ from ..autograd.graph import mark_view
 from ..grad_mode import STATE, no_grad
 from ..tensor import Tensor, VersionCounter
 from . import arithmetic
+from ._half_alpha import scaled_add
 from ._half_number import opmath_number
 from ._int_scalars import fill_number, scalar_type_name, wrap_int
 from ._registry import OPS, register
@@ -285,8 +286,14 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
         if is_sub:
             check_sub(self._data, other)
         scaled = other if alpha == 1 else _data(other) * alpha
+        half = alpha != 1 and other.__class__ is Tensor and (is_sub or ufunc is np.add)
 
         def fast(a):
+            if half and a.itemsize == 2:  # Note [Half tensors and alpha]
+                res = scaled_add(a, other._data, -alpha if is_sub else alpha)
+                if res is not None and res.shape == a.shape:
+                    np.copyto(a, res)
+                    return
             o = wrap_int(_data(scaled), a)  # Note [Numbers beyond an integer dtype]
             if opmath and a.itemsize == 2:  # Note [Half tensors and numbers]
                 o = opmath_number(o, a)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
+from .._layout import c_order
 from ..autograd.graph import (
     BATCH,
     batched_shape,
@@ -73,7 +74,7 @@ def cat(tensors, dim=0):
                 f"cat: sizes of tensors must match except in dimension {d}; got shapes "
                 f"{_shapes(tensors)}"
             )
-    out = np.concatenate([t._data for t in parts], axis=d)
+    out = c_order(np.concatenate([t._data for t in parts], axis=d))  # Note [Torch's result layouts]
     bounds = np.cumsum([0] + [t._data.shape[d] for t in parts]).tolist()
     kept = set(kept)
     # (is a part, requires grad, dtype) per input position (cat([e, e, e]) repeats one
@@ -132,7 +133,7 @@ def stack(tensors, dim=0):
             f"stack: expects each tensor to be equal size, got shapes {_shapes(tensors)}"
         )
     d = _check_dim(dim, len(shape) + 1, "stack")
-    out = np.stack([t._data for t in tensors], axis=d)
+    out = c_order(np.stack([t._data for t in tensors], axis=d))  # Note [Torch's result layouts]
     metas = tuple((t._rg, t._data.dtype) for t in tensors)  # no input kept alive
 
     def backward(g):

@@ -89,17 +89,14 @@ def mvlgamma(input, p):
     """Multivariate log-gamma of dimension ``p``: Σᵢ lgamma(x − i/2) + p(p−1)/4·log π.
 
     Composed of lgamma and a sum, so its derivative (Σ digamma) needs no rule of its own.
-
-    Raises:
-        RuntimeError: if some element is not greater than (p − 1)/2.
+    As torch 2.13 does, an element at or below (p − 1)/2 is not refused: lgamma is
+    log|Γ| there (inf at the poles).
     """
     x = as_tensor(input, "mvlgamma")
     if p < 1:
         raise RuntimeError(f"mvlgamma: p has to be greater than or equal to 1, got {p}")
     if x._data.dtype.kind in "iub":
         x = Tensor._wrap(float_data(x))
-    if not np.all(x._data > (p - 1) / 2):
-        raise RuntimeError(f"mvlgamma: all elements must be greater than (p-1)/2 = {(p - 1) / 2}")
     shifts = Tensor._wrap(np.arange(p, dtype=x._data.dtype) * -0.5)
     return (x.unsqueeze(-1) + shifts).lgamma().sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
 

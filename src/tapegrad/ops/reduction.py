@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes, _fpquiet
+from .._layout import c_order  # Note [Torch's result layouts]: reductions are C-ordered
 from .._trace import opaque
 from ..autograd.graph import arrays_of, batched_shape, fresh_array, fresh_grad, make_result
 from ..grad_mode import STATE
@@ -42,15 +43,25 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None)
         keepdim = keepdims
     data = input._data
     dims = normalize_dims(dim, data.ndim, "sum")
+    wide = False  # a bfloat16 input summed in float32 (Note [bfloat16 sums])
     if dtype is not None:
         dtype = _dtypes.to_dtype(dtype)
-    elif data.dtype.kind in "biu":
+    elif (kind := data.dtype.kind) in "biu":
         dtype = _dtypes.int64
+    elif kind == "V":
+        dtype, wide = np.dtype(np.float32), True
     token = _fpquiet.enter()  # inf + -inf = NaN silently (Note [No floating-point warnings])
     try:
         out = np.sum(data, axis=dims, keepdims=keepdim, dtype=dtype)
     finally:
         _fpquiet.leave(token)
+    if data.ndim - len(dims) > 1:  # a result of 1 or 0 dims is C-ordered already
+        out = c_order(out)  # Note [Torch's result layouts]
+    if wide:
+        # Note [bfloat16 sums]
+        # ml_dtypes adds bfloat16 in bfloat16 (8 bits of mantissa): a sum of 1000 values
+        # near 1.5 stops at 1024. torch accumulates in float32 and rounds once.
+        out = np.asarray(out).astype(data.dtype)
     in_shape = data.shape
     in_dtype = data.dtype
 
@@ -92,7 +103,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
     if keepdims is not None:
         keepdim = keepdims
     data = input._data
-    if data.dtype.kind not in "fc" and dtype is None:
+    if data.dtype.kind not in "fc" and dtype is None and not _dtypes.is_floating(data.dtype):
         raise RuntimeError(
             f"mean: expected a floating point input, got dtype {data.dtype}; "
             "pass dtype= or convert with .float()"
@@ -110,10 +121,15 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
             if dtype is None and type(data) is np.ndarray and data.dtype in _FLOAT_MEAN:
                 out = _float_mean(data, dims, keepdim, count)
             else:
-                out = np.mean(data, axis=dims, keepdims=keepdim, dtype=_dtypes.to_dtype(dtype))
+                acc = _dtypes.to_dtype(dtype) if dtype is not None else None
+                if acc is None and data.dtype.kind == "V":  # Note [bfloat16 sums] in sum
+                    acc = np.dtype(np.float32)
+                out = np.mean(data, axis=dims, keepdims=keepdim, dtype=acc)
     else:  # NaN, as PyTorch, without NumPy's "Mean of empty slice" warning
         out = np.full(np.sum(data, axis=dims, keepdims=keepdim).shape, np.nan)
     out = np.asanyarray(out).astype(dtype or data.dtype, copy=False)
+    if data.ndim - len(dims) > 1:  # Note [Torch's result layouts]
+        out = c_order(out)
 
     in_dtype = data.dtype
     out_shape = out.shape

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes, _trace
+from .._layout import c_order
 from ..autograd.graph import make_result
 from ..grad_mode import STATE
 from ..tensor import _check_dim
@@ -76,7 +77,12 @@ def cumsum(input, dim, *, dtype=None):
     """Running sum along ``dim``.  d/dx_k = Σ_{i>=k} g_i."""
     data, d = _scan_setup(input, dim, dtype, "cumsum")
     nd = data.ndim
-    out = np.cumsum(data, axis=d) if nd else data.copy()
+    if data.dtype.kind == "V":  # bfloat16: float32 sums, rounded (Note [bfloat16 sums])
+        out = np.cumsum(data, axis=d, dtype=np.float32).astype(data.dtype) if nd else data.copy()
+    else:
+        out = (
+            c_order(np.cumsum(data, axis=d)) if nd else data.copy()
+        )  # Note [Torch's result layouts]
     src = input._data.dtype
     dr = d - nd  # counted from the right: g may carry a batch prefix (Note [Batched gradients])
 
@@ -94,7 +100,7 @@ def cumprod(input, dim, *, dtype=None):
     src = input._data.dtype
     if data.ndim == 0:
         return make_result(data.copy(), (input,), lambda g: (g._cast(src),), "CumprodBackward")
-    out = np.cumprod(data, axis=d)
+    out = c_order(np.cumprod(data, axis=d))  # Note [Torch's result layouts]
     dr = d - data.ndim  # counted from the right (Note [Batched gradients])
 
     def backward(g, out):

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .._layout import c_order, preserve_order
 from ..autograd.graph import BATCH, batched_shape, make_result, mark_view, sum_to, sum_to_array
 from ..tensor import Tensor, _check_dim
 from ._registry import register
@@ -385,11 +386,19 @@ def tile(input, *dims):
 
 
 @register("flip")
-def flip(input, dims):
-    """Reverse the order of elements along ``dims`` (a copy, as in PyTorch).  d/dx = flip(g)."""
+def flip(input, *args, dims=None):
+    """Reverse the order of elements along ``dims`` (a copy, as in PyTorch).  d/dx = flip(g).
+
+    ``dims`` is a sequence or, as ``Tensor.flip(0, 1)`` takes them, several ints.
+    """
+    if args:
+        dims = args[0] if len(args) == 1 else args
+    if dims is None:
+        raise TypeError("flip() missing 1 required argument: 'dims'")
     dims = dims if isinstance(dims, (tuple, list)) else (dims,)
     dims = tuple(_check_dim(d, input._data.ndim, "flip") for d in dims)
-    out = np.flip(input._data, dims).copy() if input._data.ndim else input._data.copy()
+    data = input._data  # the copy keeps a dense input's strides (Note [Torch's result layouts])
+    out = np.flip(data, dims).copy(order=preserve_order(data)) if data.ndim else data.copy()
     # from the right (g may carry a batch prefix); flipping a 0-d tensor is the identity
     back_dims = tuple(d - input._data.ndim for d in dims) if input._data.ndim else ()
 
@@ -408,7 +417,7 @@ def roll(input, shifts, dims=None):
     if dims is None:
         if isinstance(shifts, (tuple, list)) and len(shifts) != 1:
             raise RuntimeError(f"roll: {len(shifts)} shifts need as many dims")
-        out = np.roll(input._data, shifts)
+        out = c_order(np.roll(input._data, shifts))  # Note [Torch's result layouts]
         neg = [-s for s in shifts] if isinstance(shifts, (tuple, list)) else -shifts
         shape = input._data.shape
 
@@ -430,7 +439,7 @@ def roll(input, shifts, dims=None):
             f"roll: shifts {list(shift_t)} and dims {list(dims_t)} need the same length"
         )
     dims = tuple(_check_dim(d, input._data.ndim, "roll") - input._data.ndim for d in dims_t)
-    out = np.roll(input._data, shift_t, axis=dims)
+    out = c_order(np.roll(input._data, shift_t, axis=dims))  # Note [Torch's result layouts]
     neg = tuple(-s for s in shift_t)
 
     def backward(g):  # dims count from the right: g may carry a batch prefix

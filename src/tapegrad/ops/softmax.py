@@ -31,7 +31,9 @@ def _shifted(input, dim, dtype, op):
     # is subtracted, so its slice is NaN as in PyTorch (softmax([inf, 0]) = [nan, nan]).
     m[m == -np.inf] = 0
     with np.errstate(invalid="ignore"):  # inf - inf
-        z = x1 - m
+        # C order, as torch lays it out (Note [Torch's result layouts]); the keyword costs
+        # ~0.3 us on a small array, the flag test 0.05 us
+        z = x1 - m if x1.flags.c_contiguous else np.subtract(x1, m, order="C")
     return input, z if x.ndim else z.reshape(()), axis, d
 
 
