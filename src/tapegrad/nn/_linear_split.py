@@ -1,0 +1,93 @@
+"""``linear``'s three GEMMs split by rows over the pool, under ``TAPEGRAD_INTRA_OP=step``.
+
+Note [One pool per step] in tapegrad/_parallel.py: with OpenBLAS held at one thread for
+a whole replayed step, the GEMMs that OpenBLAS would have run on two threads run as two
+row blocks on tapegrad's pool instead (a row block of a GEMM on one BLAS thread gives the
+same bits as the whole product on one thread, tests/test_parallel_kernels.py):
+
+* forward ``y = x @ wᵀ + b``: blocks of the rows of ``x`` (the leading dims folded);
+* ``dx = g @ w``: blocks of the rows of ``g``;
+* ``dw = gᵀ @ x``: blocks of the rows of ``dw`` (of ``gᵀ``, a view: no copy).
+
+Each function returns None where the split does not apply (mode off, too small, mixed
+or integer dtypes) and the caller runs its one GEMM. Whether a call really runs on two
+threads is decided when it runs (:func:`tapegrad._parallel.map_rows`), so a replay
+recorded on a busy machine still splits once the machine is free.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._parallel import STEP, gemm_cost, map_rows
+
+__all__ = ["forward", "grad_input", "grad_weight", "BLOCK_MNK"]
+
+#: The least m·n·k of each row block. OpenBLAS runs products of up to 100^3 multiply-adds
+#: with its small-matrix kernels, which sum in another order than its blocked GEMM: a
+#: block below the bound and a whole product above it would differ in the last bits. So
+#: both stay above it; then a block is also worth a hand-off (~70 us on one core; the small
+#: GPT's smallest, 1024 x 64 x 64, splits into two of 2^21).
+BLOCK_MNK = 1 << 20
+
+_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _gemm_kernel(outs, ins, b, bias):
+    (out,), (a,) = outs, ins
+    np.matmul(a, b, out=out)
+    if bias is not None:
+        np.add(out, bias, out=out)
+
+
+def _ok(a, b, m, n, k) -> bool:
+    return (
+        STEP[0]
+        and a.dtype == b.dtype
+        and a.dtype in _DTYPES
+        and m >= 2
+        and m * n * k >= 2 * BLOCK_MNK
+    )
+
+
+def forward(xd, wd, bd):
+    """``x @ wᵀ (+ b)`` as ``nn._fused.linear`` computes it, or None."""
+    if not STEP[0] or xd.ndim < 2 or wd.ndim != 2 or not xd.flags.c_contiguous:
+        return None
+    n_out, n_in = wd.shape
+    if xd.shape[-1] != n_in:  # the caller's GEMM raises the error
+        return None
+    rows = xd.size // n_in if n_in else 0
+    if not _ok(xd, wd, rows, n_out, n_in) or (bd is not None and bd.dtype != xd.dtype):
+        return None
+    x2 = xd.reshape(rows, n_in)
+    # empty_like(x): made from an input, so that tapegrad.jit records the allocation
+    out = np.empty_like(xd, shape=(rows, n_out), order="C")
+    map_rows(_gemm_kernel, (out,), (x2,), (wd.T, bd), gemm_cost(rows, n_out, n_in))
+    return out.reshape(xd.shape[:-1] + (n_out,))
+
+
+def grad_input(g2, wd):
+    """``g2 @ w`` for the 2-d gradient ``g2`` (rows, out), or None."""
+    if not STEP[0]:
+        return None
+    rows, n_out = g2.shape
+    n_in = wd.shape[1]
+    if not _ok(g2, wd, rows, n_in, n_out):
+        return None
+    out = np.empty_like(g2, shape=(rows, n_in), order="C")
+    map_rows(_gemm_kernel, (out,), (g2,), (wd, None), gemm_cost(rows, n_in, n_out))
+    return out
+
+
+def grad_weight(g2, x2):
+    """``g2ᵀ @ x2`` (out, in), or None."""
+    if not STEP[0]:
+        return None
+    rows, n_out = g2.shape
+    n_in = x2.shape[1]
+    if not _ok(g2, x2, n_out, n_in, rows):
+        return None
+    out = np.empty_like(g2, shape=(n_out, n_in), order="C")
+    map_rows(_gemm_kernel, (out,), (g2.T,), (x2, None), gemm_cost(n_out, n_in, rows))
+    return out
