@@ -7,14 +7,15 @@ starts from the same weights and sees the same batches; the cached and eager tap
 runs are checked to end with the same parameters. Times are medians over interleaved
 rounds, BLAS on the library defaults (``--threads 1`` pins BLAS and torch to one thread).
 
-``--env LABEL:VAR=VALUE`` (repeatable) compares settings: this script then runs one child
-process per setting and round, interleaved (the plain setting, labelled ``default``, first),
-each measuring its own tapegrad and torch steps, and prints per setting the medians of the
-ms per step and of each run's ratio to torch. For the one-pool switch (Note [One pool per
-step] in ``src/tapegrad/_parallel.py``), on an idle machine:
+``--env LABEL:VAR=VALUE[,VAR2=VALUE2]`` (repeatable) compares settings: this script then
+runs one child process per setting and round, interleaved (the plain setting, labelled
+``default``, first), each measuring its own tapegrad and torch steps, and prints per
+setting the medians of the ms per step and of each run's ratio to torch. For the one-pool
+switch (Note [One pool per step] in ``src/tapegrad/_parallel.py``), on an idle machine:
 ``python benchmarks/gpt_step.py --rounds 3 --runs 6 --env step:TAPEGRAD_INTRA_OP=step``.
-``--splits`` also prints, for the cached step, the splits over the pool per step and
-the CPU time of their pieces (``_parallel._run`` wrapped by the benchmark).
+``--splits`` also prints, for the cached step, the splits over the pool per step, the CPU
+time of their pieces, and the CPU time per step of the calling thread and of the pool's
+workers (thread clocks; ``_parallel._run`` wrapped by the benchmark).
 
 Run: ``python benchmarks/gpt_step.py [--steps N] [--rounds R] [--threads T] [--clock cpu]
 [--runs K --env LABEL:VAR=VALUE ...] [--splits]``.
@@ -142,9 +143,8 @@ def compare(args) -> None:
     """One child process per setting and round, interleaved; medians per setting."""
     settings = [("default", {})]
     for spec in args.env:
-        label, assignment = spec.split(":", 1)
-        var, value = assignment.split("=", 1)
-        settings.append((label, {var: value}))
+        label, assignments = spec.split(":", 1)
+        settings.append((label, dict(a.split("=", 1) for a in assignments.split(","))))
     argv = [sys.executable, os.path.abspath(__file__), "--json", "--steps", str(args.steps)]
     argv += ["--rounds", str(args.rounds), "--threads", str(args.threads), "--clock", args.clock]
     if args.splits:
@@ -198,7 +198,10 @@ def main() -> None:
         help="cpu: this process's CPU time (with --threads 1, robust to a loaded machine)",
     )
     parser.add_argument(
-        "--env", action="append", default=[], help="LABEL:VAR=VALUE: a setting to compare"
+        "--env",
+        action="append",
+        default=[],
+        help="LABEL:VAR=VALUE[,VAR=VALUE...]: a setting to compare",
     )
     parser.add_argument("--runs", type=int, default=4, help="child processes per setting")
     parser.add_argument("--splits", action="store_true", help="count the pool's splits")

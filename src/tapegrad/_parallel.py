@@ -70,6 +70,29 @@ does for map_rows: the split GELU forward and backward of a 16 x 64 x 256 activa
 While ``tapegrad.jit`` records, a :func:`map_rows` call is logged as one call of the
 program (``tapegrad._trace.HOOK``), whose replays split it by these rules as they run;
 :func:`pair` runs inside opaque kernels (Note [Opaque kernels] in _trace.py), one call each.
+
+Note [One pool per step]
+``TAPEGRAD_INTRA_OP=step`` (:data:`STEP`; off by default) is the cure tried for the
+spinning above: one pool for the whole step instead of two pools fighting over the
+second core. A ``tg.jit.cache`` replay holds OpenBLAS at one thread for the whole call
+(``_blas_threads.hold``: its threads go to sleep and never spin), and the large work of
+a transformer step goes through :func:`map_rows`: ``linear``'s three GEMMs as two row
+blocks each (nn/_linear_split.py; every block above OpenBLAS's small-matrix bound, so a
+block gives the bits of the whole product on one thread), layer norm's forward and its
+input gradient (nn/_norm_split.py), GELU and attention (as with ``1``; attention then
+leaves the decision to the replay as the others do). Eager steps split the same kernels
+but do not hold BLAS. The switch also turns on everything ``1`` turns on.
+:data:`IGNORE_LOAD` (``TAPEGRAD_INTRA_OP_IGNORE_LOAD=1``) makes :func:`busy` say no, for
+benchmarks that must measure the splits on a loaded machine.
+
+Measured on the loaded 2-core machine (eighth session, load 8-16; wall times mean
+nothing there, so CPU times), the small GPT's cached step (``benchmarks/gpt_step.py
+--splits``, ``benchmarks/gpt_profile.py``): 45 ``map_rows`` calls per step carry 81% of
+the step's one-thread time (16.6 of 20.5 ms); on two threads 35 of them split (the rest
+run whole below the size rules), with ~400-500 us of CPU per split. See
+docs/benchmarks.md (eighth session) for the overhead and the idle-machine estimate; the
+default stays off until the A/B run on the idle machine
+(``gpt_step.py --env step:TAPEGRAD_INTRA_OP=step``) says it wins.
 """
 
 from __future__ import annotations
