@@ -249,7 +249,7 @@ def test_splitting_is_opt_in():
     cmd = [sys.executable, "-c", code, "0", "1", "2", "kernels", "step"]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     expected = ["False False False", "False False False", "True True False", "False False False"]
-    expected += ["False True False", "True True True"]  # kernels; step (Note [One pool per step])
+    expected += ["False True False", "True False True"]  # kernels; step (Note [One pool per step])
     assert out.stdout.splitlines() == expected, out.stderr
 
 
@@ -263,5 +263,8 @@ def test_kernel_rule_follows_the_switches(monkeypatch):
         assert not _parallel.may_split()
         monkeypatch.setattr(_parallel, "ENABLED", [True])  # as TAPEGRAD_INTRA_OP=1
         assert _parallel.may_split() and _parallel.two_cores()
+        monkeypatch.setattr(_parallel, "STEP", [True])  # as TAPEGRAD_INTRA_OP=step: no conv split
+        assert not _parallel.may_split() and _parallel.two_cores()
+        monkeypatch.setattr(_parallel, "STEP", [False])
         monkeypatch.setattr(_parallel, "busy", lambda: True)
         assert not _parallel.may_split()

@@ -81,7 +81,9 @@ blocks each (nn/_linear_split.py; every block above OpenBLAS's small-matrix boun
 block gives the bits of the whole product on one thread), layer norm's forward and its
 input gradient (nn/_norm_split.py), GELU and attention (as with ``1``; attention then
 leaves the decision to the replay as the others do). Eager steps split the same kernels
-but do not hold BLAS. The switch also turns on everything ``1`` turns on.
+but do not hold BLAS. The convolutions' split (:func:`may_split`) stays off: it lost on
+the idle machine with every GEMM already on one BLAS thread, so spinning was not its
+problem.
 :data:`IGNORE_LOAD` (``TAPEGRAD_INTRA_OP_IGNORE_LOAD=1``) makes :func:`busy` say no, for
 benchmarks that must measure the splits on a loaded machine.
 
@@ -129,8 +131,9 @@ _MODE = os.environ.get("TAPEGRAD_INTRA_OP", "").strip()
 ENABLED = [_MODE in ("1", "step")]
 
 #: ``KERNELS[0]``: whether kernels with their own size rule (:func:`may_split`: the
-#: convolutions) may split (``TAPEGRAD_INTRA_OP=1``, ``kernels`` or ``step``; off by default).
-KERNELS = [_MODE in ("1", "kernels", "step")]
+#: convolutions) may split (``TAPEGRAD_INTRA_OP=1`` or ``kernels``; off by default, and off
+#: under ``step``: the convolution split lost on its own, with no BLAS thread spinning).
+KERNELS = [_MODE in ("1", "kernels")]
 
 #: ``STEP[0]``: "one pool" (``TAPEGRAD_INTRA_OP=step``): a ``tg.jit.cache`` replay holds
 #: OpenBLAS at one thread for the whole call, and the large GEMMs of ``linear`` and layer
@@ -219,8 +222,8 @@ def two_cores() -> bool:
 def may_split() -> bool:
     """Whether a kernel that chose to split by its own size rule may use a second core now:
     the rules of :func:`num_threads` without the global switch, unless
-    ``TAPEGRAD_INTRA_OP=1`` or ``kernels`` turns kernels on (:data:`KERNELS`)."""
-    return (ENABLED[0] or KERNELS[0]) and _free_threads() > 1
+    ``TAPEGRAD_INTRA_OP=1`` or ``kernels`` turns kernels on (:data:`KERNELS`; not ``step``)."""
+    return ((ENABLED[0] and not STEP[0]) or KERNELS[0]) and _free_threads() > 1
 
 
 def _worker(jobs):

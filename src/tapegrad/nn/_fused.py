@@ -32,7 +32,9 @@ def linear(x, w, b=None):
     dx = g @ w,  dw = gᵀ @ x (over all leading dims),  db = Σ g.
     """
     xd, wd = x._data, w._data
-    out = _linear_split.forward(xd, wd, None if b is None else b._data)  # Note [One pool per step]
+    out = None
+    if _linear_split.STEP[0]:  # Note [One pool per step]
+        out = _linear_split.forward(xd, wd, None if b is None else b._data)
     if out is None:
         out = matmul_array(xd, wd.T)
         if b is not None:
@@ -109,15 +111,15 @@ def _linear_grads(gd, xd, wd, need_x, need_w, need_b, owned):
     g2 = gd.reshape(-1, n_out)
     gx = gw = gb = None
     if need_x:
-        gx = _linear_split.grad_input(g2, wd)  # Note [One pool per step]
-        if gx is None:
+        gx = _linear_split.grad_input(g2, wd) if _linear_split.STEP[0] else None
+        if gx is None:  # (Note [One pool per step])
             gx = np.matmul(g2, wd)
         gx = gx.reshape(gd.shape[:-1] + wd.shape[1:])
         if owned is not None:
             owned[id(gx)] = gx
     if need_w:
         x2 = xd.reshape(-1, wd.shape[1])
-        gw = _linear_split.grad_weight(g2, x2)
+        gw = _linear_split.grad_weight(g2, x2) if _linear_split.STEP[0] else None
         if gw is None:
             gw = np.matmul(g2.T, x2)
         if owned is not None:

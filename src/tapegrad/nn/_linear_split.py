@@ -21,7 +21,7 @@ import numpy as np
 
 from .._parallel import STEP, gemm_cost, map_rows
 
-__all__ = ["forward", "grad_input", "grad_weight", "BLOCK_MNK"]
+__all__ = ["forward", "grad_input", "grad_weight", "BLOCK_MNK", "STEP"]
 
 #: The least m·n·k of each row block. OpenBLAS runs products of up to 100^3 multiply-adds
 #: with its small-matrix kernels, which sum in another order than its blocked GEMM: a
