@@ -39,11 +39,13 @@ def _mean(a, col, k):
 
 
 def _forward_kernel(outs, ins, w, b, col, k, eps):
-    (out, xhat, mean, var), (x,) = outs, ins
+    (out, xhat, invstd, mean, var), (x,) = outs, ins
     mean[...] = _mean(x, col, k)
     xc = np.subtract(x, mean, out=xhat)
     var[...] = _mean(xc * xc, col, k)
-    invstd = 1.0 / np.sqrt(var + eps)
+    np.add(var, eps, out=invstd)  # 1 / sqrt(var + eps), as normalize computes it
+    np.sqrt(invstd, out=invstd)
+    np.divide(1.0, invstd, out=invstd)
     np.multiply(xc, invstd, out=xhat)
     np.multiply(xhat, w, out=out)
     np.add(out, b, out=out)
@@ -57,10 +59,10 @@ def forward(xd, w, b, col, k, eps):
         return None
     keep = xd.shape[: xd.ndim - k] + (1,) * k
     out, xhat = np.empty_like(xd), np.empty_like(xd)
-    mean, var = np.empty_like(xd, shape=keep), np.empty_like(xd, shape=keep)
-    map_rows(_forward_kernel, (out, xhat, mean, var), (xd,), (w, b, col, k, eps), 8 * xd.size)
-    invstd = 1.0 / np.sqrt(var + eps)  # a column: cheaper again than kept from the blocks
-    return out, xhat, invstd, mean, var
+    mean, var, invstd = (np.empty_like(xd, shape=keep) for _ in range(3))
+    outs = (out, xhat, invstd, mean, var)
+    map_rows(_forward_kernel, outs, (xd,), (w, b, col, k, eps), 8 * xd.size)
+    return outs
 
 
 def _grad_kernel(outs, ins, w, wcol, k):
