@@ -69,14 +69,15 @@ def _held(fn, *args):
         _blas_threads.release()
 
 
-def _linear_run(x, w, b):
-    """y and (dx, dw, db) through F.linear."""
-    xt = tg.tensor(x, requires_grad=True)
-    wt = tg.tensor(w, requires_grad=True)
+def _linear_run(x, w, b, need=("x", "w")):
+    """y and the gradients asked for (of x, w, b) through F.linear."""
+    xt = tg.tensor(x, requires_grad="x" in need)
+    wt = tg.tensor(w, requires_grad="w" in need)
     bt = tg.tensor(b, requires_grad=True)
     y = tg.nn.functional.linear(xt, wt, bt)
     y.backward(tg.tensor(np.cos(y.detach().numpy())))
-    return [y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()]
+    grads = [t.grad.numpy() for t in (xt, wt) if t.requires_grad]
+    return [y.detach().numpy(), *grads, bt.grad.numpy()]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -87,7 +88,7 @@ def _linear_run(x, w, b):
         ((16, 64, 256), 64),
         ((1024, 64), 96),
         ((9, 37, 65), 130),
-        ((50_000, 3), 70),
+        ((20_000, 3), 70),
     ],
 )
 def test_linear_split_is_bitwise_the_one_thread_result(step_mode, x_shape, n_out, dtype):
@@ -96,12 +97,26 @@ def test_linear_split_is_bitwise_the_one_thread_result(step_mode, x_shape, n_out
     w = rng.standard_normal((n_out, x_shape[-1])).astype(dtype)
     b = rng.standard_normal(n_out).astype(dtype)
     split = _held(_linear_run, x, w, b)
-    assert step_mode.n == 3  # forward, dx, dw
+    assert step_mode.n == 2  # forward in row blocks; dx and dw side by side
     with _off(), threadpoolctl.threadpool_limits(1, "blas"):
         serial = _linear_run(x, w, b)
-    assert step_mode.n == 3
+    assert step_mode.n == 2
     for a, e in zip(split, serial, strict=True):
         assert a.dtype == e.dtype and a.shape == e.shape
+        np.testing.assert_array_equal(a, e)
+
+
+@pytest.mark.parametrize("need", ["x", "w"])
+def test_one_linear_gradient_splits_by_rows(step_mode, need):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((16, 64, 256)).astype(np.float32)
+    w = rng.standard_normal((64, 256)).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+    split = _held(_linear_run, x, w, b, (need,))
+    assert step_mode.n == 2  # forward; dx or dw in row blocks
+    with _off(), threadpoolctl.threadpool_limits(1, "blas"):
+        serial = _linear_run(x, w, b, (need,))
+    for a, e in zip(split, serial, strict=True):
         np.testing.assert_array_equal(a, e)
 
 

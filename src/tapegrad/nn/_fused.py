@@ -110,14 +110,23 @@ def _linear_grads(gd, xd, wd, need_x, need_w, need_b, owned):
     n_out = wd.shape[0]
     g2 = gd.reshape(-1, n_out)
     gx = gw = gb = None
-    if need_x:
+    split = None
+    if need_x and need_w and _linear_split.STEP[0]:  # Note [One pool per step]
+        split = _linear_split.grads(g2, wd, xd.reshape(-1, wd.shape[1]))
+    if split is not None:
+        gx, gw = split
+        gx = gx.reshape(gd.shape[:-1] + wd.shape[1:])
+        if owned is not None:
+            owned[id(gx)] = gx
+            owned[id(gw)] = gw
+    elif need_x:
         gx = _linear_split.grad_input(g2, wd) if _linear_split.STEP[0] else None
         if gx is None:  # (Note [One pool per step])
             gx = np.matmul(g2, wd)
         gx = gx.reshape(gd.shape[:-1] + wd.shape[1:])
         if owned is not None:
             owned[id(gx)] = gx
-    if need_w:
+    if need_w and split is None:
         x2 = xd.reshape(-1, wd.shape[1])
         gw = _linear_split.grad_weight(g2, x2) if _linear_split.STEP[0] else None
         if gw is None:

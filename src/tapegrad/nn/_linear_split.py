@@ -6,8 +6,12 @@ row blocks on tapegrad's pool instead (a row block of a GEMM on one BLAS thread 
 same bits as the whole product on one thread, tests/test_parallel_kernels.py):
 
 * forward ``y = x @ wᵀ + b``: blocks of the rows of ``x`` (the leading dims folded);
-* ``dx = g @ w``: blocks of the rows of ``g``;
-* ``dw = gᵀ @ x``: blocks of the rows of ``dw`` (of ``gᵀ``, a view: no copy).
+* ``dx = g @ w`` and ``dw = gᵀ @ x`` side by side (:func:`grads`): the two always have the
+  same m·n·k, so the pair is balanced, each is the whole product (the same bits), and the
+  two cost one hand-off. It runs as one opaque kernel (Note [Opaque kernels]), holding
+  BLAS at one thread also when eager;
+* where only one of them is needed: blocks of the rows of ``g`` (dx), or of ``dw`` (of
+  ``gᵀ``, a view: no copy).
 
 Each function returns None where the split does not apply (mode off, too small, mixed
 or integer dtypes) and the caller runs its one GEMM. Whether a call really runs on two
@@ -19,9 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._parallel import STEP, gemm_cost, map_rows
+from .. import _blas_threads, _trace
+from .._parallel import STEP, gemm_cost, map_rows, pair
 
-__all__ = ["forward", "grad_input", "grad_weight", "BLOCK_MNK", "STEP"]
+__all__ = ["forward", "grads", "grad_input", "grad_weight", "BLOCK_MNK", "STEP"]
 
 #: The least m·n·k of each row block. OpenBLAS runs products of up to 100^3 multiply-adds
 #: with its small-matrix kernels, which sum in another order than its blocked GEMM: a
@@ -91,3 +96,24 @@ def grad_weight(g2, x2):
     out = np.empty_like(g2, shape=(n_out, n_in), order="C")
     map_rows(_gemm_kernel, (out,), (g2.T,), (x2, None), gemm_cost(n_out, n_in, rows))
     return out
+
+
+def grads(g2, wd, x2):
+    """``(g2 @ w, g2ᵀ @ x2)``, the two GEMMs side by side, or None."""
+    if not STEP[0]:
+        return None
+    rows, n_out = g2.shape
+    n_in = wd.shape[1]
+    same = g2.dtype == wd.dtype == x2.dtype and g2.dtype in _DTYPES
+    if not same or rows * n_out * n_in < BLOCK_MNK:
+        return None
+    return _trace.opaque(_grads_kernel, g2, wd, x2)
+
+
+def _grads_kernel(g2, wd, x2):
+    held = _blas_threads.hold()
+    try:
+        return pair(lambda: np.matmul(g2, wd), lambda: np.matmul(g2.T, x2))
+    finally:
+        if held:
+            _blas_threads.release()
