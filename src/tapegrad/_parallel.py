@@ -76,10 +76,11 @@ Note [One pool per step]
 spinning above: one pool for the whole step instead of two pools fighting over the
 second core. A ``tg.jit.cache`` replay holds OpenBLAS at one thread for the whole call
 (``_blas_threads.hold``: its threads go to sleep and never spin), and the large work of
-a transformer step goes through :func:`map_rows`: ``linear``'s three GEMMs as two row
-blocks each (nn/_linear_split.py; every block above OpenBLAS's small-matrix bound, so a
-block gives the bits of the whole product on one thread), layer norm's forward and its
-input gradient (nn/_norm_split.py), GELU and attention (as with ``1``; attention then
+a transformer step runs on the pool: ``linear``'s forward GEMM as two row blocks (every
+block above OpenBLAS's small-matrix bound, so a block gives the bits of the whole
+product on one thread) and its dX and dW GEMMs side by side (:func:`pair`, one opaque
+kernel; nn/_linear_split.py), layer norm's forward and its input gradient
+(nn/_norm_split.py), GELU and attention (as with ``1``; attention then
 leaves the decision to the replay as the others do). Eager steps split the same kernels
 but do not hold BLAS. The convolutions' split (:func:`may_split`) stays off: it lost on
 the idle machine with every GEMM already on one BLAS thread, so spinning was not its
@@ -89,9 +90,10 @@ benchmarks that must measure the splits on a loaded machine.
 
 Measured on the loaded 2-core machine (eighth session, load 8-16; wall times mean
 nothing there, so CPU times), the small GPT's cached step (``benchmarks/gpt_step.py
---splits``, ``benchmarks/gpt_profile.py``): 45 ``map_rows`` calls per step carry 81% of
-the step's one-thread time (16.6 of 20.5 ms); on two threads 35 of them split (the rest
-run whole below the size rules), with ~400-500 us of CPU per split. See
+--splits``, ``benchmarks/gpt_profile.py``): the split kernels carry 81% of the step's
+one-thread time (16.6 of 20.5 ms); on two threads the step makes 36 splits of ~450 us of
+CPU each, the calling thread keeps ~13 ms of CPU and the workers take ~9 ms, 3-14% more
+CPU in all than one thread. See
 docs/benchmarks.md (eighth session) for the overhead and the idle-machine estimate; the
 default stays off until the A/B run on the idle machine
 (``gpt_step.py --env step:TAPEGRAD_INTRA_OP=step``) says it wins.
