@@ -39,6 +39,7 @@ import tapegrad as tg
 from tapegrad import _parallel, demo_gpt
 from tapegrad.jit import program as jit_program
 from tapegrad.jit import recorder as jit_recorder
+from tapegrad.nn import _linear_split
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpt_step  # noqa: E402
@@ -57,7 +58,7 @@ CATEGORIES = [
     ),
     (
         "linear GEMMs backward (dX, dW, db)",
-        r"_linear_backward|_linear_grads|_linear_split.py:grad_",
+        r"_linear_backward|_linear_grads|_linear_split.py:grad",
         r"AddmmBackward|MmBackward|TBackward",
     ),
     (
@@ -96,7 +97,7 @@ CATEGORIES = [
     ("residual adds, views, concatenations, zero_grad", r".", r"."),
 ]
 BOOKKEEPING = "replay bookkeeping (state reads, guards, del, .grad)"
-SPLITTABLE = "of which through _parallel.map_rows"
+SPLITTABLE = "of which through the pool's kernels"
 
 
 def _label_ops():
@@ -172,8 +173,10 @@ def profile_tapegrad(steps, clock):
         empty.append(clk() - t)
     bias = float(np.median(empty))
     by_cat, by_label = collections.Counter(), collections.Counter()
-    # lines that call tapegrad._parallel._map_rows: the work that may split over the pool
-    splitters = [n for n, v in zip(program._names, program.consts) if v is _parallel._map_rows]
+    # lines that call tapegrad._parallel._map_rows (or linear's dX/dW pair): the work that
+    # may split over the pool
+    pooled = (_parallel._map_rows, _linear_split._grads_kernel)
+    splitters = [n for n, v in zip(program._names, program.consts) if any(v is f for f in pooled)]
     for k, line in enumerate(src):
         if not acc[k]:
             continue
@@ -250,8 +253,8 @@ def main(argv=None):
     t_total = f"{t_ms:.2f}" if t_ms is not None else "-"
     print(f"| **whole step** | {total:.2f} | {tg_ms:.2f} | {t_total} |")
     print(
-        f"\nThrough _parallel.map_rows (may split over the pool; TAPEGRAD_INTRA_OP=step puts "
-        f"linear, layer norm, GELU and attention there): {int(split_calls)} calls, "
+        f"\nThrough the pool's kernels (map_rows, linear's dX/dW pair: TAPEGRAD_INTRA_OP=step "
+        f"puts linear, layer norm, GELU and attention there): {int(split_calls)} calls, "
         f"{split_ms:.2f} ms timed = {split_ms * scale:.2f} ms of the {tg_ms:.2f} ms step "
         f"({split_ms / total:.0%})"
     )
