@@ -255,6 +255,7 @@ def test_splitting_is_opt_in():
 
 def test_kernel_rule_follows_the_switches(monkeypatch):
     with _threads(2):
+        monkeypatch.setattr(_parallel, "STEP", [False])  # whatever TAPEGRAD_INTRA_OP says
         monkeypatch.setattr(_parallel, "busy", lambda: False)
         monkeypatch.setattr(_parallel, "ENABLED", [False])
         monkeypatch.setattr(_parallel, "KERNELS", [True])
