@@ -1,9 +1,10 @@
-"""``linear``'s three GEMMs split by rows over the pool, under ``TAPEGRAD_INTRA_OP=step``.
+"""``linear``'s three GEMMs over the pool, under ``TAPEGRAD_INTRA_OP=step``.
 
 Note [One pool per step] in tapegrad/_parallel.py: with OpenBLAS held at one thread for
 a whole replayed step, the GEMMs that OpenBLAS would have run on two threads run as two
-row blocks on tapegrad's pool instead (a row block of a GEMM on one BLAS thread gives the
-same bits as the whole product on one thread, tests/test_parallel_kernels.py):
+pieces on tapegrad's pool instead (a row block of a GEMM on one BLAS thread gives the
+same bits as the whole product on one thread, within :data:`BLOCK_MNK`'s rule;
+tests/test_one_pool.py):
 
 * forward ``y = x @ wᵀ + b``: blocks of the rows of ``x`` (the leading dims folded);
 * ``dx = g @ w`` and ``dw = gᵀ @ x`` side by side (:func:`grads`): the two always have the
@@ -28,11 +29,12 @@ from .._parallel import STEP, gemm_cost, map_rows, pair
 
 __all__ = ["forward", "grads", "grad_input", "grad_weight", "BLOCK_MNK", "STEP"]
 
-#: The least m·n·k of each row block. OpenBLAS runs products of up to 100^3 multiply-adds
-#: with its small-matrix kernels, which sum in another order than its blocked GEMM: a
-#: block below the bound and a whole product above it would differ in the last bits. So
-#: both stay above it; then a block is also worth a hand-off (~70 us on one core; the small
-#: GPT's smallest, 1024 x 64 x 64, splits into two of 2^21).
+#: The least m·n·k of each row block. OpenBLAS takes small products (about 100^3
+#: multiply-adds and below) through other kernels than its blocked GEMM, summing in
+#: another order: a 231 x 65 x 130 product split into two row blocks of ~0.98M differed
+#: from the whole in the last bits. Above the bound blocks and whole agree (the tests), and
+#: a block is worth a hand-off (~70 us on one core; the small GPT's smallest product,
+#: 1024 x 64 x 64, splits into two of 2^21).
 BLOCK_MNK = 1 << 20
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
