@@ -88,14 +88,13 @@ problem.
 :data:`IGNORE_LOAD` (``TAPEGRAD_INTRA_OP_IGNORE_LOAD=1``) makes :func:`busy` say no, for
 benchmarks that must measure the splits on a loaded machine.
 
-Measured on the loaded 2-core machine (eighth session, load 8-16; wall times mean
+Measured on the loaded 2-core machine (eighth session, load 14-22; wall times mean
 nothing there, so CPU times), the small GPT's cached step (``benchmarks/gpt_step.py
 --splits``, ``benchmarks/gpt_profile.py``): the split kernels carry 81% of the step's
 one-thread time (16.6 of 20.5 ms); on two threads the step makes 36 splits of ~450 us of
 CPU each, the calling thread keeps ~13 ms of CPU and the workers take ~9 ms, 3-14% more
-CPU in all than one thread. See
-docs/benchmarks.md (eighth session) for the overhead and the idle-machine estimate; the
-default stays off until the A/B run on the idle machine
+CPU in all than one thread. docs/benchmarks.md (eighth session) has the overhead and
+the idle-machine estimate; the default stays off until the A/B run on the idle machine
 (``gpt_step.py --env step:TAPEGRAD_INTRA_OP=step``) says it wins.
 """
 
