@@ -36,9 +36,10 @@ import time
 import numpy as np
 
 import tapegrad as tg
-from tapegrad import demo_gpt
+from tapegrad import _parallel, demo_gpt
 from tapegrad.jit import program as jit_program
 from tapegrad.jit import recorder as jit_recorder
+from tapegrad.nn import _linear_split
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpt_step  # noqa: E402
@@ -52,12 +53,12 @@ except ImportError:  # pragma: no cover
 CATEGORIES = [
     (
         "linear GEMMs forward",
-        r"nn/_fused.py:linear|matmul_array < nn/_fused.py:linear",
+        r"nn/_fused.py:linear|matmul_array < nn/_fused.py:linear|_linear_split.py:forward",
         r"^aten::linear$|^aten::matmul$|^aten::mm$|^aten::addmm$",
     ),
     (
         "linear GEMMs backward (dX, dW, db)",
-        r"_linear_backward",
+        r"_linear_backward|_linear_grads|_linear_split.py:grad",
         r"AddmmBackward|MmBackward|TBackward",
     ),
     (
@@ -76,14 +77,13 @@ CATEGORIES = [
     ("GELU backward", r"gelu_kernels.py:gelu_backward", r"GeluBackward"),
     (
         "LayerNorm forward",
-        r"_norm_ops.py:(normalize|_trailing_mean < nn/_norm_ops.py:normalize"
-        r"|_trailing_mean < nn/_norm_ops.py:<lambda>)",
+        r"_norm_ops.py:(_?normalize|<lambda>|_split_forward)|_norm_split.py:forward",
         r"layer_norm$",
     ),
     (
         "LayerNorm backward",
         r"_norm_ops.py:(_backward_arrays|_leading_sum|_trailing_mean < "
-        r"nn/_norm_ops.py:_backward)",
+        r"nn/_norm_ops.py:_backward)|_norm_split.py:grad_input",
         r"LayerNormBackward",
     ),
     (
@@ -97,6 +97,7 @@ CATEGORIES = [
     ("residual adds, views, concatenations, zero_grad", r".", r"."),
 ]
 BOOKKEEPING = "replay bookkeeping (state reads, guards, del, .grad)"
+SPLITTABLE = "of which through the pool's kernels"
 
 
 def _label_ops():
@@ -172,10 +173,17 @@ def profile_tapegrad(steps, clock):
         empty.append(clk() - t)
     bias = float(np.median(empty))
     by_cat, by_label = collections.Counter(), collections.Counter()
+    # lines that call tapegrad._parallel._map_rows (or linear's dX/dW pair): the work that
+    # may split over the pool
+    pooled = (_parallel._map_rows, _linear_split._grads_kernel)
+    splitters = [n for n, v in zip(program._names, program.consts) if any(v is f for f in pooled)]
     for k, line in enumerate(src):
         if not acc[k]:
             continue
         ms = max(acc[k] / steps - bias, 0.0) / 1e6
+        if any(f"{n}(" in line for n in splitters):
+            by_cat[SPLITTABLE] += ms
+            by_cat[SPLITTABLE + " (calls)"] += 1
         found = re.search(r"#@ (.*)$", line)
         if found:
             by_cat[_category(found.group(1), 0)] += ms
@@ -232,6 +240,8 @@ def main(argv=None):
     what = "CPU" if clock is time.thread_time else "wall"
     threads = args.threads or "default"
     print(f"GPT step by op kind, {what} ms per step, threads: {threads}\n")
+    split_ms = tg_cat.pop(SPLITTABLE, 0.0)
+    split_calls = tg_cat.pop(SPLITTABLE + " (calls)", 0)
     total = sum(tg_cat.values())
     scale = tg_ms / total
     print("| op kind | tapegrad replay (timed lines) | same, scaled to the step | torch eager |")
@@ -242,6 +252,12 @@ def main(argv=None):
         print(f"| {name} | {ms:.2f} | {ms * scale:.2f} | {t} |")
     t_total = f"{t_ms:.2f}" if t_ms is not None else "-"
     print(f"| **whole step** | {total:.2f} | {tg_ms:.2f} | {t_total} |")
+    print(
+        f"\nThrough the pool's kernels (map_rows, linear's dX/dW pair: TAPEGRAD_INTRA_OP=step "
+        f"puts linear, layer norm, GELU and attention there): {int(split_calls)} calls, "
+        f"{split_ms:.2f} ms timed = {split_ms * scale:.2f} ms of the {tg_ms:.2f} ms step "
+        f"({split_ms / total:.0%})"
+    )
     for label, ms in tg_labels.most_common(args.top):
         print(f"  {ms:7.3f} ms  {label}")
 

@@ -231,7 +231,7 @@ def test_splitting_is_opt_in():
     # spinning threads (Note [Intra-op parallelism]); kernels with their own size rule
     # (the convolutions) split with "1" or "kernels" only (they lost too). One fresh interpreter
     # (importing tapegrad costs a second of CPU) runs _parallel's import-time code under
-    # each setting: unset, "0", "1", "2" and "kernels".
+    # each setting: unset, "0", "1", "2", "kernels" and "step".
     import os  # noqa: PLC0415
     import subprocess  # noqa: PLC0415
     import sys  # noqa: PLC0415
@@ -240,20 +240,22 @@ def test_splitting_is_opt_in():
     code = (
         "import importlib, os, sys\n"
         "import tapegrad._parallel as p\n"
-        "print(p.ENABLED[0], p.KERNELS[0])\n"
+        "print(p.ENABLED[0], p.KERNELS[0], p.STEP[0])\n"
         "for value in sys.argv[1:]:\n"
         "    os.environ['TAPEGRAD_INTRA_OP'] = value\n"
         "    p = importlib.reload(p)\n"
-        "    print(p.ENABLED[0], p.KERNELS[0])\n"
+        "    print(p.ENABLED[0], p.KERNELS[0], p.STEP[0])\n"
     )
-    cmd = [sys.executable, "-c", code, "0", "1", "2", "kernels"]
+    cmd = [sys.executable, "-c", code, "0", "1", "2", "kernels", "step"]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    expected = ["False False", "False False", "True True", "False False", "False True"]
+    expected = ["False False False", "False False False", "True True False", "False False False"]
+    expected += ["False True False", "True False True"]  # kernels; step (Note [One pool per step])
     assert out.stdout.splitlines() == expected, out.stderr
 
 
 def test_kernel_rule_follows_the_switches(monkeypatch):
     with _threads(2):
+        monkeypatch.setattr(_parallel, "STEP", [False])  # whatever TAPEGRAD_INTRA_OP says
         monkeypatch.setattr(_parallel, "busy", lambda: False)
         monkeypatch.setattr(_parallel, "ENABLED", [False])
         monkeypatch.setattr(_parallel, "KERNELS", [True])
@@ -262,5 +264,8 @@ def test_kernel_rule_follows_the_switches(monkeypatch):
         assert not _parallel.may_split()
         monkeypatch.setattr(_parallel, "ENABLED", [True])  # as TAPEGRAD_INTRA_OP=1
         assert _parallel.may_split() and _parallel.two_cores()
+        monkeypatch.setattr(_parallel, "STEP", [True])  # as TAPEGRAD_INTRA_OP=step: no conv split
+        assert not _parallel.may_split() and _parallel.two_cores()
+        monkeypatch.setattr(_parallel, "STEP", [False])
         monkeypatch.setattr(_parallel, "busy", lambda: True)
         assert not _parallel.may_split()

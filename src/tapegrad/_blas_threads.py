@@ -33,7 +33,7 @@ import threading
 
 from . import _trace
 
-__all__ = ["one_thread", "SMALL_MNK", "user_threads"]
+__all__ = ["one_thread", "SMALL_MNK", "user_threads", "hold", "release"]
 
 # Products with m·n·k below this run on one thread (~0.15 ms of float32 GEMM on one core).
 SMALL_MNK = 1 << 23
@@ -102,6 +102,22 @@ def _leave():
             for (_, put), n in zip(_STATE["handles"], _STATE["saved"], strict=True):
                 if n != 1:
                     put(n)
+
+
+def hold() -> bool:
+    """BLAS on one thread until :func:`release` (nested and concurrent holds count, as
+    ``one_thread`` blocks do); False, and nothing to release, without OpenBLAS. A
+    ``tg.jit.cache`` replay holds it for the whole call under ``TAPEGRAD_INTRA_OP=step``
+    (Note [One pool per step] in _parallel.py)."""
+    if not _handles():
+        return False
+    _enter()
+    return True
+
+
+def release() -> None:
+    """Undo one :func:`hold` that returned True."""
+    _leave()
 
 
 def _call(fn):

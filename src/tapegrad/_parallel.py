@@ -70,6 +70,32 @@ does for map_rows: the split GELU forward and backward of a 16 x 64 x 256 activa
 While ``tapegrad.jit`` records, a :func:`map_rows` call is logged as one call of the
 program (``tapegrad._trace.HOOK``), whose replays split it by these rules as they run;
 :func:`pair` runs inside opaque kernels (Note [Opaque kernels] in _trace.py), one call each.
+
+Note [One pool per step]
+``TAPEGRAD_INTRA_OP=step`` (:data:`STEP`; off by default) is the cure tried for the
+spinning above: one pool for the whole step instead of two pools fighting over the
+second core. A ``tg.jit.cache`` replay holds OpenBLAS at one thread for the whole call
+(``_blas_threads.hold``: its threads go to sleep and never spin), and the large work of
+a transformer step runs on the pool: ``linear``'s forward GEMM as two row blocks (every
+block above OpenBLAS's small-matrix bound, so a block gives the bits of the whole
+product on one thread) and its dX and dW GEMMs side by side (:func:`pair`, one opaque
+kernel; nn/_linear_split.py), layer norm's forward and its input gradient
+(nn/_norm_split.py), GELU and attention (as with ``1``; attention then
+leaves the decision to the replay as the others do). Eager steps split the same kernels
+but do not hold BLAS. The convolutions' split (:func:`may_split`) stays off: it lost on
+the idle machine with every GEMM already on one BLAS thread, so spinning was not its
+problem.
+:data:`IGNORE_LOAD` (``TAPEGRAD_INTRA_OP_IGNORE_LOAD=1``) makes :func:`busy` say no, for
+benchmarks that must measure the splits on a loaded machine.
+
+Measured on the loaded 2-core machine (eighth session, load 14-22; wall times mean
+nothing there, so CPU times), the small GPT's cached step (``benchmarks/gpt_step.py
+--splits``, ``benchmarks/gpt_profile.py``): the split kernels carry 81% of the step's
+one-thread time (16.6 of 20.5 ms); on two threads the step makes 36 splits of ~450 us of
+CPU each, the calling thread keeps ~13 ms of CPU and the workers take ~9 ms, 3-14% more
+CPU in all than one thread. docs/benchmarks.md (eighth session) has the overhead and
+the idle-machine estimate; the default stays off until the A/B run on the idle machine
+(``gpt_step.py --env step:TAPEGRAD_INTRA_OP=step``) says it wins.
 """
 
 from __future__ import annotations
@@ -83,6 +109,7 @@ from . import _blas_threads, _trace
 
 __all__ = [
     "map_rows",
+    "gemm_cost",
     "pair",
     "num_threads",
     "two_cores",
@@ -91,6 +118,8 @@ __all__ = [
     "MIN_ELEMENTS",
     "ENABLED",
     "KERNELS",
+    "STEP",
+    "IGNORE_LOAD",
 ]
 
 #: Elements per thread below which :func:`map_rows` runs a kernel on the calling thread alone.
@@ -98,13 +127,23 @@ MIN_ELEMENTS = 1 << 15
 
 _MODE = os.environ.get("TAPEGRAD_INTRA_OP", "").strip()
 
-#: ``ENABLED[0]``: whether any work may be split (off unless ``TAPEGRAD_INTRA_OP=1``:
-#: Note [Intra-op parallelism] has the measurement).
-ENABLED = [_MODE == "1"]
+#: ``ENABLED[0]``: whether any work may be split (off unless ``TAPEGRAD_INTRA_OP=1`` or
+#: ``step``: Note [Intra-op parallelism] has the measurement).
+ENABLED = [_MODE in ("1", "step")]
 
 #: ``KERNELS[0]``: whether kernels with their own size rule (:func:`may_split`: the
-#: convolutions) may split (``TAPEGRAD_INTRA_OP=1`` or ``kernels``; off by default).
+#: convolutions) may split (``TAPEGRAD_INTRA_OP=1`` or ``kernels``; off by default, and off
+#: under ``step``: the convolution split lost on its own, with no BLAS thread spinning).
 KERNELS = [_MODE in ("1", "kernels")]
+
+#: ``STEP[0]``: "one pool" (``TAPEGRAD_INTRA_OP=step``): a ``tg.jit.cache`` replay holds
+#: OpenBLAS at one thread for the whole call, and the large GEMMs of ``linear`` and layer
+#: norm's passes split over this pool too (Note [One pool per step]).
+STEP = [_MODE == "step"]
+
+#: ``IGNORE_LOAD[0]``: :func:`busy` always answers False (``TAPEGRAD_INTRA_OP_IGNORE_LOAD=1``).
+#: For benchmarks only: it lets a split be measured on a loaded machine, where it is a loss.
+IGNORE_LOAD = [os.environ.get("TAPEGRAD_INTRA_OP_IGNORE_LOAD", "").strip() == "1"]
 
 # workers: job queues of the worker threads; grow: held while adding one; in_use: held by
 # the split running on the pool
@@ -147,6 +186,8 @@ def _runnable():
 def busy() -> bool:
     """Whether more threads are runnable than this process has CPUs (read at most every
     50 ms; the 1-minute load average would lag behind a benchmark by a minute)."""
+    if IGNORE_LOAD[0]:
+        return False
     now = time.monotonic()
     if now - _BUSY["at"] > _BUSY_EVERY:
         n = _runnable()
@@ -182,8 +223,8 @@ def two_cores() -> bool:
 def may_split() -> bool:
     """Whether a kernel that chose to split by its own size rule may use a second core now:
     the rules of :func:`num_threads` without the global switch, unless
-    ``TAPEGRAD_INTRA_OP=1`` or ``kernels`` turns kernels on (:data:`KERNELS`)."""
-    return (ENABLED[0] or KERNELS[0]) and _free_threads() > 1
+    ``TAPEGRAD_INTRA_OP=1`` or ``kernels`` turns kernels on (:data:`KERNELS`; not ``step``)."""
+    return ((ENABLED[0] and not STEP[0]) or KERNELS[0]) and _free_threads() > 1
 
 
 def _worker(jobs):
@@ -258,7 +299,7 @@ def pair(first, second, parallel=None):
         lock.release()
 
 
-def map_rows(kernel, outs, ins, shared=()) -> None:
+def map_rows(kernel, outs, ins, shared=(), cost=None) -> None:
     """Run ``kernel(outs, ins, *shared)`` over row blocks of the arrays, on several threads
     when they are large (Note [Intra-op parallelism]).
 
@@ -269,18 +310,27 @@ def map_rows(kernel, outs, ins, shared=()) -> None:
         outs: tuple of arrays to write (any strides: a block is a view).
         ins: tuple of arrays to read, with the same first dimension.
         shared: values (arrays too) every block reads whole.
+        cost: the work in elements of one elementwise pass (the outputs' sizes when None);
+            a GEMM of m·n·k multiply-adds counts about m·n·k / 8 (:func:`gemm_cost`).
     """
     hook = _trace.HOOK[0]
     if hook is not None:
-        hook(_map_rows, (kernel, outs, ins, shared))  # one call of the replay program
+        hook(_map_rows, (kernel, outs, ins, shared, cost))  # one call of the replay program
     else:
-        _map_rows(kernel, outs, ins, shared)
+        _map_rows(kernel, outs, ins, shared, cost)
 
 
-def _blocks(outs, ins):
+def gemm_cost(m, n, k) -> int:
+    """A GEMM's work in :func:`map_rows`'s units (elements of one elementwise pass): one
+    core does about 30 float32 multiply-adds in the time of one element of a NumPy ufunc
+    pass over memory (60 GFLOP/s against ~1 ns per element), so m·n·k / 8 is cautious."""
+    return m * n * k // 8
+
+
+def _blocks(outs, ins, cost=None):
     """Row ranges, one per thread; a single one where splitting does not pay."""
     rows = outs[0].shape[0] if outs[0].ndim else 1
-    size = sum(a.size for a in outs)
+    size = sum(a.size for a in outs) if cost is None else cost
     if size // MIN_ELEMENTS < 2:  # before num_threads(): no system calls for small kernels
         return [(0, rows)]
     n = min(num_threads(), rows, size // MIN_ELEMENTS)
@@ -290,8 +340,8 @@ def _blocks(outs, ins):
     return [(i, min(i + step, rows)) for i in range(0, rows, step)]
 
 
-def _map_rows(kernel, outs, ins, shared=()):
-    blocks = _blocks(outs, ins)
+def _map_rows(kernel, outs, ins, shared=(), cost=None):
+    blocks = _blocks(outs, ins, cost)
     lock = _acquire() if len(blocks) > 1 else None
     if lock is None:
         kernel(outs, ins, *shared)

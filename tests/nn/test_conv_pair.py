@@ -202,6 +202,7 @@ def test_no_pair_when_the_machine_is_busy(monkeypatch):
     """More runnable threads than CPUs: the second core is not free, so pairs run serially."""
     if not _blas_threads._handles() or _parallel._cpus() < 2:
         pytest.skip("needs OpenBLAS and two CPUs")
+    monkeypatch.setattr(_parallel, "IGNORE_LOAD", [False])  # a benchmark's override, unset
     monkeypatch.setattr(_parallel, "_BUSY", {"at": -1.0, "busy": False})
     monkeypatch.setattr(_parallel, "_runnable", lambda: 1000)
     assert _parallel.busy() and not _parallel.two_cores() and not _parallel.may_split()

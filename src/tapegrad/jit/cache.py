@@ -19,7 +19,7 @@ from collections import OrderedDict, namedtuple
 
 import numpy as np
 
-from .. import _fpquiet
+from .. import _blas_threads, _fpquiet, _parallel
 from ..tensor import Tensor
 from .program import MISS
 from .record import OutArray, OutTensor, record
@@ -93,10 +93,13 @@ class CachedFunction:
                 result = self._verify(entry, arrays, args, kwargs, leaves)
             else:
                 token = _fpquiet.enter()  # Note [No floating-point warnings]
+                held = _parallel.STEP[0] and _blas_threads.hold()  # Note [One pool per step]
                 try:
                     result = program.run(*arrays)
                 finally:
                     _fpquiet.leave(token)
+                    if held:
+                        _blas_threads.release()
                 if result is not MISS:
                     for j, k in entry.arg_grads:
                         leaves[j]._grad = Tensor._wrap(result[k])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._parallel import MIN_ELEMENTS, map_rows, num_threads
+from .._parallel import MIN_ELEMENTS, STEP, map_rows, num_threads
 
 __all__ = ["forward", "backward"]
 
@@ -27,7 +27,7 @@ def _splittable(q, k, v, n_scores) -> bool:
         and q.dtype == k.dtype == v.dtype
         and q.dtype.kind == "f"
         and n_scores >= 2 * MIN_ELEMENTS
-        and num_threads() > 1
+        and (STEP[0] or num_threads() > 1)  # STEP: map_rows decides as it runs
     )
 
 

@@ -23,6 +23,7 @@ from ..ops.indexing import _scatter_add_array as scatter_add_array
 from ..ops.indexing import scatter_back, take_index
 from ..ops.linalg import matmul_array
 from ..tensor import Tensor
+from . import _linear_split
 
 
 def linear(x, w, b=None):
@@ -31,9 +32,13 @@ def linear(x, w, b=None):
     dx = g @ w,  dw = gᵀ @ x (over all leading dims),  db = Σ g.
     """
     xd, wd = x._data, w._data
-    out = matmul_array(xd, wd.T)
-    if b is not None:
-        out += b._data
+    out = None
+    if _linear_split.STEP[0]:  # Note [One pool per step]
+        out = _linear_split.forward(xd, wd, None if b is None else b._data)
+    if out is None:
+        out = matmul_array(xd, wd.T)
+        if b is not None:
+            out += b._data
     need_x, need_w = x._rg, w._rg
     need_b = b is not None and b._rg
     if not (STATE.enabled and (need_x or need_w or need_b)):
@@ -105,12 +110,27 @@ def _linear_grads(gd, xd, wd, need_x, need_w, need_b, owned):
     n_out = wd.shape[0]
     g2 = gd.reshape(-1, n_out)
     gx = gw = gb = None
-    if need_x:
-        gx = np.matmul(g2, wd).reshape(gd.shape[:-1] + wd.shape[1:])
+    split = None
+    if need_x and need_w and _linear_split.STEP[0]:  # Note [One pool per step]
+        split = _linear_split.grads(g2, wd, xd.reshape(-1, wd.shape[1]))
+    if split is not None:
+        gx, gw = split
+        gx = gx.reshape(gd.shape[:-1] + wd.shape[1:])
         if owned is not None:
             owned[id(gx)] = gx
-    if need_w:
-        gw = np.matmul(g2.T, xd.reshape(-1, wd.shape[1]))
+            owned[id(gw)] = gw
+    elif need_x:
+        gx = _linear_split.grad_input(g2, wd) if _linear_split.STEP[0] else None
+        if gx is None:  # (Note [One pool per step])
+            gx = np.matmul(g2, wd)
+        gx = gx.reshape(gd.shape[:-1] + wd.shape[1:])
+        if owned is not None:
+            owned[id(gx)] = gx
+    if need_w and split is None:
+        x2 = xd.reshape(-1, wd.shape[1])
+        gw = _linear_split.grad_weight(g2, x2) if _linear_split.STEP[0] else None
+        if gw is None:
+            gw = np.matmul(g2.T, x2)
         if owned is not None:
             owned[id(gw)] = gw
     if need_b:

@@ -18,6 +18,7 @@ from .. import _fpquiet
 from ..autograd.graph import make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
+from . import _norm_split
 
 
 def normalize(x, weight, bias, axes, param_axes, view, eps):
@@ -45,19 +46,12 @@ def normalize(x, weight, bias, axes, param_axes, view, eps):
         return y.to(xd.dtype), mean, var
     token = _fpquiet.enter()  # inf - inf = NaN silently (Note [No floating-point warnings])
     try:
-        avg = (lambda a: _trailing_mean(a, k)) if trailing else None
-        mean = avg(xd) if trailing else xd.mean(axis=axes, keepdims=True)
-        xc = xd - mean
-        var = avg(xc * xc) if trailing else np.mean(xc * xc, axis=axes, keepdims=True)
-        invstd = 1.0 / np.sqrt(var + eps)
-        xhat = xc * invstd
-        out = xhat
-        if weight is not None:
-            out = out * weight._data.reshape(view)
-        if bias is not None:
-            out = out + bias._data.reshape(view)
-        if out is xhat:
-            out = xhat.copy()  # x̂ stays private to the backward
+        split = None
+        if _norm_split.STEP[0] and trailing and weight is not None and bias is not None:
+            split = _split_forward(xd, weight, bias, view, k, eps)  # Note [One pool per step]
+        if split is None:
+            split = _normalize_arrays(xd, weight, bias, axes, view, eps, k, trailing)
+        out, xhat, invstd, mean, var = split
     finally:
         _fpquiet.leave(token)
     need_x, need_w = x._rg, weight is not None and weight._rg
@@ -94,6 +88,33 @@ def normalize(x, weight, bias, axes, param_axes, view, eps):
     saved = tuple(t for t in (x, weight) if t is not None and (need_x or need_w))
     y = make_result(out, (x, weight, bias), backward, "NativeNormBackward", saved=saved)
     return y, mean, var
+
+
+def _normalize_arrays(xd, weight, bias, axes, view, eps, k, trailing):
+    """``(out, x̂, invstd, mean, var)``: the forward's passes on one thread."""
+    avg = (lambda a: _trailing_mean(a, k)) if trailing else None
+    mean = avg(xd) if trailing else xd.mean(axis=axes, keepdims=True)
+    xc = xd - mean
+    var = avg(xc * xc) if trailing else np.mean(xc * xc, axis=axes, keepdims=True)
+    invstd = 1.0 / np.sqrt(var + eps)
+    xhat = xc * invstd
+    out = xhat
+    if weight is not None:
+        out = out * weight._data.reshape(view)
+    if bias is not None:
+        out = out + bias._data.reshape(view)
+    if out is xhat:
+        out = xhat.copy()  # x̂ stays private to the backward
+    return out, xhat, invstd, mean, var
+
+
+def _split_forward(xd, weight, bias, view, k, eps):
+    """Layer norm's forward over the pool (nn/_norm_split.py), or None."""
+    n = int(np.prod(xd.shape[xd.ndim - k :]))
+    if not n:
+        return None
+    w, b = weight._data.reshape(view), bias._data.reshape(view)
+    return _norm_split.forward(xd, w, b, _averager(n, xd.dtype), k, eps)
 
 
 _GEMV_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -159,6 +180,17 @@ def _backward_arrays_affine(gd, xhat, invstd, weight, view, k, need_x, need_w, n
     sums) and mean(ĝ ⊙ x̂) = (gd ⊙ x̂)·w/n, and mean(ĝ) = gd·w/n: GEMVs against the column
     w/n instead of passes over ĝ = gd ⊙ w."""
     gx = gw = gb = None
+    if need_x and _norm_split.STEP[0]:  # Note [One pool per step]
+        wd = weight._data
+        wcol = (wd.reshape(wd.size, 1) * (1.0 / wd.size)).astype(gd.dtype, copy=False)
+        split = _norm_split.grad_input(gd, xhat, invstd, wd.reshape(view), wcol, k)
+        if split is not None:
+            gx, gdx = split
+            if need_w:
+                gw = Tensor._wrap(_leading_sum(gdx, k).astype(wd.dtype, copy=False))
+            if need_b:
+                gb = Tensor._wrap(_leading_sum(gd, k))
+            return Tensor._wrap(gx), gw, gb
     gdx = gd * xhat if (need_x or need_w) else None
     if need_w:
         gw = Tensor._wrap(_leading_sum(gdx, k).astype(weight._data.dtype, copy=False))
