@@ -28,7 +28,7 @@ import numpy as np
 
 from . import _big_buffers
 from ._batched import BatchedTensor, wrap
-from ._blas_threads import one_thread
+from ._blas_threads import held_serial, one_thread
 from ._trace import opaque
 from .autograd.graph import batched_shape, fresh_grad, make_result, sum_to
 from .grad_mode import STATE
@@ -46,10 +46,18 @@ def _gemm(a, b):
     """``a @ b`` for 2-D arrays, on one BLAS thread where Note [Small GEMMs on one thread]
     wants it (a block only where OpenBLAS would not keep it on one thread by itself)."""
     mnk = a.shape[0] * a.shape[1] * b.shape[1]
-    if a.shape[0] > 1 and mnk <= _SERIAL_MNK:
+    if a.shape[0] > 1 and mnk <= _SERIAL_MNK or held_serial(mnk):
         return matmul_array(a, b)
     with one_thread(mnk):
         return matmul_array(a, b)
+
+
+def _bmm(a, b, mnk):
+    """``np.matmul(a, b)`` of a batch, on one BLAS thread where the policy wants it."""
+    if held_serial(mnk):
+        return np.matmul(a, b)
+    with one_thread(mnk):
+        return np.matmul(a, b)
 
 
 def per_sample_linear(x, w, b):
@@ -86,8 +94,7 @@ def per_sample_linear(x, w, b):
     if shared:
         out = _gemm(xd.reshape(n * m, n_in), wd[0].T).reshape(n, m, n_out)
     else:
-        with one_thread(n * m * n_in * n_out):
-            out = np.matmul(xd.reshape(n, m, n_in), wd.transpose(0, 2, 1))
+        out = _bmm(xd.reshape(n, m, n_in), wd.transpose(0, 2, 1), n * m * n_in * n_out)
     if bd is not None:
         if not b_batched:
             out += bd
@@ -185,16 +192,14 @@ def _backward_arrays(gd, x, w, need_x, need_w, need_b, b_batched, m, shared):
         if shared:
             gxd = _gemm(g3.reshape(n * m, n_out), wd[0])
         else:
-            with one_thread(n * m * n_in * n_out):
-                gxd = np.matmul(g3, wd)
+            gxd = _bmm(g3, wd, n * m * n_in * n_out)
         gx = fresh_grad(gxd.reshape(x._data.shape))
     if need_w:
         x3 = x._data.reshape(n, m, n_in)
         if m == 1:  # a batch of outer products, written once in the weight's layout
             gw = fresh_grad(outer_products(g3[:, 0], x3[:, 0]))
         else:
-            with one_thread(n * m * n_in * n_out):
-                gw = fresh_grad(np.matmul(g3.transpose(0, 2, 1), x3))
+            gw = fresh_grad(_bmm(g3.transpose(0, 2, 1), x3, n * m * n_in * n_out))
     if need_b:
         if b_batched:
             gb = fresh_grad(g3[:, 0].copy() if m == 1 else g3.sum(axis=1))

@@ -118,16 +118,19 @@ def _other_leaf_feeds(root, leaves) -> bool:
     seen = {root}
     stack = [root]
     while stack:
-        node = stack.pop()
-        if type(node) is graph.AccumulateGrad:
-            if id(node.variable) not in own_ids:
-                return True
-            continue
-        for edge in node.next_functions:
-            if edge is not None and edge[0] not in seen:
-                seen.add(edge[0])
-                stack.append(edge[0])
+        for edge in stack.pop().next_functions:
+            if edge is not None:
+                node = edge[0]
+                if node not in seen:
+                    seen.add(node)
+                    if type(node) is not _AccumulateGrad:
+                        stack.append(node)
+                    elif id(node.variable) not in own_ids:
+                        return True
     return False
+
+
+_AccumulateGrad = graph.AccumulateGrad
 
 
 def _split_aux(out, has_aux, name):
