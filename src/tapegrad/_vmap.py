@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _batch_rules  # noqa: F401 - fills _batched.RULES
-from . import _blas_threads
+from . import _blas_threads as _blas
 from . import random as tg_random
 from ._batched import LEVELS, BatchedAccess, BatchedTensor, install_methods, new_level, op
 from ._batched import warn_once as _warn
@@ -81,11 +81,11 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         install_methods()
         if LEVELS.active:
             return _run(func, args, kwargs, dims, n)
-        _blas_threads.HOLD.open = True  # Note [One BLAS block per call]
+        _blas.HOLD.open = True  # Note [One BLAS block per call]
         try:
             return _run(func, args, kwargs, dims, n)
         finally:
-            _blas_threads.release_hold()
+            _blas.release_hold()
 
     def _run(func, args, kwargs, dims, n):
         gen = tg_random.default_generator

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _batched, _vmap_grad
+from . import _batched, _vmap_grad, _vmap_linear
 from .autograd import engine, graph
 from .autograd.functional import jacobian_of
 from .grad_mode import STATE, enable_grad
@@ -183,15 +183,26 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, want_value):
         elif _batched.LEVELS.active:  # Note [grad under vmap]
             phys = _vmap_grad.physical(out)
             leaves = [_vmap_grad.physical(d) for d in diff]
-            if keep and not has_aux and not _other_leaf_feeds(phys.grad_fn, leaves):
-                # Nothing outside this level's variables feeds ``out``: _release would
-                # detach every gradient, so skip recording the backward graph at all.
-                keep = False
-            root = np.empty(phys._data.shape, phys._data.dtype)
-            root.fill(1)
-            grads = engine.grad(
-                phys, leaves, Tensor._wrap(root), create_graph=keep, allow_unused=True
-            )
+            nodes = None
+            if keep and not has_aux:
+                other, nodes, targets = _vmap_grad.plan_backward(phys.grad_fn, leaves)
+                if not other:
+                    # Nothing outside this level's variables feeds ``out``: _release would
+                    # detach every gradient, so skip recording the backward graph at all.
+                    keep = False
+            root = Tensor._wrap(np.empty(phys._data.shape, phys._data.dtype))
+            root._data.fill(1)
+            if nodes is not None and not keep and _vmap_linear.may_defer():
+                # Note [Deferred outer products]: written as soon as the pass returns.
+                _vmap_linear.open_deferral(nodes, targets)
+                try:
+                    grads = engine.grad(phys, leaves, root, allow_unused=True)
+                except BaseException:
+                    _vmap_linear.close_deferral(False)
+                    raise
+                _vmap_linear.close_deferral(True)
+            else:
+                grads = engine.grad(phys, leaves, root, create_graph=keep, allow_unused=True)
             if keep:
                 grads = [
                     g if g is None else _vmap_grad.rewrap_like(g, d) for g, d in zip(grads, diff)
