@@ -190,8 +190,9 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, want_value):
                     # Nothing outside this level's variables feeds ``out``: _release would
                     # detach every gradient, so skip recording the backward graph at all.
                     keep = False
-            root = Tensor._wrap(np.empty(phys._data.shape, phys._data.dtype))
-            root._data.fill(1)
+            root = np.empty(phys._data.shape, phys._data.dtype)
+            root.fill(1)  # before wrapping: a recording compares the wrapped array's values
+            root = Tensor._wrap(root)
             if nodes is not None and not keep and _vmap_linear.may_defer():
                 # Note [Deferred outer products]: written as soon as the pass returns.
                 _vmap_linear.open_deferral(nodes, targets)
