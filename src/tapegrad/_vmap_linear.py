@@ -265,8 +265,9 @@ def rule(x, w, b, level):
 # weight is one of grad's own lifted leaves whose AccumulateGrad has that Node's edge as
 # its only incoming edge (``DEFER.targets``): the engine only captures such a gradient,
 # never sums or shows it. It hands the engine the (not yet written) output array and
-# queues the products; grad writes them (:func:`flush`) as soon as the engine returns,
-# before anything else runs. The Node's other gradients are computed as before, and the
+# queues the products; grad writes them (:func:`close_deferral`) once the engine has
+# returned and grad has wrapped the gradients (which reads no values), before anything
+# else runs. The Node's other gradients are computed as before, and the
 # arrays a queued product reads (the Node's incoming gradient, its saved input) are
 # written by nothing after the Node ran. A nested backward (a checkpoint's recompute)
 # builds Nodes outside ``DEFER.nodes``; anomaly mode and tapegrad.jit recordings

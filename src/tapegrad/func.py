@@ -193,29 +193,31 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, want_value):
             root = np.empty(phys._data.shape, phys._data.dtype)
             root.fill(1)  # before wrapping: a recording compares the wrapped array's values
             root = Tensor._wrap(root)
-            if nodes is not None and not keep and _vmap_linear.may_defer():
-                # Note [Deferred outer products]: written as soon as the pass returns.
+            # Note [Deferred outer products]: written once the gradients are wrapped.
+            deferring = nodes is not None and not keep and _vmap_linear.may_defer()
+            if deferring:
                 _vmap_linear.open_deferral(nodes, targets)
-                try:
-                    grads = engine.grad(phys, leaves, root, allow_unused=True)
-                except BaseException:
-                    _vmap_linear.close_deferral(False)
-                    raise
-                _vmap_linear.close_deferral(True)
-            else:
+            try:
                 grads = engine.grad(phys, leaves, root, create_graph=keep, allow_unused=True)
-            if keep:
-                grads = [
-                    g if g is None else _vmap_grad.rewrap_like(g, d) for g, d in zip(grads, diff)
-                ]
-            else:  # fresh gradients (below), read on the physical tensors
-                grads = [
-                    _zeros_like(d)
-                    if g is None
-                    else _vmap_grad.rewrap_like(g.detach() if g._rg else g, d)
-                    for g, d in zip(grads, diff)
-                ]
-                final = True
+                if keep:
+                    grads = [
+                        g if g is None else _vmap_grad.rewrap_like(g, d)
+                        for g, d in zip(grads, diff)
+                    ]
+                else:  # fresh gradients (below), read on the physical tensors
+                    grads = [
+                        _zeros_like(d)
+                        if g is None
+                        else _vmap_grad.rewrap_like(g.detach() if g._rg else g, d)
+                        for g, d in zip(grads, diff)
+                    ]
+                    final = True
+            except BaseException:
+                if deferring:
+                    _vmap_linear.close_deferral(False)
+                raise
+            if deferring:
+                _vmap_linear.close_deferral(True)
         else:
             if keep and not has_aux and not _reaches_other_leaf(out, diff):
                 keep = False
