@@ -212,7 +212,7 @@ def _backward_arrays(gd, x, w, need_x, need_w, need_b, b_batched, m, shared, def
     if need_w:
         x3 = x._data.reshape(n, m, n_in)
         if m == 1:  # a batch of outer products, written once in the weight's layout
-            if defer and n * n_out * n_in * wd.itemsize > CHUNK_BYTES and _deferrable(w):
+            if defer and _deferrable(w):
                 gw = fresh_grad(_defer(g3[:, 0], x3[:, 0]))
             else:
                 gw = fresh_grad(outer_products(g3[:, 0], x3[:, 0]))
