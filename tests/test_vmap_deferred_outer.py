@@ -238,3 +238,24 @@ def test_no_hold_while_a_recording_runs(monkeypatch):
         assert not _blas_threads.held_serial(1 << 20) and not hold.held
     finally:
         _blas_threads.release_hold()
+
+
+# -- F.relu / F.silu under vmap: one BatchedAccess per call ------------------------------
+
+
+@pytest.mark.parametrize("name", ["relu", "silu"])
+def test_functional_activation_under_vmap_traps_once(monkeypatch, name):
+    from tapegrad import _batched
+
+    made = []
+    real = _batched.BatchedAccess.__init__
+
+    def init(self, tensor=None):
+        made.append(1)
+        real(self, tensor)
+
+    monkeypatch.setattr(_batched.BatchedAccess, "__init__", init)
+    x = tg.tensor(np.linspace(-2, 2, 12).reshape(3, 4))
+    got = F.vmap(getattr(NF, name))(x)
+    assert len(made) == 1
+    np.testing.assert_array_equal(got.numpy(), getattr(NF, name)(x).numpy())
