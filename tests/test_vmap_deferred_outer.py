@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad import _blas_threads, _trace, _vmap_linear
+from tapegrad import _batched, _blas_threads, _trace, _vmap_linear
 from tapegrad import func as tg_func
 
 F = tg.func
@@ -245,8 +245,6 @@ def test_no_hold_while_a_recording_runs(monkeypatch):
 
 @pytest.mark.parametrize("name", ["relu", "silu"])
 def test_functional_activation_under_vmap_traps_once(monkeypatch, name):
-    from tapegrad import _batched
-
     made = []
     real = _batched.BatchedAccess.__init__
 
