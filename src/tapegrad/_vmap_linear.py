@@ -23,13 +23,14 @@ k = 1 matrix products. Here it is one Node on the physical values:
 from __future__ import annotations
 
 import math
+import os
 import threading
 
 import numpy as np
 
-from . import _big_buffers, _trace
+from . import _big_buffers, _parallel, _trace
 from ._batched import BatchedTensor, wrap
-from ._blas_threads import held_serial, one_thread
+from ._blas_threads import held_serial, one_thread, user_threads
 from ._trace import opaque
 from .autograd.graph import ANOMALY, batched_shape, fresh_grad, make_result, sum_to
 from .grad_mode import STATE
@@ -297,8 +298,10 @@ def close_deferral(flush_jobs: bool) -> None:
     jobs = DEFER.jobs
     DEFER.nodes, DEFER.targets, DEFER.jobs = None, frozenset(), None
     if flush_jobs and jobs:
-        for g, x, out in jobs:
-            _outer_into(g, x, out)
+        if _split_now(sum(out.nbytes for _, _, out in jobs)):
+            _write_split(jobs)
+        else:
+            _write(jobs)
 
 
 def _deferrable(w) -> bool:
@@ -314,3 +317,82 @@ def _defer(g, x):
     out = _big_buffers.empty((n, o, x.shape[1]), g.dtype)  # Note [Reused big buffers]
     DEFER.jobs.append((g, x, out))
     return out
+
+
+# Note [Deferred outer products on two cores]
+# The deferred outer products (Note [Deferred outer products]) are plain einsum calls,
+# which release the GIL, on arrays nothing else touches; and while a vmap call holds
+# OpenBLAS at one thread (Note [One BLAS block per call]) no OpenBLAS worker spins on
+# the second core, the cost that made the generic splits lose (Note [Intra-op
+# parallelism] in _parallel.py). So they are written in two halves, each job cut at its
+# middle sample (or, for a single sample, its middle output row: each half's writes stay
+# contiguous), the caller writing the first halves while a worker of ``_parallel.pair``
+# writes the second. Each element is one product, so the halves are bit-identical to the
+# serial kernel (tests/test_vmap_outer_split.py). When: ``SPLIT[0]`` is "auto" (the
+# default) and this process may use two CPUs, NumPy's OpenBLAS allows more than one
+# thread as the user set it (``threadpool_limits(1)`` or ``torch.set_num_threads(1)``
+# keep it serial), the machine is not busy (``_parallel.busy()``), and the products
+# total at least :data:`SPLIT_BYTES`; "force" splits whenever there are two jobs' worth
+# of rows (tests, and benchmarks on a loaded machine, where the figures mean little);
+# "0" never. ``TAPEGRAD_VMAP_SPLIT=0|auto|force`` sets it at import, and
+# ``TAPEGRAD_INTRA_OP=0`` (nothing splits) turns it off too. The pool serves one split
+# at a time: a flush on a worker or during another split writes serially.
+SPLIT_BYTES = 1 << 22  # ~0.3 ms of einsum on one core
+
+
+def split_mode(environ) -> str:
+    """``SPLIT[0]``'s value for an environment (Note [Deferred outer products on two cores])."""
+    mode = environ.get("TAPEGRAD_VMAP_SPLIT", "").strip().lower() or "auto"
+    if mode not in ("0", "auto", "force"):
+        raise ValueError(f"TAPEGRAD_VMAP_SPLIT must be 0, auto or force, not {mode!r}")
+    return "0" if environ.get("TAPEGRAD_INTRA_OP", "").strip() == "0" else mode
+
+
+#: ``SPLIT[0]``: "auto", "force" or "0" (Note [Deferred outer products on two cores]).
+SPLIT = [split_mode(os.environ)]
+
+_CPUS = [None]
+
+
+def _split_now(nbytes) -> bool:
+    """Whether the deferred products of ``nbytes`` go to two cores now."""
+    mode = SPLIT[0]
+    if mode == "force":
+        return True
+    if mode != "auto" or nbytes < SPLIT_BYTES:
+        return False
+    if _CPUS[0] is None:
+        try:
+            _CPUS[0] = len(os.sched_getaffinity(0))
+        except AttributeError:  # not Linux
+            _CPUS[0] = os.cpu_count() or 1
+    return _CPUS[0] > 1 and user_threads() > 1 and not _parallel.busy()
+
+
+def _write(jobs):
+    for g, x, out in jobs:
+        _outer_into(g, x, out)
+
+
+def _halves(jobs):
+    """Each job cut in two at its middle sample (a single sample: at its middle row)."""
+    first, second = [], []
+    for g, x, out in jobs:
+        n, o = g.shape
+        if n > 1:
+            h = n // 2
+            first.append((g[:h], x[:h], out[:h]))
+            second.append((g[h:], x[h:], out[h:]))
+        elif o > 1:
+            h = o // 2
+            first.append((g[:, :h], x, out[:, :h]))
+            second.append((g[:, h:], x, out[:, h:]))
+        else:
+            first.append((g, x, out))
+    return first, second
+
+
+def _write_split(jobs):
+    first, second = _halves(jobs)
+    with one_thread(0, log=False):  # no OpenBLAS thread spins meanwhile (nested: free)
+        _parallel.pair(lambda: _write(first), lambda: _write(second), parallel=True)
