@@ -274,7 +274,8 @@ def rule(x, w, b, level):
 # builds Nodes outside ``DEFER.nodes``; anomaly mode and tapegrad.jit recordings
 # (``_trace.HOOK``, ``RETRACE``) do not defer. Bit-identical: the same kernel on the
 # same arrays, later. Measured (benchmarks/func_transforms.py's MLP, thread CPU time,
-# a 24 MB sweep before each call): 0.14-0.25 ms less per call.
+# a 24 MB sweep before each call): 0.14-0.25 ms less per call. Where a second core is
+# free the queued products are written on two (Note [Deferred outer products on two cores]).
 class _Defer(threading.local):
     nodes = None  # the graph's Nodes while a deferral is open, else None
     targets = frozenset()  # AccumulateGrad Nodes a deferred gradient may go to
