@@ -23,7 +23,9 @@ Results are checked against each other (and torch) before timings are printed.
 
 The "vmap, products serial" row is the same call with the deferred outer products
 written on one core (Note [Deferred outer products on two cores] in _vmap_linear.py),
-interleaved with the default row: the A/B of that split in one process. ``--split
+interleaved with the default row, the two trading places every other round (so neither
+always follows torch.func's row, whose threads may still spin): the A/B of that split
+in one process. ``--split
 force`` splits them even on a busy machine (where the default keeps them serial; wall
 times under load mean little: check with ``uptime``), ``--split 0`` never; the default
 is the library's own rule (``TAPEGRAD_VMAP_SPLIT``, default ``auto``). On an idle
@@ -49,16 +51,23 @@ SIZES = (64, 256, 256, 10)
 CLOCK = [time.perf_counter]  # or time.thread_time (--cpu-time)
 
 
-def interleaved(fns: dict, repeat: int, times: dict | None = None):
+def interleaved(fns: dict, repeat: int, times: dict | None = None, swap=()):
     """``{name: (median, min, result)}``: each function once per round, round after round.
-    ``times``, when given, receives every round's time per function."""
+    ``times``, when given, receives every round's time per function. ``swap``: two names
+    whose places trade every other round (an A/B pair: neither always follows the same row)."""
     clock = CLOCK[0]
     results = {k: fn() for k, fn in fns.items()}  # warm-up
     if times is None:
         times = {}
     times.update({k: [] for k in fns})
-    for _ in range(repeat):
-        for k, fn in fns.items():
+    orders = [list(fns.items())]
+    if swap:
+        i, j = (list(fns).index(k) for k in swap)
+        other = list(orders[0])
+        other[i], other[j] = other[j], other[i]
+        orders.append(other)
+    for r in range(repeat):
+        for k, fn in orders[r % len(orders)]:
             t0 = clock()
             fn()
             times[k].append(clock() - t0)
@@ -162,7 +171,7 @@ def per_sample(repeat, batch):
     times = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        rows = interleaved(fns, repeat, times)
+        rows = interleaved(fns, repeat, times, swap=("vmap", "serial"))
     g_vmap, g_loop, g_np = rows["vmap"][2], rows["loop"][2], rows["numpy"][2]
     assert cached.cache_info().hits > repeat, "tg.jit.cache did not replay vmap(grad)"
     for k, g in zip(params, g_np):
@@ -184,9 +193,8 @@ def per_sample(repeat, batch):
     t_s = rows["serial"][0]
     split = np.asarray(times["serial"]) / np.asarray(times["vmap"])
     s1, s2, s3 = np.percentile(split, [25, 50, 75])
-    print(
-        f"  vmap, products serial:          {_ms(rows['serial'])} (split: {_vmap_linear.SPLIT[0]})"
-    )
+    mode = _vmap_linear.SPLIT[0]
+    print(f"  vmap, products serial:          {_ms(rows['serial'])} (vmap row: split {mode})")
     print(f"  serial / vmap:                  {t_s / t_vmap:8.2f}x")
     print(f"  per-round serial / vmap:        {s2:8.2f}x (interquartile {s1:.2f}-{s3:.2f})")
     print(f"  tapegrad loop of grad(loss):    {_ms(rows['loop'])}")
