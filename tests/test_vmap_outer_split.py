@@ -197,3 +197,26 @@ def test_the_switch_is_read_at_import():
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "0"
+
+
+def test_the_users_thread_limit_keeps_a_vmap_call_serial(monkeypatch, split):
+    """End to end under the default rule (a free second core assumed): threadpoolctl's
+    limit, read through the vmap call's own one-thread block, decides."""
+    if not _blas_threads._handles():
+        pytest.skip("no OpenBLAS found")
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    monkeypatch.setattr(_vmap_linear, "SPLIT", ["auto"])
+    monkeypatch.setattr(_vmap_linear, "SPLIT_BYTES", 0)
+    monkeypatch.setattr(_vmap_linear, "_CPUS", [2])
+    monkeypatch.setattr(_parallel, "busy", lambda: False)
+    rng = np.random.default_rng(5)
+    p = _params(np.float32, rng)
+    x = rng.standard_normal((6, 5)).astype(np.float32)
+    y = rng.standard_normal((6, 3)).astype(np.float32)
+    on_worker = []
+    for limit in (1, 2):
+        del split[:]
+        with threadpoolctl.threadpool_limits(limit):
+            _run(p, x, y)
+        on_worker.append(any(name.startswith("tapegrad-intraop") for name in split))
+    assert on_worker == [False, True]
