@@ -20,6 +20,16 @@ charged to the rows that follow, and the work they do for torch's own row). The 
 row is the floor: the same per-sample gradients written by hand, so loop / floor is the
 most loop / vmap can be (printed as "the bound").
 Results are checked against each other (and torch) before timings are printed.
+
+The "vmap, products serial" row is the same call with the deferred outer products
+written on one core (Note [Deferred outer products on two cores] in _vmap_linear.py),
+interleaved with the default row, the two trading places every other round (so neither
+always follows torch.func's row, whose threads may still spin): the A/B of that split
+in one process. ``--split
+force`` splits them even on a busy machine (where the default keeps them serial; wall
+times under load mean little: check with ``uptime``), ``--split 0`` never; the default
+is the library's own rule (``TAPEGRAD_VMAP_SPLIT``, default ``auto``). On an idle
+machine: ``python benchmarks/func_transforms.py --repeat 201``.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ import warnings
 import numpy as np
 
 import tapegrad as tg
+from tapegrad import _vmap_linear
 from tapegrad._blas_threads import one_thread
 
 F = tg.func
@@ -40,16 +51,23 @@ SIZES = (64, 256, 256, 10)
 CLOCK = [time.perf_counter]  # or time.thread_time (--cpu-time)
 
 
-def interleaved(fns: dict, repeat: int, times: dict | None = None):
+def interleaved(fns: dict, repeat: int, times: dict | None = None, swap=()):
     """``{name: (median, min, result)}``: each function once per round, round after round.
-    ``times``, when given, receives every round's time per function."""
+    ``times``, when given, receives every round's time per function. ``swap``: two names
+    whose places trade every other round (an A/B pair: neither always follows the same row)."""
     clock = CLOCK[0]
     results = {k: fn() for k, fn in fns.items()}  # warm-up
     if times is None:
         times = {}
     times.update({k: [] for k in fns})
-    for _ in range(repeat):
-        for k, fn in fns.items():
+    orders = [list(fns.items())]
+    if swap:
+        i, j = (list(fns).index(k) for k in swap)
+        other = list(orders[0])
+        other[i], other[j] = other[j], other[i]
+        orders.append(other)
+    for r in range(repeat):
+        for k, fn in orders[r % len(orders)]:
             t0 = clock()
             fn()
             times[k].append(clock() - t0)
@@ -117,8 +135,19 @@ def per_sample(repeat, batch):
     cached = tg.jit.cache(lambda p, xb, yb: F.vmap(F.grad(loss), in_dims=(None, 0, 0))(p, xb, yb))
     for _ in range(3):
         cached(params, x, y)
+    per = F.vmap(F.grad(loss), in_dims=(None, 0, 0))
+
+    def serial():
+        mode = _vmap_linear.SPLIT[0]
+        _vmap_linear.SPLIT[0] = "0"
+        try:
+            return per(params, x, y)
+        finally:
+            _vmap_linear.SPLIT[0] = mode
+
     fns = {
-        "vmap": lambda: F.vmap(F.grad(loss), in_dims=(None, 0, 0))(params, x, y),
+        "vmap": lambda: per(params, x, y),
+        "serial": serial,
         "loop": lambda: [F.grad(loss)(params, x[b], y[b]) for b in range(batch)],
         "numpy": lambda: numpy_per_sample(arrays, xa, ya),
         "cached": lambda: cached(params, x, y),
@@ -142,7 +171,7 @@ def per_sample(repeat, batch):
     times = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        rows = interleaved(fns, repeat, times)
+        rows = interleaved(fns, repeat, times, swap=("vmap", "serial"))
     g_vmap, g_loop, g_np = rows["vmap"][2], rows["loop"][2], rows["numpy"][2]
     assert cached.cache_info().hits > repeat, "tg.jit.cache did not replay vmap(grad)"
     for k, g in zip(params, g_np):
@@ -150,6 +179,7 @@ def per_sample(repeat, batch):
         np.testing.assert_allclose(g_vmap[k].numpy(), want, rtol=1e-4, atol=1e-6)
         np.testing.assert_allclose(g_vmap[k].numpy(), g, rtol=1e-4, atol=1e-6)
         np.testing.assert_array_equal(rows["cached"][2][k].numpy(), g_vmap[k].numpy())
+        np.testing.assert_array_equal(rows["serial"][2][k].numpy(), g_vmap[k].numpy())
         if torch is not None:
             got = rows["torch"][2][k].numpy()
             np.testing.assert_allclose(g_vmap[k].numpy(), got, rtol=1e-3, atol=1e-5)
@@ -160,6 +190,13 @@ def per_sample(repeat, batch):
     print(f"per-sample gradients, MLP {'-'.join(map(str, SIZES))}, batch {batch}, float32")
     print(f"  (median of {repeat} interleaved rounds, minimum in brackets; {clock} time)")
     print(f"  tapegrad vmap(grad(loss)):      {_ms(rows['vmap'])}")
+    t_s = rows["serial"][0]
+    split = np.asarray(times["serial"]) / np.asarray(times["vmap"])
+    s1, s2, s3 = np.percentile(split, [25, 50, 75])
+    mode = _vmap_linear.SPLIT[0]
+    print(f"  vmap, products serial:          {_ms(rows['serial'])} (vmap row: split {mode})")
+    print(f"  serial / vmap:                  {t_s / t_vmap:8.2f}x")
+    print(f"  per-round serial / vmap:        {s2:8.2f}x (interquartile {s1:.2f}-{s3:.2f})")
     print(f"  tapegrad loop of grad(loss):    {_ms(rows['loop'])}")
     print(f"  loop / vmap:                    {t_loop / t_vmap:8.2f}x")
     print(f"  per-round loop / vmap:          {q2:8.2f}x (interquartile {q1:.2f}-{q3:.2f})")
@@ -211,7 +248,15 @@ def main(argv=None):
         action="store_true",
         help="time with this thread's CPU time instead of wall time (for a loaded machine)",
     )
+    parser.add_argument(
+        "--split",
+        choices=("0", "auto", "force"),
+        help="the deferred outer products on two cores: never, by the library's rule, or "
+        "always (even on a busy machine); default: TAPEGRAD_VMAP_SPLIT or auto",
+    )
     args = parser.parse_args(argv)
+    if args.split is not None:
+        _vmap_linear.SPLIT[0] = args.split
     if args.cpu_time:
         CLOCK[0] = time.thread_time
     per_sample(args.repeat, args.batch)

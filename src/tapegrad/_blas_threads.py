@@ -33,7 +33,16 @@ import threading
 
 from . import _trace
 
-__all__ = ["one_thread", "SMALL_MNK", "user_threads", "hold", "release"]
+__all__ = [
+    "one_thread",
+    "SMALL_MNK",
+    "user_threads",
+    "hold",
+    "release",
+    "HOLD",
+    "held_serial",
+    "release_hold",
+]
 
 # Products with m·n·k below this run on one thread (~0.15 ms of float32 GEMM on one core).
 SMALL_MNK = 1 << 23
@@ -147,6 +156,8 @@ class one_thread:  # noqa: N801 - used like a function: ``with one_thread(mnk):`
                 _call(_enter)
             else:
                 _enter()
+        elif HOLD.held:  # all threads for a large product (Note [One BLAS block per call])
+            release_hold(keep_open=True)
         return self
 
     def __exit__(self, *exc):
@@ -168,3 +179,47 @@ def user_threads() -> int:
         if _STATE["depth"]:
             return _STATE["saved"][0]
         return handles[0][0]()
+
+
+# Note [One BLAS block per call]
+# Each ``one_thread`` block sets and restores the thread count of both loaded OpenBLAS
+# libraries: six ctypes calls and a lock, ~4.5 us idle, three times per
+# ``vmap(grad(loss))`` call of the benchmarks' MLP. While a call that opens the hold runs
+# on this thread (``HOLD.open``: tg.func.vmap's outermost call), the first GEMM that
+# asks :func:`held_serial` enters the one-thread state and keeps it until the call
+# returns (:func:`release_hold`); later GEMMs find it entered, and ``one_thread`` blocks
+# of other ops inside the call nest in it (no ctypes calls). A block for a product too
+# large for one thread leaves it first, so every GEMM still gets the threads the policy
+# gives it. While tapegrad.jit records (``_trace.HOOK``) the per-GEMM blocks are used
+# (they are logged into the recording). As for any block, a BLAS call that another
+# Python thread makes meanwhile also runs on one thread (slower, never wrong).
+class _Hold(threading.local):
+    open = False  # a holding call runs on this thread
+    held = False  # ... and this thread entered the one-thread state for it
+
+
+HOLD = _Hold()
+
+
+def held_serial(mnk) -> bool:
+    """Whether a GEMM of size ``mnk`` may run now without a block of its own, the held
+    one-thread state standing for it (Note [One BLAS block per call])."""
+    hold = HOLD
+    if not hold.open or mnk >= SMALL_MNK or _trace.HOOK[0] is not None:
+        return False
+    if not hold.held:
+        if not _handles():
+            return False
+        _enter()
+        hold.held = True
+    return True
+
+
+def release_hold(keep_open=False) -> None:
+    """Leave the held one-thread state (the holding call returned, or a large product
+    wants every thread); ``keep_open``: later GEMMs of the call may enter it again."""
+    hold = HOLD
+    hold.open = keep_open and hold.open
+    if hold.held:
+        hold.held = False
+        _leave()

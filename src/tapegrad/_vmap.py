@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _batch_rules  # noqa: F401 - fills _batched.RULES
+from . import _blas_threads as _blas
 from . import random as tg_random
 from ._batched import LEVELS, BatchedAccess, BatchedTensor, install_methods, new_level, op
 from ._batched import warn_once as _warn
@@ -78,6 +79,15 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         if n == 0:
             raise ValueError("vmap: the mapped dimension has size 0; there is nothing to map")
         install_methods()
+        if LEVELS.active:
+            return _run(func, args, kwargs, dims, n)
+        _blas.HOLD.open = True  # Note [One BLAS block per call]
+        try:
+            return _run(func, args, kwargs, dims, n)
+        finally:
+            _blas.release_hold()
+
+    def _run(func, args, kwargs, dims, n):
         gen = tg_random.default_generator
         start = _rng_snapshot(gen)
         try:

@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from ._batched import LEVELS, BatchedTensor, _trap, op, wrap
+from .autograd.graph import AccumulateGrad
 from .tensor import Tensor
 
-__all__ = ["physical", "lift_leaf", "lifter", "rewrap_like", "jacobian"]
+__all__ = ["physical", "lift_leaf", "lifter", "rewrap_like", "jacobian", "plan_backward"]
 
 
 # -- grad under vmap ------------------------------------------------------------------------
@@ -108,6 +109,42 @@ def _expanded(t):
             shape = tuple(p.shape)
             p = op("expand", op("unsqueeze", p, i), shape[:i] + (LEVELS.sizes[level],) + shape[i:])
     return p
+
+
+def plan_backward(root, leaves):
+    """``(other, nodes, targets)`` for grad's backward from Node ``root`` to the (physical)
+    ``leaves``: ``other``, whether a leaf other than them feeds ``root``; when none does
+    and no Node or leaf in the graph has a hook, ``nodes`` (the graph's Nodes) and
+    ``targets`` (the AccumulateGrads of ``leaves`` with exactly one incoming edge), for
+    Note [Deferred outer products] in _vmap_linear.py; else None for both."""
+    if root is None:
+        return False, None, None
+    own = {id(o) for o in leaves}
+    seen = {root}
+    stack = [root]
+    arrivals = {}
+    hooked = False
+    while stack:
+        node = stack.pop()
+        if node._pre_hooks or node._hooks or node._tensor_hooks or node._retain_refs:
+            hooked = True
+        for edge in node.next_functions:
+            if edge is not None:
+                child = edge[0]
+                if type(child) is AccumulateGrad:
+                    if id(child.variable) not in own:
+                        return True, None, None
+                    arrivals[child] = arrivals.get(child, 0) + 1
+                elif child not in seen:
+                    seen.add(child)
+                    stack.append(child)
+    if hooked:
+        return False, None, None
+    targets = set()
+    for acc, count in arrivals.items():
+        if count == 1 and not (acc._pre_hooks or acc._hooks or acc.variable._hooks):
+            targets.add(acc)
+    return False, seen, targets
 
 
 def rewrap_like(g, like):

@@ -23,17 +23,19 @@ k = 1 matrix products. Here it is one Node on the physical values:
 from __future__ import annotations
 
 import math
+import os
+import threading
 
 import numpy as np
 
-from . import _big_buffers
+from . import _big_buffers, _parallel, _trace
 from ._batched import BatchedTensor, wrap
-from ._blas_threads import one_thread
+from ._blas_threads import held_serial, one_thread, user_threads
 from ._trace import opaque
-from .autograd.graph import batched_shape, fresh_grad, make_result, sum_to
+from .autograd.graph import ANOMALY, batched_shape, fresh_grad, make_result, sum_to
 from .grad_mode import STATE
 from .ops.linalg import matmul_array
-from .tensor import Tensor
+from .tensor import RETRACE, Tensor
 
 __all__ = ["per_sample_linear", "rule", "outer_products"]
 
@@ -46,10 +48,18 @@ def _gemm(a, b):
     """``a @ b`` for 2-D arrays, on one BLAS thread where Note [Small GEMMs on one thread]
     wants it (a block only where OpenBLAS would not keep it on one thread by itself)."""
     mnk = a.shape[0] * a.shape[1] * b.shape[1]
-    if a.shape[0] > 1 and mnk <= _SERIAL_MNK:
+    if a.shape[0] > 1 and mnk <= _SERIAL_MNK or held_serial(mnk):
         return matmul_array(a, b)
     with one_thread(mnk):
         return matmul_array(a, b)
+
+
+def _bmm(a, b, mnk):
+    """``np.matmul(a, b)`` of a batch, on one BLAS thread where the policy wants it."""
+    if held_serial(mnk):
+        return np.matmul(a, b)
+    with one_thread(mnk):
+        return np.matmul(a, b)
 
 
 def per_sample_linear(x, w, b):
@@ -86,8 +96,7 @@ def per_sample_linear(x, w, b):
     if shared:
         out = _gemm(xd.reshape(n * m, n_in), wd[0].T).reshape(n, m, n_out)
     else:
-        with one_thread(n * m * n_in * n_out):
-            out = np.matmul(xd.reshape(n, m, n_in), wd.transpose(0, 2, 1))
+        out = _bmm(xd.reshape(n, m, n_in), wd.transpose(0, 2, 1), n * m * n_in * n_out)
     if bd is not None:
         if not b_batched:
             out += bd
@@ -101,7 +110,11 @@ def per_sample_linear(x, w, b):
 
     def backward(g):
         if not STATE.enabled and g._data.shape == out_shape:  # Note [First-order fast paths]
-            return _backward_arrays(g._data, x, w, need_x, need_w, need_b, b_batched, m, shared)
+            # Note [Deferred outer products]
+            defer = DEFER.nodes is not None and me[0] in DEFER.nodes
+            return _backward_arrays(
+                g._data, x, w, need_x, need_w, need_b, b_batched, m, shared, defer
+            )
         # Dims from the right: Note [Batched gradients].
         g3 = g.reshape(batched_shape((n, m, n_out)))
         gx = gw = gb = None
@@ -117,7 +130,10 @@ def per_sample_linear(x, w, b):
         saved = (w, x) if need_w else (w,)
     else:
         saved = (x,) if need_w else ()
-    return make_result(out, (x, w, b), backward, "PerSampleLinearBackward", saved=saved)
+    me = [None]  # the Node, for Note [Deferred outer products]
+    result = make_result(out, (x, w, b), backward, "PerSampleLinearBackward", saved=saved)
+    me[0] = result.grad_fn
+    return result
 
 
 # Note [Outer products in chunks]
@@ -156,10 +172,15 @@ def outer_products(g, x):
 def _outer_products(g, x):
     n, o = g.shape
     i = x.shape[1]
-    row = i * g.itemsize
-    if n * o * row <= CHUNK_BYTES:
+    if n * o * i * g.itemsize <= CHUNK_BYTES:
         return _einsum("no,ni->noi", g, x)
-    out = _big_buffers.empty((n, o, i), g.dtype)  # Note [Reused big buffers]
+    return _outer_into(g, x, _big_buffers.empty((n, o, i), g.dtype))  # Note [Reused big buffers]
+
+
+def _outer_into(g, x, out):
+    """The outer products of ``g`` and ``x`` written into ``out`` in chunks."""
+    n, o = g.shape
+    row = x.shape[1] * g.itemsize
     per = o * row
     if per <= CHUNK_BYTES:
         step = CHUNK_BYTES // per
@@ -175,8 +196,10 @@ def _outer_products(g, x):
     return out
 
 
-def _backward_arrays(gd, x, w, need_x, need_w, need_b, b_batched, m, shared):
-    """The first-order rule on arrays: each gradient a new array (Note [Fresh gradients])."""
+def _backward_arrays(gd, x, w, need_x, need_w, need_b, b_batched, m, shared, defer=False):
+    """The first-order rule on arrays: each gradient a new array (Note [Fresh gradients]);
+    ``defer``: the Node may leave its weight gradient's outer products to the end of the
+    pass (Note [Deferred outer products])."""
     wd = w._data
     n, n_out, n_in = wd.shape
     g3 = gd.reshape(n, m, n_out)
@@ -185,16 +208,17 @@ def _backward_arrays(gd, x, w, need_x, need_w, need_b, b_batched, m, shared):
         if shared:
             gxd = _gemm(g3.reshape(n * m, n_out), wd[0])
         else:
-            with one_thread(n * m * n_in * n_out):
-                gxd = np.matmul(g3, wd)
+            gxd = _bmm(g3, wd, n * m * n_in * n_out)
         gx = fresh_grad(gxd.reshape(x._data.shape))
     if need_w:
         x3 = x._data.reshape(n, m, n_in)
         if m == 1:  # a batch of outer products, written once in the weight's layout
-            gw = fresh_grad(outer_products(g3[:, 0], x3[:, 0]))
+            if defer and _deferrable(w):
+                gw = fresh_grad(_defer(g3[:, 0], x3[:, 0]))
+            else:
+                gw = fresh_grad(outer_products(g3[:, 0], x3[:, 0]))
         else:
-            with one_thread(n * m * n_in * n_out):
-                gw = fresh_grad(np.matmul(g3.transpose(0, 2, 1), x3))
+            gw = fresh_grad(_bmm(g3.transpose(0, 2, 1), x3, n * m * n_in * n_out))
     if need_b:
         if b_batched:
             gb = fresh_grad(g3[:, 0].copy() if m == 1 else g3.sum(axis=1))
@@ -228,3 +252,148 @@ def rule(x, w, b, level):
         return None
     out = per_sample_linear(xv, wv, bv)
     return None if out is None else wrap(out, level)
+
+
+# Note [Deferred outer products]
+# The per-sample weight gradients (21.6 MB for the benchmarks' MLP at batch 64) stream
+# through the caches and evict the Python working set: the rest of the backward pass
+# (the Nodes below the largest layer, the engine's captures) and the transforms' own
+# work after it then run on cold caches. When nothing can read a weight gradient before
+# the pass ends, its outer products are written after the pass instead: ``grad`` under
+# vmap (func.py, first order) walks the graph before the pass
+# (:func:`_vmap_grad.plan_backward`) and opens a deferral when no Node or leaf in it has
+# a hook; a per-sample linear Node of that graph (``DEFER.nodes``) then defers when its
+# weight is one of grad's own lifted leaves whose AccumulateGrad has that Node's edge as
+# its only incoming edge (``DEFER.targets``): the engine only captures such a gradient,
+# never sums or shows it. It hands the engine the (not yet written) output array and
+# queues the products; grad writes them (:func:`close_deferral`) once the engine has
+# returned and grad has wrapped the gradients (which reads no values), before anything
+# else runs. The Node's other gradients are computed as before, and the
+# arrays a queued product reads (the Node's incoming gradient, its saved input) are
+# written by nothing after the Node ran. A nested backward (a checkpoint's recompute)
+# builds Nodes outside ``DEFER.nodes``; anomaly mode and tapegrad.jit recordings
+# (``_trace.HOOK``, ``RETRACE``) do not defer. Bit-identical: the same kernel on the
+# same arrays, later. Measured (benchmarks/func_transforms.py's MLP, thread CPU time,
+# a 24 MB sweep before each call): 0.14-0.25 ms less per call. Where a second core is
+# free the queued products are written on two (Note [Deferred outer products on two cores]).
+class _Defer(threading.local):
+    nodes = None  # the graph's Nodes while a deferral is open, else None
+    targets = frozenset()  # AccumulateGrad Nodes a deferred gradient may go to
+    jobs = None  # [(g, x, out)]
+
+
+DEFER = _Defer()
+
+
+def may_defer() -> bool:
+    """No anomaly mode, no tapegrad.jit recording (Note [Deferred outer products])."""
+    return not ANOMALY["enabled"] and RETRACE[0] is None and _trace.HOOK[0] is None
+
+
+def open_deferral(nodes, targets) -> None:
+    DEFER.nodes, DEFER.targets, DEFER.jobs = nodes, targets, []
+
+
+def close_deferral(flush_jobs: bool) -> None:
+    """Write the queued outer products (``flush_jobs``) and close the deferral."""
+    jobs = DEFER.jobs
+    DEFER.nodes, DEFER.targets, DEFER.jobs = None, frozenset(), None
+    if flush_jobs and jobs:
+        if _split_now(sum(out.nbytes for _, _, out in jobs)):
+            _write_split(jobs)
+        else:
+            _write(jobs)
+
+
+def _deferrable(w) -> bool:
+    """``w`` is a leaf whose AccumulateGrad takes only this Node's gradient."""
+    if w.grad_fn is not None:
+        return False
+    ref = w._accumulator
+    return ref is not None and ref() in DEFER.targets
+
+
+def _defer(g, x):
+    n, o = g.shape
+    out = _big_buffers.empty((n, o, x.shape[1]), g.dtype)  # Note [Reused big buffers]
+    DEFER.jobs.append((g, x, out))
+    return out
+
+
+# Note [Deferred outer products on two cores]
+# The deferred outer products (Note [Deferred outer products]) are plain einsum calls,
+# which release the GIL, on arrays nothing else touches; and while a vmap call holds
+# OpenBLAS at one thread (Note [One BLAS block per call]) no OpenBLAS worker spins on
+# the second core, the cost that made the generic splits lose (Note [Intra-op
+# parallelism] in _parallel.py). So they are written in two halves, each job cut at its
+# middle sample (or, for a single sample, its middle output row: each half's writes stay
+# contiguous), the caller writing the first halves while a worker of ``_parallel.pair``
+# writes the second. Each element is one product, so the halves are bit-identical to the
+# serial kernel (tests/test_vmap_outer_split.py). When: ``SPLIT[0]`` is "auto" (the
+# default) and this process may use two CPUs, NumPy's OpenBLAS allows more than one
+# thread as the user set it (``threadpool_limits(1)`` or ``torch.set_num_threads(1)``
+# keep it serial), the machine is not busy (``_parallel.busy()``), and the products
+# total at least :data:`SPLIT_BYTES`; "force" splits whenever there are two jobs' worth
+# of rows (tests, and benchmarks on a loaded machine, where the figures mean little);
+# "0" never. ``TAPEGRAD_VMAP_SPLIT=0|auto|force`` sets it at import, and
+# ``TAPEGRAD_INTRA_OP=0`` (nothing splits) turns it off too. The pool serves one split
+# at a time: a flush on a worker or during another split writes serially.
+SPLIT_BYTES = 1 << 22  # ~0.3 ms of einsum on one core
+
+
+def split_mode(environ) -> str:
+    """``SPLIT[0]``'s value for an environment (Note [Deferred outer products on two cores])."""
+    mode = environ.get("TAPEGRAD_VMAP_SPLIT", "").strip().lower() or "auto"
+    if mode not in ("0", "auto", "force"):
+        raise ValueError(f"TAPEGRAD_VMAP_SPLIT must be 0, auto or force, not {mode!r}")
+    return "0" if environ.get("TAPEGRAD_INTRA_OP", "").strip() == "0" else mode
+
+
+#: ``SPLIT[0]``: "auto", "force" or "0" (Note [Deferred outer products on two cores]).
+SPLIT = [split_mode(os.environ)]
+
+_CPUS = [None]
+
+
+def _split_now(nbytes) -> bool:
+    """Whether the deferred products of ``nbytes`` go to two cores now."""
+    mode = SPLIT[0]
+    if mode == "force":
+        return True
+    if mode != "auto" or nbytes < SPLIT_BYTES:
+        return False
+    if _CPUS[0] is None:
+        try:
+            _CPUS[0] = len(os.sched_getaffinity(0))
+        except AttributeError:  # not Linux
+            _CPUS[0] = os.cpu_count() or 1
+    return _CPUS[0] > 1 and user_threads() > 1 and not _parallel.busy()
+
+
+def _write(jobs):
+    for g, x, out in jobs:
+        _outer_into(g, x, out)
+
+
+def _halves(jobs):
+    """Each job cut in two at its middle sample (a single sample: at its middle row)."""
+    first, second = [], []
+    for g, x, out in jobs:
+        n, o = g.shape
+        if n > 1:
+            h = n // 2
+            first.append((g[:h], x[:h], out[:h]))
+            second.append((g[h:], x[h:], out[h:]))
+        elif o > 1:
+            h = o // 2
+            first.append((g[:, :h], x, out[:, :h]))
+            second.append((g[:, h:], x, out[:, h:]))
+        else:
+            first.append((g, x, out))
+    return first, second
+
+
+def _write_split(jobs):
+    first, second = _halves(jobs)
+    with one_thread(0, log=False):  # no OpenBLAS thread spins meanwhile (nested: free)
+        _parallel.pair(lambda: _write(first), lambda: _write(second), parallel=True)

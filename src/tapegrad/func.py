@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _batched, _vmap_grad
+from . import _batched, _vmap_grad, _vmap_linear
 from .autograd import engine, graph
 from .autograd.functional import jacobian_of
 from .grad_mode import STATE, enable_grad
@@ -118,16 +118,19 @@ def _other_leaf_feeds(root, leaves) -> bool:
     seen = {root}
     stack = [root]
     while stack:
-        node = stack.pop()
-        if type(node) is graph.AccumulateGrad:
-            if id(node.variable) not in own_ids:
-                return True
-            continue
-        for edge in node.next_functions:
-            if edge is not None and edge[0] not in seen:
-                seen.add(edge[0])
-                stack.append(edge[0])
+        for edge in stack.pop().next_functions:
+            if edge is not None:
+                node = edge[0]
+                if node not in seen:
+                    seen.add(node)
+                    if type(node) is not _AccumulateGrad:
+                        stack.append(node)
+                    elif id(node.variable) not in own_ids:
+                        return True
     return False
+
+
+_AccumulateGrad = graph.AccumulateGrad
 
 
 def _split_aux(out, has_aux, name):
@@ -180,27 +183,41 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, want_value):
         elif _batched.LEVELS.active:  # Note [grad under vmap]
             phys = _vmap_grad.physical(out)
             leaves = [_vmap_grad.physical(d) for d in diff]
-            if keep and not has_aux and not _other_leaf_feeds(phys.grad_fn, leaves):
-                # Nothing outside this level's variables feeds ``out``: _release would
-                # detach every gradient, so skip recording the backward graph at all.
-                keep = False
+            nodes = None
+            if keep and not has_aux:
+                other, nodes, targets = _vmap_grad.plan_backward(phys.grad_fn, leaves)
+                if not other:
+                    # Nothing outside this level's variables feeds ``out``: _release would
+                    # detach every gradient, so skip recording the backward graph at all.
+                    keep = False
             root = np.empty(phys._data.shape, phys._data.dtype)
-            root.fill(1)
-            grads = engine.grad(
-                phys, leaves, Tensor._wrap(root), create_graph=keep, allow_unused=True
-            )
-            if keep:
-                grads = [
-                    g if g is None else _vmap_grad.rewrap_like(g, d) for g, d in zip(grads, diff)
-                ]
-            else:  # fresh gradients (below), read on the physical tensors
-                grads = [
-                    _zeros_like(d)
-                    if g is None
-                    else _vmap_grad.rewrap_like(g.detach() if g._rg else g, d)
-                    for g, d in zip(grads, diff)
-                ]
-                final = True
+            root.fill(1)  # before wrapping: a recording compares the wrapped array's values
+            root = Tensor._wrap(root)
+            # Note [Deferred outer products]: written once the gradients are wrapped.
+            deferring = nodes is not None and not keep and _vmap_linear.may_defer()
+            if deferring:
+                _vmap_linear.open_deferral(nodes, targets)
+            try:
+                grads = engine.grad(phys, leaves, root, create_graph=keep, allow_unused=True)
+                if keep:
+                    grads = [
+                        g if g is None else _vmap_grad.rewrap_like(g, d)
+                        for g, d in zip(grads, diff)
+                    ]
+                else:  # fresh gradients (below), read on the physical tensors
+                    grads = [
+                        _zeros_like(d)
+                        if g is None
+                        else _vmap_grad.rewrap_like(g.detach() if g._rg else g, d)
+                        for g, d in zip(grads, diff)
+                    ]
+                    final = True
+            except BaseException:
+                if deferring:
+                    _vmap_linear.close_deferral(False)
+                raise
+            if deferring:
+                _vmap_linear.close_deferral(True)
         else:
             if keep and not has_aux and not _reaches_other_leaf(out, diff):
                 keep = False

@@ -10,7 +10,7 @@ PyTorch.
 
 from __future__ import annotations
 
-from ..ops._registry import OPS, exported
+from ..ops._registry import OPS, VMAP_DISPATCH, exported
 from ..ops._table import make_inplace
 from ..ops.activation import silu as _silu_op
 from ._activations import (
@@ -25,8 +25,9 @@ from ._activations import (
 
 __all__ = ["relu_", "elu_", "celu_", "selu_", "leaky_relu_", "hardtanh_", "threshold_", "rrelu_"]
 
-_relu_fn, _relu = OPS["relu"].fn, exported(OPS["relu"])
-_silu_fn, _silu = OPS["silu"].fn, exported(OPS["silu"])
+_RELU, _SILU = OPS["relu"], OPS["silu"]
+_relu_fn, _relu = _RELU.fn, exported(_RELU)
+_silu_fn, _silu = _SILU.fn, exported(_SILU)
 _silu_ = make_inplace("silu", _silu_op)
 
 
@@ -41,8 +42,10 @@ def relu(input, inplace=False):
         return input.relu_()
     try:  # the registered op itself: F.relu costs one call, as tg.relu
         return _relu_fn(input)
-    except AttributeError:  # a non-Tensor or a vmap-batched input: the exported form's
-        return _relu(input)  # TypeError / batching rule (Note [vmap levels])
+    except AttributeError as exc:  # a non-Tensor or a vmap-batched input: the exported
+        if type(exc).__name__ == "BatchedAccess":  # form's TypeError / batching rule
+            return VMAP_DISPATCH[0](_RELU, (input,), {})  # (Note [vmap levels])
+        return _relu(input)
 
 
 def silu(input, inplace=False):
@@ -51,5 +54,7 @@ def silu(input, inplace=False):
         return _silu_(input)
     try:  # as relu: one call, the exported form only for its errors / vmap
         return _silu_fn(input)
-    except AttributeError:
+    except AttributeError as exc:
+        if type(exc).__name__ == "BatchedAccess":
+            return VMAP_DISPATCH[0](_SILU, (input,), {})
         return _silu(input)

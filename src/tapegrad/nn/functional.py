@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._batched import dispatch as _vmap_dispatch
 from ..creation import default_generator
 from ..ops import _dtype_errors, joining
 from ..ops import softmax as _softmax_ops
@@ -101,9 +102,7 @@ def linear(input, weight, bias=None):
     except AttributeError as exc:  # a vmap-batched argument (Note [vmap levels])
         if type(exc).__name__ != "BatchedAccess":
             raise
-        from .._batched import dispatch  # noqa: PLC0415 - only under vmap
-
-        return dispatch("linear", linear, (input, weight, bias), {})
+        return _vmap_dispatch("linear", linear, (input, weight, bias), {})
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -117,9 +116,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     except AttributeError as exc:  # a vmap-batched argument (Note [vmap levels])
         if type(exc).__name__ != "BatchedAccess":
             raise
-        from .._batched import dispatch  # noqa: PLC0415 - only under vmap
-
-        return dispatch("conv2d", _conv2d, args, {})
+        return _vmap_dispatch("conv2d", _conv2d, args, {})
 
 
 def _conv2d(input, weight, bias, stride, padding, dilation, groups):
