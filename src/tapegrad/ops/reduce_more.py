@@ -148,7 +148,7 @@ def logcumsumexp(input, dim):
     if data.shape[d] == 0:
         return input * 1.0
     m = np.max(data, axis=d, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0).astype(data.dtype, copy=False)
+    m = np.where(np.isfinite(m), m, 0)  # m's dtype: a Python 0 is weak (NEP 50)
     shift = Tensor._wrap(m)
     with np.errstate(divide="ignore"):
         return ((input - shift).exp().cumsum(d)).log() + shift
