@@ -20,3 +20,24 @@ def test_batched_grad_outputs_of_the_wrong_shape_raise_like_torch(shape, torch_m
     theirs, ours = errors
     assert type(ours) is type(theirs), (ours, theirs)
     check_message("is_grads_batched", ours, theirs, names=("is_grads_batched",))
+
+
+def _cell(m, op, hx, wh):
+    x, wi = m.ones(2, 3), m.ones(4 * (4 if op == "lstm_cell" else 3 if op == "gru_cell" else 1), 3)
+    if op == "lstm_cell":
+        return m.lstm_cell(x, (m.ones(hx), m.ones(hx)), wi * 0.1, m.ones(wh))
+    return getattr(m, op)(x, m.ones(hx), wi * 0.1, m.ones(wh))
+
+
+@pytest.mark.parametrize("op", ["lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"])
+@pytest.mark.parametrize("bad", ["hx", "w_hh"])
+def test_rnn_cells_refuse_a_hidden_state_or_w_hh_that_does_not_match(op, bad, torch_mod):
+    # nn/_rnn_ops.py: each half of the hidden-state check alone (hidden size 4)
+    gates = {"lstm_cell": 4, "gru_cell": 3}.get(op, 1)
+    hx, wh = ((2, 5), (4 * gates, 4)) if bad == "hx" else ((2, 4), (4 * gates + 1, 4))
+    errors = []
+    for m in (torch_mod, tg):
+        with pytest.raises(RuntimeError) as info:
+            _cell(m, op, hx, wh)
+        errors.append(info.value)
+    check_message(op, errors[1], errors[0])
