@@ -41,3 +41,28 @@ def test_rnn_cells_refuse_a_hidden_state_or_w_hh_that_does_not_match(op, bad, to
             _cell(m, op, hx, wh)
         errors.append(info.value)
     check_message(op, errors[1], errors[0])
+
+
+@pytest.mark.parametrize(
+    "sizes", [(1, 1, 6), (1, -1, 1), (2, 1, 3, 1), (-1, -1, 6), (4, 2)], ids=str
+)
+def test_unflatten_with_several_ones_or_minus_ones_as_torch(sizes, torch_mod):
+    # ops/shape.py: "more than one -1" counts the -1s, not the 1s
+    got = []
+    for m in (torch_mod, tg):
+        try:
+            got.append(tuple(m.arange(12.0).reshape(6, 2).unflatten(0, sizes).shape))
+        except RuntimeError as exc:
+            got.append(type(exc))
+    assert got[0] == got[1], got
+
+
+@pytest.mark.parametrize("shape", [(1, 5, 4), (2, 4, 5, 4), (1, 2, 4, 5, 4)], ids=str)
+def test_pixel_unshuffle_checks_the_last_two_dims_of_any_rank(shape, torch_mod):
+    # nn/_layers_functional.py: the height is dim -2 whatever the rank (3-D and 5-D too)
+    errors = []
+    for m in (torch_mod, tg):
+        with pytest.raises(RuntimeError) as info:
+            m.nn.functional.pixel_unshuffle(m.ones(shape), 2)
+        errors.append(info.value)
+    check_message("pixel_unshuffle", errors[1], errors[0])
