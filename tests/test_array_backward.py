@@ -7,6 +7,8 @@ import pytest
 import tapegrad as tg
 from tapegrad.autograd import engine
 from tapegrad.autograd.graph import iter_graph
+from tapegrad.ops import OPS
+from tapegrad.ops._table import NOT_IMPLEMENTED, ROWS, Unary
 
 from .optable import ALL_CASES, OpCase
 
@@ -376,3 +378,34 @@ def test_a_gradient_kept_by_an_array_rule_is_not_written_into():
     y = x.reshape(7, 1).expand(7, 3)
     (y.sum(1) + x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.full(7, 4.0, np.float32))
+
+
+def _runs_on_arrays(row, x):
+    """Whether the row's derivative, given arrays for g, x and out, computes an array: it is
+    then written in operators alone, which is what ``arrays=True`` certifies."""
+    try:
+        with np.errstate(all="ignore"):
+            return isinstance(row.grad(np.ones_like(x), x, row.kernel(x)), np.ndarray)
+    except Exception:  # noqa: BLE001 - a rule in tapegrad ops refuses arrays
+        return False
+
+
+def test_unary_rows_whose_rule_runs_on_arrays_get_array_rules():
+    """Note [Rules in operators]: a Unary row whose derivative runs on arrays gives its
+    Node an array rule. The set is derived from the rules themselves, not from the rows'
+    ``arrays`` flags: a flag that drifted to False silently drops the fast path, which the
+    bit comparison above cannot notice (it compares only the Nodes that have one)."""
+    rows = {row.name: row for row in ROWS.values() if isinstance(row, Unary)}
+    fast, missing = [], []
+    for name, row in sorted(rows.items()):
+        if row.grad is None or row.grad is NOT_IMPLEMENTED:
+            continue
+        lo, hi = row.domain
+        x = np.linspace(lo, hi, 5)[1:-1]
+        if not _runs_on_arrays(row, x):
+            continue
+        fast.append(name)
+        if OPS[name].fn(tg.tensor(x, requires_grad=True)).grad_fn._array_backward is None:
+            missing.append(name)
+    assert len(fast) >= 10, fast  # the rows above really were found
+    assert not missing, missing

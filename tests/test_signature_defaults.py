@@ -10,6 +10,7 @@ import pytest
 import tapegrad as tg
 
 torch = pytest.importorskip("torch")
+from torch._jit_internal import boolean_dispatched  # noqa: E402
 
 NAMESPACES = [
     ("nn.functional", torch.nn.functional, tg.nn.functional),
@@ -22,6 +23,10 @@ NAMESPACES = [
 
 
 def _signature(f):
+    # torch's pooling functions with ``return_indices`` are boolean dispatches taking
+    # (*args, **kwargs): their defaults live in the two functions they dispatch to
+    if f in boolean_dispatched:
+        f = boolean_dispatched[f]["if_false"]
     try:
         return inspect.signature(f)
     except (TypeError, ValueError):  # builtins without one

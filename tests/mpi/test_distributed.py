@@ -5,6 +5,7 @@ bug: ring send/recv, scatter roots, averaging). They skip only where mpi4py or m
 missing; CI installs the ``mpi`` extra, which brings both.
 """
 
+import json
 import os
 import pathlib
 import subprocess
@@ -160,3 +161,25 @@ def test_distributed_demo_trains_on_two_ranks(tmp_path):
     assert res.stdout.count("epoch  2 ") == 1
     assert (tmp_path / "digits_cnn.tapegrad").exists()
     assert '"world_size": 2' in (tmp_path / "summary.json").read_text()
+
+
+def test_ddp_grad_versions_are_torchs():
+    """DDP's in-place writes of ``.grad`` (the averaged bucket copied back, accumulation
+    under no_sync) bump its version counter as torch's DDP does: a graph that saved the
+    gradient sees each write. A world of one in a fresh interpreter, torch's (gloo) and
+    ours (MPI) side by side."""
+    pytest.importorskip("torch")
+    if not dist.is_available():
+        pytest.skip("mpi4py missing: pip install tapegrad[mpi]")
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    res = subprocess.run(
+        [sys.executable, str(HERE / "ddp_versions_script.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    seen = json.loads(res.stdout.strip().splitlines()[-1])
+    assert seen["tapegrad"] == seen["torch"], seen

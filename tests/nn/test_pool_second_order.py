@@ -75,3 +75,21 @@ def test_max_pool2d_third_order(torch_mod):
         (gvv,) = m.autograd.grad((gv**2).sum(), v)
         got.append(gvv.detach().numpy())
     np.testing.assert_allclose(got[0], got[1], rtol=1e-9)
+
+
+def test_max_pool2d_windows_inside_the_padding_send_nothing():
+    """A dilated window can hold only padding (width 2, taps at -1 and 2): its -inf output
+    depends on no input, so the gradient and the double backward through it are zero (the
+    gather of the double backward reads the padding as 0). torch 2.13 is no oracle here: it
+    reports index 2, a position outside the window, sends the gradient there, and its double
+    backward fails with "index 4 is out of bounds"."""
+    x = tg.tensor(_distinct((1, 2, 3, 2)), requires_grad=True)
+    fn = lambda a: F.max_pool2d(a, (1, 2), 1, (0, 1), (1, 3))  # noqa: E731
+    out = fn(x)
+    assert np.isneginf(out.detach().numpy()).all()
+    v = tg.tensor(rng.standard_normal(out.shape), requires_grad=True)
+    (g,) = tg.autograd.grad(out, x, v, create_graph=True)
+    assert not g.detach().numpy().any()
+    (gv,) = tg.autograd.grad(g, v, tg.ones_like(g))
+    assert not gv.numpy().any()
+    assert gradgradcheck(fn, (x,))

@@ -163,6 +163,11 @@ def batched_grad(
     for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
         if not isinstance(o, Tensor) or not o._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad")
+        if isinstance(g, Tensor) and g._data.ndim == 0:  # torch's type (its grad[0] fails)
+            raise IndexError(
+                f"is_grads_batched: grad_outputs[{i}] is 0-d; it should be [B] + "
+                f"{list(o.shape)}, its first dim the batch"
+            )
         if not isinstance(g, Tensor) or g._data.shape[1:] != o._data.shape:
             shape = list(getattr(g, "shape", ()))
             raise RuntimeError(

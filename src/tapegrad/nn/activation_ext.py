@@ -122,11 +122,17 @@ class Hardsigmoid(_Pointwise):
 
     _fn = staticmethod(A.hardsigmoid)
 
+    def extra_repr(self):
+        return ""  # torch's prints no ``inplace``
+
 
 class Hardswish(_Pointwise):
     """x · relu6(x + 3) / 6."""
 
     _fn = staticmethod(A.hardswish)
+
+    def extra_repr(self):
+        return ""  # torch's prints no ``inplace``
 
 
 class Mish(_Pointwise):

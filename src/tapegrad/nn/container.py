@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from .module import Module
+from .module import Module, _indent
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict"]
 
@@ -148,6 +148,23 @@ class ModuleList(Module):
 
     def __iter__(self):
         return iter(self._modules.values())
+
+    def __repr__(self):
+        """torch's: a run of children with the same repr prints once, ``(0-5): 6 x Layer(...)``."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = []  # [first, last, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = [
+            _indent(f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}", 2)
+            for a, b, r in runs
+        ]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
     def __iadd__(self, modules):
         return self.extend(modules)

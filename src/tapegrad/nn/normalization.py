@@ -168,5 +168,5 @@ class LayerNorm(Module):
     def extra_repr(self):
         return (
             f"{self.normalized_shape}, eps={self.eps}, "
-            f"elementwise_affine={self.elementwise_affine}, bias={self.has_bias}"
+            f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
         )

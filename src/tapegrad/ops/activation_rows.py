@@ -25,7 +25,7 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _softplus_array(x):
-    return np.logaddexp(0.0, x).astype(x.dtype, copy=False)
+    return np.logaddexp(0.0, x)  # a Python 0.0 keeps x's dtype (NEP 50)
 
 
 def _mask(cond, x, value=1.0):

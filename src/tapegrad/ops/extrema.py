@@ -121,6 +121,15 @@ def min(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     return _select_along(input, dim, keepdim, np.argmin, "min", "MinBackward", MinResult)
 
 
+def _nonempty(input, dim, op):
+    """amax/amin refuse an empty reduction dim naming it as given (``-1``, not 1) and the
+    first one in the order given, as torch."""
+    shape = input._data.shape
+    for d in (dim,) if isinstance(dim, (int, np.integer)) else (dim or ()):
+        if shape and shape[int(d) % len(shape)] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+
+
 def _all_if_empty(dim):
     """amax/amin reduce every dim when ``dim`` is an empty tuple or list (PyTorch's default)."""
     return None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim
@@ -137,6 +146,7 @@ def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None):
     if keepdims is not None:
         keepdim = keepdims
     dims = normalize_dims(_all_if_empty(dim), input._data.ndim, "amax")
+    _nonempty(input, dim, "amax")
     return _tied_extreme(input, dims, keepdim, np.max, "amax", "AmaxBackward")
 
 
@@ -148,6 +158,7 @@ def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None):
     if keepdims is not None:
         keepdim = keepdims
     dims = normalize_dims(_all_if_empty(dim), input._data.ndim, "amin")
+    _nonempty(input, dim, "amin")
     return _tied_extreme(input, dims, keepdim, np.min, "amin", "AminBackward")
 
 

@@ -65,7 +65,10 @@ def cat(tensors, dim=0):
     parts = [tensors[i] for i in kept]
     ref = parts[0]._data
     if ref.ndim == 0:
-        raise RuntimeError("cat: zero-dimensional tensors cannot be concatenated; use stack")
+        raise RuntimeError(
+            f"cat: zero-dimensional tensor (at position {kept[0]}) cannot be concatenated; "
+            "use stack"
+        )
     d = _check_dim(dim, ref.ndim, "cat")
     for t in parts:
         s = t._data.shape

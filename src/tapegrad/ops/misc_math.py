@@ -49,7 +49,7 @@ def logit(input, eps=None):
     if eps is not None:
         data = np.clip(data, eps, 1.0 - eps)
     with np.errstate(all="ignore"):
-        out = np.log(data / (1.0 - data)).astype(data.dtype, copy=False)
+        out = np.log(data / (1.0 - data))  # data's float dtype: 1.0 is a weak scalar
 
     def backward(g):
         grad = g / (x * (1.0 - x))

@@ -346,7 +346,12 @@ def matrix_power(input, n):
     """``input`` multiplied by itself ``n`` times (the identity for 0, the inverse's power
     for negative ``n``), over the last two dims."""
     shape = input._data.shape
-    if len(shape) < 2 or shape[-1] != shape[-2]:
+    if len(shape) < 2:  # torch's words
+        raise RuntimeError(
+            "linalg.matrix_power: The input tensor A must have at least 2 dimensions, got "
+            f"shape {list(shape)}"
+        )
+    if shape[-1] != shape[-2]:
         raise RuntimeError(
             f"matrix_power: expected a tensor of square matrices, got shape {list(shape)}"
         )

@@ -107,12 +107,10 @@ def aminmax(input, *, dim=None, keepdim=False):
             "no identity."
         )
     d = () if dim is None else dim
-    if (
-        dim is not None
-        and input._data.ndim
-        and input._data.shape[_check_dim(dim, input._data.ndim, "aminmax")] == 0
-    ):
-        raise IndexError(f"aminmax: Expected reduction dim {dim} to have non-zero size.")
+    if dim is not None and input._data.ndim:
+        nd = _check_dim(dim, input._data.ndim, "aminmax")
+        if input._data.shape[nd] == 0:  # torch names it normalized (1, not -1)
+            raise IndexError(f"aminmax: Expected reduction dim {nd} to have non-zero size.")
     return AminmaxResult(amin(input, d, keepdim), amax(input, d, keepdim))
 
 
@@ -150,7 +148,7 @@ def logcumsumexp(input, dim):
     if data.shape[d] == 0:
         return input * 1.0
     m = np.max(data, axis=d, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0).astype(data.dtype, copy=False)
+    m = np.where(np.isfinite(m), m, 0)  # m's dtype: a Python 0 is weak (NEP 50)
     shift = Tensor._wrap(m)
     with np.errstate(divide="ignore"):
         return ((input - shift).exp().cumsum(d)).log() + shift

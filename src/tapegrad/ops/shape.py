@@ -289,7 +289,13 @@ def squeeze(input, dim=None):
 def unsqueeze(input, dim):
     """Insert a dimension of size 1 at ``dim`` (in ``[-ndim-1, ndim]``)."""
     nd = input._data.ndim
-    d = _check_dim(dim, nd + 1, "unsqueeze")
+    try:
+        d = _check_dim(dim, nd + 1, "unsqueeze")
+    except IndexError:  # the range is of the result's dims: say the input's shape, not a count
+        raise IndexError(
+            f"unsqueeze: dimension {dim!r} out of range for a tensor of shape "
+            f"{list(input._data.shape)} (expected to be in range of [{-nd - 1}, {nd}])"
+        ) from None
     shape = input._data.shape[:d] + (1,) + input._data.shape[d:]
     return reshape(input, shape)
 

@@ -214,7 +214,9 @@ def tensor_split(input, indices_or_sections, dim=0):
     """Split into ``n`` near-equal pieces, or at the given indices, along ``dim`` (views)."""
     nd = input._data.ndim
     if nd == 0:
-        raise RuntimeError("tensor_split: expected at least a 1-dimensional tensor")
+        raise RuntimeError(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
+        )
     d = _check_dim(dim, nd, "tensor_split")
     n = input._data.shape[d]
     sizes = _sections(n, indices_or_sections, "tensor_split")

@@ -37,7 +37,12 @@ def _square(A, op):
     """A's data as a float batch of square matrices, or a clear error naming ``op``."""
     t = as_tensor(A, op)
     data = float_data(t)
-    if data.ndim < 2 or data.shape[-1] != data.shape[-2]:
+    if data.ndim < 2:  # torch's words
+        raise RuntimeError(
+            f"{op}: The input tensor A must have at least 2 dimensions, got shape "
+            f"{list(data.shape)}"
+        )
+    if data.shape[-1] != data.shape[-2]:
         raise RuntimeError(
             f"{op}: expected a square matrix or a batch of them (..., n, n), "
             f"got shape {list(data.shape)}"

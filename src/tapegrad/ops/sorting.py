@@ -135,6 +135,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     d = _dim(input, dim, "kthvalue")
     data = input._data
     size = data.shape[d] if data.ndim else 1
+    if size == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= size:
         raise RuntimeError(
             f"kthvalue: k ({k}) is out of range for dimension {d} of size {size} "

@@ -120,7 +120,7 @@ def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
         m = np.zeros(kept_shape(x.shape, dims), x.dtype)
     else:
         m = np.max(x, axis=dims, keepdims=True)
-        m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
+        m = np.where(np.isfinite(m), m, 0)  # m's dtype: a Python 0 is weak (NEP 50)
     with np.errstate(divide="ignore"):
         out = np.log(np.asanyarray(np.sum(np.exp(x - m), axis=dims, keepdims=True)))
     out += m
