@@ -236,12 +236,21 @@ def _relu_backward(g, out):
     return (g * (out._data != 0),)
 
 
+_ONLY_CONDITION = object()  # where(condition): input and other not given
+
+
 @register("where", method=False)
-def where(condition, input, other):
+def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION):
     """``input`` where ``condition`` holds, else ``other``; all three broadcast.
 
-    d/dinput = g where condition, 0 elsewhere; d/dother the complement.
+    d/dinput = g where condition, 0 elsewhere; d/dother the complement. ``where(condition)``
+    alone is ``nonzero(condition, as_tuple=True)``, as in PyTorch.
     """
+    if input is _ONLY_CONDITION or other is _ONLY_CONDITION:
+        if input is not other:
+            raise TypeError("where() takes a condition alone or a condition, input and other")
+        data = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+        return tuple(Tensor._wrap(c.astype(np.int64)) for c in np.nonzero(np.atleast_1d(data)))
     cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if cond.dtype != np.bool_:
         cond = _bool_condition(cond)

@@ -46,6 +46,7 @@ LUFactorResult = namedtuple("lu_factor", ["LU", "pivots"])
 LUFactorExResult = namedtuple("lu_factor_ex", ["LU", "pivots", "info"])
 LUResult = namedtuple("lu", ["P", "L", "U"])
 LUUnpackResult = namedtuple("lu_unpack", ["P", "L", "U"])
+LUWithInfoResult = namedtuple("_lu_with_info", ["LU", "pivots", "info"])
 
 
 def _getrf(data):
@@ -247,7 +248,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 def torch_lu(A, pivot=True, get_infos=False, out=None):
     """``torch.lu`` (deprecated in PyTorch): (LU, pivots[, infos])."""
     LU, piv, info = _lu_factor_op(A, pivot, "lu")
-    return (LU, piv, info) if get_infos else (LU, piv)
+    return LUWithInfoResult(LU, piv, info) if get_infos else (LU, piv)
 
 
 @register("lu_solve")
