@@ -9,12 +9,10 @@ The step functions (sign, floor, ceil, round) have gradient zero, as in PyTorch.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from scipy.special import expit as _expit
 
-from .. import _dtypes, _fpquiet
+from .. import _dtypes, _fpquiet, _warn
 from ..autograd.graph import keeps_arrays, make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
@@ -287,11 +285,10 @@ def _bool_condition(cond):
     """torch's rule for a condition that is not bool: uint8 is taken with a deprecation
     warning, any other dtype is an error (tapegrad used to cast it)."""
     if cond.dtype == np.uint8:
-        warnings.warn(
+        _warn.warn(
             "where received a uint8 condition tensor. This behavior is deprecated and will be "
             "removed in a future version of PyTorch. Use a boolean condition instead.",
             UserWarning,
-            stacklevel=3,
         )
         return cond.astype(bool)
     raise RuntimeError(
