@@ -38,3 +38,19 @@ def test_anomaly_modes_check_nan_option_matches_torch(torch_mod, api, check_nan)
         np.testing.assert_array_equal(grad, want_grad)
     else:
         assert "returned nan values in its 0th output" in err
+
+
+def test_convolution_splits_its_batch_only_when_large_and_a_core_is_free(monkeypatch):
+    # nn/_conv_ops.py _halves: the size rule of Note [Intra-op parallelism], visible only as
+    # speed (both ways compute the same values), so checked directly: two halves for a batch
+    # of at least 2, at least PAIR_MNK multiply-adds and a free core; one pass otherwise.
+    from tapegrad import _parallel
+    from tapegrad.nn import _conv_ops
+
+    big = _conv_ops.PAIR_MNK
+    monkeypatch.setattr(_parallel, "may_split", lambda: True)
+    assert _conv_ops._halves(5, big) == ((0, 2), (2, 5))
+    assert _conv_ops._halves(1, big) is None
+    assert _conv_ops._halves(4, big - 1) is None
+    monkeypatch.setattr(_parallel, "may_split", lambda: False)
+    assert _conv_ops._halves(4, 4 * big) is None
