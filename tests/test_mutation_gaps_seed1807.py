@@ -54,3 +54,23 @@ def test_convolution_splits_its_batch_only_when_large_and_a_core_is_free(monkeyp
     assert _conv_ops._halves(4, big - 1) is None
     monkeypatch.setattr(_parallel, "may_split", lambda: False)
     assert _conv_ops._halves(4, 4 * big) is None
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 0), (2, 3, 0), (0, 2, 3)])
+@pytest.mark.parametrize("ord", [1, -1, float("inf"), float("-inf"), "fro", "nuc"])
+def test_matrix_norm_of_empty_matrices_matches_torch(torch_mod, ord, shape, keepdim):
+    # ops/norm.py: the largest column/row sum of an empty matrix is 0 (a sum over the empty
+    # dim, keeping it for keepdim); the smallest raises, as torch's.
+    torch = torch_mod
+    a = np.zeros(shape)
+    try:
+        want = torch.linalg.matrix_norm(torch.tensor(a), ord, keepdim=keepdim).numpy()
+    except (RuntimeError, IndexError) as e:
+        with pytest.raises(type(e)):
+            tg.linalg.matrix_norm(tg.tensor(a), ord, keepdim=keepdim)
+        return
+    got = tg.linalg.matrix_norm(tg.tensor(a), ord, keepdim=keepdim).numpy()
+    assert got.shape == want.shape
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
