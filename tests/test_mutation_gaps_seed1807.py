@@ -74,3 +74,15 @@ def test_matrix_norm_of_empty_matrices_matches_torch(torch_mod, ord, shape, keep
     assert got.shape == want.shape
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+def test_matrix_exp_of_an_integer_or_bool_matrix_raises_like_torch(torch_mod, dtype):
+    # ops/matfun.py: torch refuses them (tapegrad returned exp of the float32 cast)
+    a = np.array([[1, 0], [0, 1]]).astype(dtype)
+    with pytest.raises(RuntimeError) as want:
+        torch_mod.linalg.matrix_exp(torch_mod.tensor(a))
+    for fn in (tg.linalg.matrix_exp, tg.matrix_exp):
+        with pytest.raises(RuntimeError) as got:
+            fn(tg.tensor(a))
+        assert str(got.value) == str(want.value)
