@@ -54,6 +54,7 @@ def _compare(got, want, what, shapes):
         a = np.zeros(shapes[i]) if a is None else a
         b = np.zeros(shapes[i]) if b is None else b
         assert a.shape == b.shape, f"{what} {i}: shape {a.shape} != torch's {b.shape}"
+        assert a.dtype == b.dtype, f"{what} {i}: dtype {a.dtype} != torch's {b.dtype}"
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9, err_msg=f"{what} {i}")
 
 

@@ -50,6 +50,7 @@ def _assert_close(got, want):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert tuple(g.shape) == w.shape
+        assert g.detach().numpy().dtype == w.dtype, (g.dtype, w.dtype)
         np.testing.assert_allclose(g.detach().numpy(), w, rtol=1e-12, atol=1e-13)
 
 

@@ -374,6 +374,31 @@ def _compare(ours, ref, what, tol=(RTOL, ATOL), values=True):
             raise Mismatch(f"{what}: {value!r} != torch's {ref!r}")
 
 
+def _compare_structure(ours, ref, what):
+    """The result's kind as torch's: a Tensor where torch returns one, a Python number of
+    torch's exact type (``int``, not a 0-d Tensor or a NumPy integer), a list or tuple where
+    torch's is one, with the fields of torch's named tuple, and None where torch gives None."""
+    import torch  # noqa: PLC0415
+
+    if isinstance(ref, torch.Tensor):
+        return  # _compare checks the Tensor
+    if ref is None or isinstance(ref, (bool, int, float, complex, str)):
+        if type(ours) is not type(ref):
+            raise Mismatch(f"{what}: {type(ours).__name__} {ours!r}, torch's {type(ref).__name__}")
+        return
+    if isinstance(ref, (tuple, list)):
+        kind = list if isinstance(ref, list) else tuple
+        if not isinstance(ours, kind) or isinstance(ours, tg.Tensor):
+            raise Mismatch(f"{what}: {type(ours).__name__}, torch's {kind.__name__}")
+        fields = getattr(type(ref), "__match_args__", None)  # torch.return_types.*
+        if fields and tuple(getattr(ours, "_fields", ())) != fields:
+            raise Mismatch(f"{what}: fields {getattr(ours, '_fields', None)}, torch's {fields}")
+        if len(ours) != len(ref):
+            raise Mismatch(f"{what}: {len(ours)} entries, torch's {len(ref)}")
+        for i, (o, r) in enumerate(zip(ours, ref)):
+            _compare_structure(o, r, f"{what}[{i}]")
+
+
 def _draws_dropout(name, sample):
     """Whether a sample of an attention op draws a dropout mask (dropout_p > 0, training):
     its values come from the random stream, which tapegrad does not share with torch, so only
@@ -398,6 +423,7 @@ def run_sample(op, fn, sample, seed=0):
     ours_args = convert(args, leaves)
     ours_kwargs = convert(dict(sample.kwargs), leaves)
     ours = fn(*ours_args, **ours_kwargs)
+    _compare_structure(ours, ref, "output")
     ref_flat, ours_flat = _flat(ref), _flat(ours)
     if len(ref_flat) != len(ours_flat):
         raise Mismatch(f"{len(ours_flat)} outputs, torch gives {len(ref_flat)}")

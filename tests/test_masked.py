@@ -31,6 +31,7 @@ def _check(torch, ours, ref, inputs):
     got = tg.autograd.grad((ours * tg.tensor(w)).sum(), [o for o, _ in inputs])
     want = torch.autograd.grad((ref * torch.tensor(w)).sum(), [t for _, t in inputs])
     for g, w_ in zip(got, want):
+        assert g.numpy().dtype == w_.numpy().dtype
         np.testing.assert_allclose(g.numpy(), w_.numpy(), rtol=1e-6, atol=1e-8)
 
 

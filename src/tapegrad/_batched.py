@@ -35,10 +35,10 @@ from __future__ import annotations
 import itertools
 import math
 import threading
-import warnings
 
 import numpy as np
 
+from . import _warn
 from . import random as tg_random
 from .ops import _registry
 from .ops._registry import OPS
@@ -98,7 +98,7 @@ def new_level() -> int:
 def warn_once(key: str, message: str) -> None:
     if key not in _WARNED:
         _WARNED.add(key)
-        warnings.warn(message, UserWarning, stacklevel=4)
+        _warn.warn(message, UserWarning)
 
 
 def _trap(self):

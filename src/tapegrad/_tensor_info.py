@@ -9,8 +9,8 @@ registered ops, not new graph ops)."""
 from __future__ import annotations
 
 import math
-import warnings
 
+from . import _warn
 from ._inference_tensors import is_inference
 from .nn import _activations
 from .tensor import Tensor
@@ -60,7 +60,7 @@ def adjoint(self):
 
 
 def _resize(self, sizes, which):
-    warnings.warn(f"non-inplace {which} is deprecated", UserWarning, stacklevel=3)
+    _warn.warn(f"non-inplace {which} is deprecated", UserWarning)
     n = math.prod(sizes)
     if n != self._data.size:
         shape = ", ".join(str(s) for s in sizes)

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import warnings
 
 import numpy as np
 
-from . import cuda
+from . import _warn, cuda
 from .grad_mode import no_grad
 
 __all__ = ["autocast", "GradScaler", "is_autocast_available"]
@@ -61,9 +60,8 @@ class GradScaler:
                  growth_interval=2000, enabled=True):  # fmt: skip
         self._device = str(device)
         if enabled and self._device.startswith("cuda") and not cuda.is_available():
-            warnings.warn(
+            _warn.warn(
                 "torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
-                stacklevel=2,
             )
             enabled = False
         self._enabled = enabled

@@ -15,8 +15,22 @@ from .tensor import Tensor
 
 __all__ = []
 
-Tensor.half = lambda self, memory_format=None: self.to(_dtypes.float16)
-Tensor.bfloat16 = lambda self, memory_format=None: self.to(_dtypes.bfloat16)
-Tensor.short = lambda self, memory_format=None: self.to(_dtypes.int16)
-Tensor.byte = lambda self, memory_format=None: self.to(_dtypes.uint8)
-Tensor.char = lambda self, memory_format=None: self.to(_dtypes.int8)
+
+def _conversion(name, dtype):
+    def convert(self, memory_format=None):
+        return self.to(dtype)
+
+    convert.__name__ = convert.__qualname__ = name
+    convert.__doc__ = f"``self.to({dtype})``, as PyTorch's ``Tensor.{name}``."
+    return convert
+
+
+for _name, _dtype in (
+    ("half", _dtypes.float16),
+    ("bfloat16", _dtypes.bfloat16),
+    ("short", _dtypes.int16),
+    ("byte", _dtypes.uint8),
+    ("char", _dtypes.int8),
+):
+    setattr(Tensor, _name, _conversion(_name, _dtype))
+del _name, _dtype

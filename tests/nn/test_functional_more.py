@@ -19,12 +19,14 @@ def _compare(torch, fn, arrays, grads, atol=1e-10):
     out = fn(tg, *ts)
     ref = fn(torch, *rs)
     assert tuple(out.shape) == tuple(ref.shape)
+    assert out.detach().numpy().dtype == ref.detach().numpy().dtype
     np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=atol, rtol=atol)
     gy = R.standard_normal(tuple(ref.shape))
     out.backward(tg.tensor(gy))
     ref.backward(torch.tensor(gy))
     for i, (t, r) in enumerate(zip(ts, rs, strict=True)):
         if grads[i]:
+            assert t.grad.numpy().dtype == r.grad.numpy().dtype, f"grad {i}"
             np.testing.assert_allclose(
                 t.grad.numpy(), r.grad.numpy(), atol=atol, rtol=atol, err_msg=f"grad {i}"
             )

@@ -40,12 +40,11 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import warnings
 from collections import namedtuple
 
 import numpy as np
 
-from .. import grad_mode
+from .. import _warn, grad_mode
 from ..grad_mode import STATE, enable_grad
 from ..tensor import Tensor
 from . import engine, graph
@@ -243,13 +242,12 @@ def _warn_no_grad() -> None:
     if _WARNED[0] or _STATE.busy or not _STATE.tangents:
         return
     _WARNED[0] = True
-    warnings.warn(
+    _warn.warn(
         "forward-mode AD: grad mode was turned off (no_grad) inside a dual level; tapegrad "
         "records nothing there, so results of ops run with grad mode off carry no tangent "
         "(PyTorch propagates tangents under no_grad). Keep grad mode on for the ops whose "
         "tangents you need.",
         UserWarning,
-        stacklevel=3,
     )
 
 

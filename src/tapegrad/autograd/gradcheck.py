@@ -18,10 +18,9 @@ random tensors that require grad and are checked like inputs.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
+from .. import _warn
 from ..grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 from . import engine
@@ -116,10 +115,9 @@ def gradcheck(
         raise ValueError("gradcheck: no input or wrt tensor requires grad; nothing to check")
     for label, t in named:
         if t._data.dtype not in (np.float64, np.complex128):
-            warnings.warn(
+            _warn.warn(
                 f"gradcheck: {label} requires grad and is {t.dtype}, not float64; with "
                 f"eps={eps} the check will likely fail (use float64 inputs)",
-                stacklevel=2,
             )
 
     with enable_grad():

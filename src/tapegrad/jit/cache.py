@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import functools
 import threading
-import warnings
 from collections import OrderedDict, namedtuple
 
 import numpy as np
 
-from .. import _blas_threads, _fpquiet, _parallel
+from .. import _blas_threads, _fpquiet, _parallel, _warn
 from ..tensor import Tensor
 from .program import MISS
 from .record import OutArray, OutTensor, record
@@ -139,10 +138,9 @@ class CachedFunction:
     def _go_eager(self, entry, why):
         entry.eager = why
         entry.last = None
-        warnings.warn(
+        _warn.warn(
             f"tapegrad.jit.cache: {self._name} {why}; calls with this signature run eagerly",
             RuntimeWarning,
-            stacklevel=5,
         )
 
     # -- verification -----------------------------------------------------------------------

@@ -10,10 +10,10 @@ nn/_activations.py); in eval mode or with ``p = 0`` the input itself is returned
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
+from .. import _warn
 from ..creation import default_generator
 from ..ops._table import make_inplace
 from ..tensor import Tensor
@@ -71,22 +71,20 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     if inplace and training and p:
         return _dropout2d_(input, p, training)
     if input.ndim not in (3, 4):
-        warnings.warn(
+        _warn.warn(
             f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and "
             "will result in an error in a future release. To retain the behavior and silence "
             "this warning, please use dropout instead. Note that dropout2d exists to provide "
             "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, "
             "and an optional batch dimension (i.e. 3D or 4D inputs).",
-            stacklevel=2,
         )
     if input.ndim == 3:
-        warnings.warn(
+        _warn.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
             "dropout behavior is desired - input is interpreted as shape (N, C, L), where C "
             "is the channel dim. This behavior will change in a future release to interpret "
             "the input as one without a batch dimension, i.e. shape (C, H, W). To maintain the "
             "1D channel-wise dropout behavior, please switch to using dropout1d instead.",
-            stacklevel=2,
         )
     return _feature_dropout(input, p, training, True)
 
@@ -97,13 +95,12 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     if inplace and training and p:
         return _dropout3d_(input, p, training)
     if input.ndim not in (4, 5):
-        warnings.warn(
+        _warn.warn(
             f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and "
             "will result in an error in a future release. To retain the behavior and silence "
             "this warning, please use dropout instead. Note that dropout3d exists to provide "
             "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, "
             "and an optional batch dimension (i.e. 4D or 5D inputs).",
-            stacklevel=2,
         )
     return _feature_dropout(input, p, training, input.ndim != 4)
 

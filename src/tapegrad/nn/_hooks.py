@@ -8,8 +8,7 @@ the hooks), both able to replace what flows on.
 
 from __future__ import annotations
 
-import warnings
-
+from .. import _warn
 from ..autograd.graph import RemovableHandle, make_results
 from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
@@ -141,10 +140,9 @@ def _wrap_outputs(module, result, bw, state):
     single = isinstance(result, Tensor)
     outs = (result,) if single else result
     if not isinstance(outs, tuple):
-        warnings.warn(
+        _warn.warn(
             "For backward hooks to be called, module output should be a Tensor or a tuple of "
             f"Tensors but received {type(result)}",
-            stacklevel=3,
         )
         return result
     idx = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]

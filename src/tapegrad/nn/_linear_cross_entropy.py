@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 
 import numpy as np
 
+from .. import _warn
 from ..tensor import Tensor
 from ._losses import cross_entropy
 
@@ -110,10 +110,9 @@ def linear_cross_entropy(
             f"{type(options).__name__}"
         )
     if options is not None and (out_features or label_smoothing != 0.0):
-        warnings.warn(
+        _warn.warn(
             "linear_cross_entropy: ``options`` ignored; chunked path needs label_smoothing "
             "== 0 and out_features == ()",
-            stacklevel=2,
         )
     flat = linear_weight.reshape((math.prod(linear_weight.shape[:-1]), in_features))
     logits = (input @ flat.mT).reshape(logits_shape)

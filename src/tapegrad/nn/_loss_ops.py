@@ -38,7 +38,13 @@ def soft_cross_entropy(x, coef, dim, reduce, offset=None):
     asum = coef.sum(axis=dim, keepdims=True)
 
     def backward(g):
-        gb = g if reduce else g.unsqueeze(dim)
+        # Note [Batched gradients]: g may carry a batch prefix; align it from the right.
+        if not reduce:
+            gb = g.unsqueeze(dim - xd.ndim)
+        elif g._data.ndim:
+            gb = g.reshape(tuple(g.shape) + (1,) * xd.ndim)
+        else:
+            gb = g
         if STATE.enabled:  # create_graph: softmax as a function of x
             return (gb * (softmax(x, dim) * Tensor._wrap(asum) - Tensor._wrap(coef)),)
         return (gb * Tensor._wrap(prob * asum - coef),)
@@ -99,12 +105,14 @@ def index_cross_entropy_mean(x, t, valid):
     out = np.asanyarray(nan - (picked * w).sum(), dtype=xd.dtype)
 
     def backward(g):
+        gd = g._data
         if STATE.enabled:  # create_graph: softmax as a function of x
             onehot = np.zeros(xd.shape, xd.dtype)
             onehot.reshape(-1)[flat] = 1
             coef = Tensor._wrap(w[:, None])
+            if gd.ndim:  # a batch prefix (Note [Batched gradients])
+                g = g.reshape(tuple(g.shape) + (1, 1))
             return (g * ((softmax(x, 1) - Tensor._wrap(onehot)) * coef),)
-        gd = g._data
         if gd.ndim == 0:
             # One pass: e · (g·w/s) row by row, then g·w taken off each target logit (a
             # fresh array, Note [Fresh gradients]). torch's softmax − onehot, then the scaling,
@@ -114,10 +122,11 @@ def index_cross_entropy_mean(x, t, valid):
             pf = prob.reshape(-1)
             pf[flat] -= gw
             return (fresh_grad(prob),)
+        # A batch prefix (Note [Batched gradients]): (B..., 1, 1) times the (N, C) rule.
         prob = e / s[:, None]
         prob.reshape(-1)[flat] -= 1
         prob *= w[:, None]
-        return (g * Tensor._wrap(prob),)
+        return (Tensor._wrap(gd.reshape(gd.shape + (1, 1)) * prob),)
 
     return make_result(out, (x,), backward, "CrossEntropyBackward", saved=(x,))
 

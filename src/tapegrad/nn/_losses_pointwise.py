@@ -8,11 +8,10 @@ formulas and argument checks follow ``torch.nn.functional`` line by line.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
-from .. import _trace
+from .. import _trace, _warn
 from ..autograd.graph import make_result
 from ..grad_mode import STATE, no_grad
 from ..ops.elementwise import where
@@ -68,11 +67,10 @@ def as_tensor(x, like):
 
 def _same_size(op, input, target):
     if tuple(target.shape) != tuple(input.shape):
-        warnings.warn(
+        _warn.warn(
             f"{op}: Using a target size ({list(target.shape)}) that is different to the input "
             f"size ({list(input.shape)}). This will likely lead to incorrect results due to "
             "broadcasting. Please ensure they have the same size.",
-            stacklevel=3,
         )
         _broadcastable(op, input, target)
 
@@ -173,12 +171,11 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction, "kl_div", ("batchmean",))
     if reduction == "mean":
-        warnings.warn(
+        _warn.warn(
             "reduction: 'mean' divides the total loss by both the batch size and the support "
             "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
             "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
             "major release.",
-            stacklevel=2,
         )
     target = as_tensor(target, input)
     _broadcastable("kl_div", input, target)

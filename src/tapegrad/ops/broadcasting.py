@@ -7,10 +7,9 @@ H is the conjugate transpose of a matrix, the transpose for tapegrad's real dtyp
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
+from .. import _warn
 from ..autograd.graph import sum_to
 from ..tensor import Tensor
 from ._registry import register
@@ -73,9 +72,7 @@ def _H(self):
     """The conjugate transpose of a matrix (the transpose for real dtypes)."""
     ndim = self._data.ndim
     if ndim == 0:
-        warnings.warn(
-            "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", stacklevel=2
-        )
+        _warn.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
         return self
     if ndim != 2:
         raise RuntimeError(

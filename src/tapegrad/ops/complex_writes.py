@@ -14,10 +14,9 @@ ComplexWarning), an advanced-index write of one raises.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
+from .. import _warn
 from ..tensor import Tensor
 from ._dtype_errors import scalar as _scalar_name
 from ._registry import OPS
@@ -66,5 +65,5 @@ def real_value(self, value, op, advanced=False):
             f"{_scalar_name(dtype)} for the destination and {_scalar_name(array.dtype)} for "
             "the source."
         )
-    warnings.warn("Casting complex values to real discards the imaginary part", stacklevel=3)
+    _warn.warn("Casting complex values to real discards the imaginary part")
     return value.real

@@ -10,10 +10,10 @@ corrcoef:  C_ij / √(C_ii C_jj), clipped to [−1, 1]
 from __future__ import annotations
 
 import functools
-import warnings
 
 import numpy as np
 
+from .. import _warn
 from ..tensor import Tensor
 from ._registry import register
 from ._util import as_tensor
@@ -99,10 +99,9 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     else:
         norm_factor = w_sum - correction
     if (norm_factor._data <= 0).all():
-        warnings.warn(
+        _warn.warn(
             "cov(): degrees of freedom is <= 0. Correction should be strictly less than the "
             "number of observations.",
-            stacklevel=2,
         )
         norm_factor = norm_factor * 0
     centered = x - avg.unsqueeze(1)

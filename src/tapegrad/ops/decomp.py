@@ -29,7 +29,15 @@ from ._mathutil import const
 from ._registry import register
 from ._util import as_tensor, float_data
 from .linalg import matmul
-from .solve import LinAlgError, _call, _square, solve, solve_triangular
+from .solve import (
+    LinAlgError,
+    _call,
+    _cholesky_info,
+    _not_positive_definite,
+    _square,
+    solve,
+    solve_triangular,
+)
 from .tri import diag_embed, tril
 
 __all__ = [
@@ -395,19 +403,9 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
         info = np.zeros(A.shape[:-2], np.int32)
     except LinAlgError:
         _, data = _square(A, "linalg.cholesky_ex")
-        info = np.zeros(data.shape[:-2], np.int32)
-        for i in np.ndindex(data.shape[:-2]):
-            for k in range(1, data.shape[-1] + 1):
-                if np.any(np.linalg.eigvalsh(data[i][:k, :k]) <= 0):
-                    info[i] = k
-                    break
+        info = _cholesky_info(data)
         if check_errors:
-            where, k = _first_failure(info)
-            raise LinAlgError(
-                f"linalg.cholesky_ex: {where}The factorization could not be completed because "
-                f"the input is not positive-definite (the leading minor of order {k} is not "
-                "positive-definite)."
-            ) from None
+            raise _not_positive_definite(info, "linalg.cholesky_ex") from None
         L = Tensor._wrap(np.zeros(data.shape, data.dtype))
     return CholeskyExResult(L, Tensor._wrap(info))
 

@@ -9,12 +9,10 @@ The step functions (sign, floor, ceil, round) have gradient zero, as in PyTorch.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from scipy.special import expit as _expit
 
-from .. import _dtypes, _fpquiet
+from .. import _dtypes, _fpquiet, _warn
 from ..autograd.graph import keeps_arrays, make_result
 from ..grad_mode import STATE
 from ..tensor import Tensor
@@ -236,12 +234,21 @@ def _relu_backward(g, out):
     return (g * (out._data != 0),)
 
 
+_ONLY_CONDITION = object()  # where(condition): input and other not given
+
+
 @register("where", method=False)
-def where(condition, input, other):
+def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION):
     """``input`` where ``condition`` holds, else ``other``; all three broadcast.
 
-    d/dinput = g where condition, 0 elsewhere; d/dother the complement.
+    d/dinput = g where condition, 0 elsewhere; d/dother the complement. ``where(condition)``
+    alone is ``nonzero(condition, as_tuple=True)``, as in PyTorch.
     """
+    if input is _ONLY_CONDITION or other is _ONLY_CONDITION:
+        if input is not other:
+            raise TypeError("where() takes a condition alone or a condition, input and other")
+        data = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+        return tuple(Tensor._wrap(c.astype(np.int64)) for c in np.nonzero(np.atleast_1d(data)))
     cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if cond.dtype != np.bool_:
         cond = _bool_condition(cond)
@@ -278,11 +285,10 @@ def _bool_condition(cond):
     """torch's rule for a condition that is not bool: uint8 is taken with a deprecation
     warning, any other dtype is an error (tapegrad used to cast it)."""
     if cond.dtype == np.uint8:
-        warnings.warn(
+        _warn.warn(
             "where received a uint8 condition tensor. This behavior is deprecated and will be "
             "removed in a future version of PyTorch. Use a boolean condition instead.",
             UserWarning,
-            stacklevel=3,
         )
         return cond.astype(bool)
     raise RuntimeError(

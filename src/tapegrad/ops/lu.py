@@ -19,16 +19,17 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import _trace
 from ..autograd.graph import make_results
 from ..grad_mode import STATE
 from ..tensor import Tensor
 from ._mathutil import const
 from ._registry import register
 from ._util import as_tensor
-from .decomp import _matrix, _mT
+from .decomp import _first_failure, _matrix, _mT
 from .joining import cat
 from .linalg import matmul
-from .solve import LinAlgError, solve_triangular
+from .solve import solve_triangular
 from .tri import tril, triu
 
 __all__ = [
@@ -45,6 +46,7 @@ LUFactorResult = namedtuple("lu_factor", ["LU", "pivots"])
 LUFactorExResult = namedtuple("lu_factor_ex", ["LU", "pivots", "info"])
 LUResult = namedtuple("lu", ["P", "L", "U"])
 LUUnpackResult = namedtuple("lu_unpack", ["P", "L", "U"])
+LUWithInfoResult = namedtuple("_lu_with_info", ["LU", "pivots", "info"])
 
 
 def _getrf(data):
@@ -133,14 +135,15 @@ def _lu_backward(gL, gU, P, L, U):
     return matmul(P, gA)
 
 
-def _raise_singular(info, op):
-    bad = np.asarray(info)
-    if bad.size and bad.max() > 0:
-        where = "" if bad.ndim == 0 else f" (batch element {int(np.argmax(bad.reshape(-1) > 0))})"
-        raise LinAlgError(
-            f"{op}: the factorization could not be completed because the input is not "
-            f"invertible{where}: U[{int(bad.max()) - 1}, {int(bad.max()) - 1}] is zero"
-        )
+def _singular_error(info, op):
+    """torch's error for an exactly singular U (getrf's info > 0; a plain RuntimeError, as
+    torch's): the first failing matrix of a batch and its 1-based zero pivot."""
+    where, k = _first_failure(info)
+    return RuntimeError(
+        f"{op}: {where}U[{k},{k}] is zero and using it on lu_solve would result in a division "
+        "by zero. If you still want to perform the factorization, consider calling "
+        "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"
+    )
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False):
@@ -156,14 +159,16 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
     """
     LU, piv, info = _lu_factor_op(A, pivot, "linalg.lu_factor_ex")
     if check_errors:
-        _raise_singular(info._data, "linalg.lu_factor_ex")
+        _trace.raise_if(info._data, _singular_error, info._data, "linalg.lu_factor_ex")
     return LUFactorExResult(LU, piv, info)
 
 
 def lu_factor(A, *, pivot=True):
     """``tg.linalg.lu_factor``: (LU, pivots) as :func:`lu_factor_ex`; differentiable in A.
-    A singular matrix is factored (as PyTorch does), its U having a zero on the diagonal."""
-    LU, piv, _ = _lu_factor_op(A, pivot, "linalg.lu_factor")
+    An exactly singular matrix (a zero on U's diagonal) raises, as PyTorch's does;
+    :func:`lu_factor_ex` and :func:`lu` factor it."""
+    LU, piv, info = _lu_factor_op(A, pivot, "linalg.lu_factor")
+    _trace.raise_if(info._data, _singular_error, info._data, "linalg.lu_factor")
     return LUFactorResult(LU, piv)
 
 
@@ -243,7 +248,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 def torch_lu(A, pivot=True, get_infos=False, out=None):
     """``torch.lu`` (deprecated in PyTorch): (LU, pivots[, infos])."""
     LU, piv, info = _lu_factor_op(A, pivot, "lu")
-    return (LU, piv, info) if get_infos else (LU, piv)
+    return LUWithInfoResult(LU, piv, info) if get_infos else (LU, piv)
 
 
 @register("lu_solve")

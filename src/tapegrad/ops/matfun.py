@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.graph import make_result
+from . import _dtype_errors
 from ._mathutil import const
 from ._registry import register
 from ._util import as_tensor, float_data
@@ -38,8 +39,11 @@ def matrix_exp(input):
     import scipy.linalg  # noqa: PLC0415
 
     A, data = _square(input, "matrix_exp")
-    if A._data.dtype.kind != "f":
-        A = A._cast(data.dtype)
+    if A._data.dtype.kind not in "fc":  # torch refuses integer and bool matrices
+        raise RuntimeError(
+            "linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
+            f"{_dtype_errors.scalar(A._data.dtype)}"
+        )
     out = scipy.linalg.expm(data).astype(data.dtype, copy=False) if data.size else data.copy()
 
     def backward(g):

@@ -6,6 +6,7 @@ and the closeness tests isclose/allclose/equal.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 import scipy.special as sc
@@ -16,6 +17,8 @@ from ..tensor import Tensor
 from . import _table
 from ._registry import add_alias, register
 from ._util import as_tensor, as_tensor_or_scalar, broadcast_error, float_data, reduce_grad
+
+FrexpResult = namedtuple("frexp", ["mantissa", "exponent"])
 
 __all__ = [
     "logit",
@@ -269,7 +272,7 @@ def frexp(input):
         return (g * _mask(scale, g._data.dtype),)
 
     out = keeps_arrays(make_result(mantissa, (x,), backward, "FrexpBackward"))  # saves exponent
-    return out, Tensor._wrap(exponent.astype(np.int32))
+    return FrexpResult(out, Tensor._wrap(exponent.astype(np.int32)))
 
 
 def _identity(name, doc):

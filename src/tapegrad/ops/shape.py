@@ -8,10 +8,10 @@ version counter, and each gradient is the inverse shape op applied to ``g``.
 from __future__ import annotations
 
 import sys
-import warnings
 
 import numpy as np
 
+from .. import _warn
 from .._layout import c_order, preserve_order
 from ..autograd.graph import BATCH, batched_shape, make_result, mark_view, sum_to, sum_to_array
 from ..tensor import Tensor, _check_dim
@@ -137,11 +137,10 @@ def view(input, *shape):
         input._base = None  # an op's private intermediate (conv1d's): nothing else sees it
         root = None
     if root is not None or (input._rg and input.grad_fn is None):
-        warnings.warn(
+        _warn.warn(
             "view: the input's layout does not allow a view (tapegrad lays this result out "
             "differently from PyTorch); returning a copy, which writes do not reach. Use "
             ".reshape(...) or .contiguous().view(...)",
-            stacklevel=2,
         )
         return result
     moved = np.ascontiguousarray(data)

@@ -173,8 +173,10 @@ def vstack(tensors):
     return cat(_atleast(tensors, 2, "vstack"), 0)
 
 
-row_stack = register("row_stack", method=False)(lambda tensors: vstack(tensors))
-row_stack.__doc__ = "Alias of :func:`vstack`."
+@register("row_stack", method=False)
+def row_stack(tensors):
+    """Alias of :func:`vstack`."""
+    return vstack(tensors)
 
 
 @register("dstack", method=False)

@@ -57,6 +57,46 @@ def _call(fn, op, why, *args):
         raise LinAlgError(f"{op}: {why}") from None
 
 
+def _zero_pivot(data):
+    """("(Batch element b): " or "", k) as torch's messages for singular matrices state them:
+    the first matrix of ``data``'s batch (not broadcast with another operand's) whose LU
+    (getrf) has a zero pivot, and that pivot's 1-based index k. Only called once NumPy has
+    refused a matrix."""
+    from .decomp import _first_failure  # noqa: PLC0415 - decomp and lu import this module
+    from .lu import _getrf  # noqa: PLC0415
+
+    info = _getrf(data)[2]
+    if not info.any():  # SciPy's getrf found no zero pivot where NumPy's LAPACK did
+        return "", None
+    return _first_failure(info)
+
+
+def _cholesky_info(data):
+    """potrf's info per matrix: the order of the first leading minor that is not
+    positive-definite (0 where the whole matrix is)."""
+    info = np.zeros(data.shape[:-2], np.int32)
+    for i in np.ndindex(data.shape[:-2]):
+        for k in range(1, data.shape[-1] + 1):
+            if np.any(np.linalg.eigvalsh(data[i][:k, :k]) <= 0):
+                info[i] = k
+                break
+    return info
+
+
+def _not_positive_definite(info, op):
+    """torch's error for a matrix Cholesky refuses: the first failing matrix of a batch and
+    the order of its first leading minor that is not positive-definite."""
+    from .decomp import _first_failure  # noqa: PLC0415 - decomp imports this module
+
+    if not info.any():  # eigvalsh found every minor positive where LAPACK did not
+        return LinAlgError(f"{op}: The input is not positive-definite.")
+    where, k = _first_failure(info)
+    return LinAlgError(
+        f"{op}: {where}The factorization could not be completed because the input is not "
+        f"positive-definite (the leading minor of order {k} is not positive-definite)."
+    )
+
+
 def _cast_to(g: Tensor, t: Tensor) -> Tensor:
     return g if g._data.dtype == t._data.dtype else g._cast(t._data.dtype)
 
@@ -74,7 +114,15 @@ def inv(A):
         LinAlgError: when a matrix is singular.
     """
     A, data = _square(A, "linalg.inv")
-    out = _call(np.linalg.inv, "linalg.inv", "the matrix is singular (not invertible)", data)
+    try:
+        out = np.linalg.inv(data)
+    except np.linalg.LinAlgError:
+        where, k = _zero_pivot(data)
+        element = "The" if k is None else f"The diagonal element {k} is zero, the"
+        raise LinAlgError(
+            f"linalg.inv: {where}{element} inversion could not be completed because the input "
+            "matrix is singular."
+        ) from None
     return make_result(out, (A,), _inv_backward, "LinalgInvBackward", save_output=True)
 
 
@@ -167,7 +215,12 @@ def solve(A, B, *, left=True):
         )
     rhs = bd[..., None] if vector else bd
     try:
-        out = _call(np.linalg.solve, "linalg.solve", "the matrix A is singular", ad, rhs)
+        out = np.linalg.solve(ad, rhs)
+    except np.linalg.LinAlgError:
+        where, _ = _zero_pivot(ad)
+        raise LinAlgError(
+            f"linalg.solve: {where}The solver failed because the input matrix is singular."
+        ) from None
     except ValueError:
         raise RuntimeError(
             f"linalg.solve: batch dims of A {list(A.shape)} and B {list(b.shape)} "
@@ -264,7 +317,10 @@ def cholesky(A, *, upper=False):
         LinAlgError: when A is not positive-definite.
     """
     A, data = _square(A, "linalg.cholesky")
-    L = _call(np.linalg.cholesky, "linalg.cholesky", "the matrix is not positive-definite", data)
+    try:
+        L = np.linalg.cholesky(data)
+    except np.linalg.LinAlgError:
+        raise _not_positive_definite(_cholesky_info(data), "linalg.cholesky") from None
     out = np.swapaxes(L, -1, -2).copy() if upper else L
     n = data.shape[-1]
 

@@ -21,6 +21,7 @@ from ..tensor import Tensor
 from ._mathutil import const
 from ._registry import register
 from ._util import as_tensor, float_data, reduce_grad
+from .decomp import _first_failure
 from .linalg import matmul
 from .lu import _lu_factor_op
 from .solve import LinAlgError, _square, solve, solve_triangular
@@ -45,8 +46,9 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     if not info.any():
         return SolveExResult(solve(A, B, left=left), Tensor._wrap(info))
     if check_errors:
+        where, _ = _first_failure(info)  # torch's first failing matrix of A's batch
         raise LinAlgError(
-            "linalg.solve_ex: The solver failed because the input matrix is singular."
+            f"linalg.solve_ex: {where}The solver failed because the input matrix is singular."
         )
     return SolveExResult(Tensor._wrap(_getrs_singular(data, B, left)), Tensor._wrap(info))
 

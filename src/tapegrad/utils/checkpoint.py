@@ -22,10 +22,10 @@ True
 from __future__ import annotations
 
 import contextlib
-import warnings
 
 import numpy as np
 
+from .. import _warn
 from ..autograd import engine
 from ..autograd.graph import make_results
 from ..creation import default_generator
@@ -124,10 +124,9 @@ def _checkpoint(function, args, kwargs, preserve_rng_state, warn):
         return outputs
     anchored = not any(t._rg for t in tensors)
     if anchored and warn:
-        warnings.warn(
+        _warn.warn(
             "checkpoint: none of the Tensor arguments requires grad; only parameters captured "
             "by the function will receive gradients",
-            stacklevel=2,
         )
     shapes = [o._data.shape for o in flat]
 

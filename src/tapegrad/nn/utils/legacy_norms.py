@@ -4,10 +4,9 @@ kept for old code: parameters ``weight_g``/``weight_v`` (resp. ``weight_orig`` a
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
+from ... import _warn
 from ...creation import default_generator
 from ...grad_mode import no_grad
 from ...tensor import Tensor
@@ -62,11 +61,10 @@ def weight_norm(module, name="weight", dim=0):
     Raises:
         RuntimeError: a weight_norm hook is already registered on ``name``.
     """
-    warnings.warn(
+    _warn.warn(
         "`tapegrad.nn.utils.weight_norm` is deprecated in favor of "
         "`tapegrad.nn.utils.parametrizations.weight_norm`.",
         FutureWarning,
-        stacklevel=2,
     )
     if any(h.name == name for h in _hooks(module, WeightNorm)):
         raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
