@@ -28,8 +28,9 @@ always follows torch.func's row, whose threads may still spin): the A/B of that 
 in one process. ``--split
 force`` splits them even on a busy machine (where the default keeps them serial; wall
 times under load mean little: check with ``uptime``), ``--split 0`` never; the default
-is the library's own rule (``TAPEGRAD_VMAP_SPLIT``, default ``auto``). On an idle
-machine: ``python benchmarks/func_transforms.py --repeat 201``.
+is the library's own rule (``TAPEGRAD_VMAP_SPLIT``, default ``0``: the split did not pay
+on the idle machine). The A/B on an idle machine:
+``python benchmarks/func_transforms.py --repeat 201 --split auto``.
 """
 
 from __future__ import annotations
@@ -252,7 +253,7 @@ def main(argv=None):
         "--split",
         choices=("0", "auto", "force"),
         help="the deferred outer products on two cores: never, by the library's rule, or "
-        "always (even on a busy machine); default: TAPEGRAD_VMAP_SPLIT or auto",
+        "always (even on a busy machine); default: TAPEGRAD_VMAP_SPLIT or 0",
     )
     args = parser.parse_args(argv)
     if args.split is not None:

@@ -171,13 +171,14 @@ def test_user_threads_reads_the_limit_inside_a_held_block():
 @pytest.mark.parametrize(
     "env, want",
     [
-        ({}, "auto"),
+        ({}, "0"),
         ({"TAPEGRAD_VMAP_SPLIT": "0"}, "0"),
         ({"TAPEGRAD_VMAP_SPLIT": " Force"}, "force"),
         ({"TAPEGRAD_VMAP_SPLIT": "force", "TAPEGRAD_INTRA_OP": "0"}, "0"),
-        ({"TAPEGRAD_INTRA_OP": "kernels"}, "auto"),
+        ({"TAPEGRAD_INTRA_OP": "kernels"}, "0"),
+        ({"TAPEGRAD_VMAP_SPLIT": "auto"}, "auto"),
     ],
-    ids=["default", "off", "force", "intra-op-off", "intra-op-kernels"],
+    ids=["default", "off", "force", "intra-op-off", "intra-op-kernels", "auto"],
 )
 def test_the_switch(env, want):
     assert _vmap_linear.split_mode(env) == want

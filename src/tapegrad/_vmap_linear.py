@@ -329,8 +329,8 @@ def _defer(g, x):
 # middle sample (or, for a single sample, its middle output row: each half's writes stay
 # contiguous), the caller writing the first halves while a worker of ``_parallel.pair``
 # writes the second. Each element is one product, so the halves are bit-identical to the
-# serial kernel (tests/test_vmap_outer_split.py). When: ``SPLIT[0]`` is "auto" (the
-# default) and this process may use two CPUs, NumPy's OpenBLAS allows more than one
+# serial kernel (tests/test_vmap_outer_split.py). When: ``SPLIT[0]`` is "auto" and this
+# process may use two CPUs, NumPy's OpenBLAS allows more than one
 # thread as the user set it (``threadpool_limits(1)`` or ``torch.set_num_threads(1)``
 # keep it serial), the machine is not busy (``_parallel.busy()``), and the products
 # total at least :data:`SPLIT_BYTES`; "force" splits whenever there are two jobs' worth
@@ -338,12 +338,17 @@ def _defer(g, x):
 # "0" never. ``TAPEGRAD_VMAP_SPLIT=0|auto|force`` sets it at import, and
 # ``TAPEGRAD_INTRA_OP=0`` (nothing splits) turns it off too. The pool serves one split
 # at a time: a flush on a worker or during another split writes serially.
+# Off ("0") by default: on the idle 2-core machine at the end of the eighth session
+# (``benchmarks/func_transforms.py --repeat 201``, two runs, the split's row and the
+# serial row interleaved in one process) the split did not pay: serial / split 0.97x and
+# 0.91x (per-round medians 1.01x and 0.96x); the ~0.6 ms of products it moves to the
+# second core is eaten by the hand-off and by the two halves sharing one memory bus.
 SPLIT_BYTES = 1 << 22  # ~0.3 ms of einsum on one core
 
 
 def split_mode(environ) -> str:
     """``SPLIT[0]``'s value for an environment (Note [Deferred outer products on two cores])."""
-    mode = environ.get("TAPEGRAD_VMAP_SPLIT", "").strip().lower() or "auto"
+    mode = environ.get("TAPEGRAD_VMAP_SPLIT", "").strip().lower() or "0"
     if mode not in ("0", "auto", "force"):
         raise ValueError(f"TAPEGRAD_VMAP_SPLIT must be 0, auto or force, not {mode!r}")
     return "0" if environ.get("TAPEGRAD_INTRA_OP", "").strip() == "0" else mode
