@@ -94,8 +94,14 @@ nothing there, so CPU times), the small GPT's cached step (``benchmarks/gpt_step
 one-thread time (16.6 of 20.5 ms); on two threads the step makes 36 splits of ~450 us of
 CPU each, the calling thread keeps ~13 ms of CPU and the workers take ~9 ms, 3-14% more
 CPU in all than one thread. docs/benchmarks.md (eighth session) has the overhead and
-the idle-machine estimate; the default stays off until the A/B run on the idle machine
-(``gpt_step.py --env step:TAPEGRAD_INTRA_OP=step``) says it wins.
+the idle-machine estimate. The A/B run on the idle machine at the session's end
+(``gpt_step.py --rounds 3 --runs 6 --splits --env step:TAPEGRAD_INTRA_OP=step``, six
+interleaved processes per setting) says it loses, so it stays off: cached 1.24x torch
+(runs 1.04-1.30x) against 0.98x (0.91-1.10x) without it, eager 1.55x against 1.19x; with
+it a step took 15.4 ms of the calling thread's CPU plus 11.4 ms of the workers' against
+14.0 ms on one thread. The pieces (~270 us each) do not run twice as fast side by side:
+they share one memory bus and the GIL between NumPy calls, and each hand-off wakes a
+sleeping thread.
 """
 
 from __future__ import annotations
