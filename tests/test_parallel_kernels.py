@@ -269,3 +269,30 @@ def test_kernel_rule_follows_the_switches(monkeypatch):
         monkeypatch.setattr(_parallel, "STEP", [False])
         monkeypatch.setattr(_parallel, "busy", lambda: True)
         assert not _parallel.may_split()
+
+
+@pytest.mark.parametrize("extra", ["batch_mask", "dropout"])
+def test_attention_with_a_batch_mask_or_dropout_matches_one_thread(extra):
+    # The split kernels take neither a mask of more than two dims nor dropout: such
+    # calls must take the serial path (they did not once the split's refusal was
+    # dropped: seed 1809's _attention_split.py:39).
+    rng = np.random.default_rng(3)
+    qkv = rng.standard_normal((3, 16, 2, 64, 32)).astype(np.float32)
+    mask = rng.standard_normal((16, 1, 64, 64)).astype(np.float32)
+
+    def run():
+        tg.manual_seed(0)
+        q, k, v = (tg.tensor(a, requires_grad=True) for a in qkv)
+        if extra == "batch_mask":
+            out = tg.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=tg.tensor(mask))
+        else:
+            out = tg.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=0.3)
+        out.sum().backward()
+        return [out.detach().numpy().copy()] + [t.grad.numpy().copy() for t in (q, k, v)]
+
+    with _threads(1):
+        one = run()
+    with _threads(2):
+        two = run()
+    for a, b in zip(one, two, strict=True):
+        np.testing.assert_array_equal(a, b)

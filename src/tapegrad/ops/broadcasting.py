@@ -30,8 +30,12 @@ def broadcast_shapes(*shapes) -> tuple:
 @register("broadcast_tensors", method=False)
 def broadcast_tensors(*tensors):
     """Every tensor expanded to the shape they broadcast to together, in a tuple."""
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):  # torch's TypeError, a list of tensors included
+            raise TypeError(
+                f"broadcast_tensors(): expected Tensor as element {i} in argument 0, "
+                f"but got {type(t).__name__}"
+            )
     shapes = [t._data.shape for t in tensors]
     try:
         shape = np.broadcast_shapes(*shapes)

@@ -213,7 +213,7 @@ def polar(abs, angle):  # noqa: A002 - PyTorch's names
         out = tr._data * np.exp(1j * tt._data)
     except ValueError:
         raise broadcast_error("polar", tr.shape, tt.shape) from None
-    out = out.astype(_COMPLEX_OF[tr._data.dtype], copy=False)
+    # complex64 from float32 (a Python complex is weak under NEP 50), complex128 from float64
     sr, st = tr._data.shape, tt._data.shape
 
     def backward(g, out):

@@ -7,6 +7,8 @@ unfold, repeat_interleave, kron, cartesian_prod, block_diag, meshgrid.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..autograd.graph import make_result
@@ -376,6 +378,17 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         raise IndexError(f"repeat_interleave: dim {dim} given for a tensor with no dimensions")
     d = 0 if dim is None else _check_dim(dim, x._data.ndim, "repeat_interleave")
     n = x._data.shape[d]
+    if not isinstance(repeats, Tensor):
+        # torch takes an int or a tensor of counts: a list, a float or a bool is a TypeError
+        try:
+            if isinstance(repeats, bool):
+                raise TypeError
+            repeats = operator.index(repeats)
+        except TypeError:
+            raise TypeError(
+                f"repeat_interleave(): repeats must be an int or a Tensor, "
+                f"not {type(repeats).__name__}"
+            ) from None
     reps = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
     if reps.ndim and reps.size != 1 and reps.shape[0] != n:
         raise RuntimeError(
