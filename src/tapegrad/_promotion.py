@@ -22,7 +22,7 @@ import numpy as np
 from . import _dtypes
 from .tensor import Tensor
 
-__all__ = ["promote_types", "result_type"]
+__all__ = ["promote_types", "result_type", "can_cast"]
 
 
 def _category(dtype) -> int:
@@ -34,6 +34,18 @@ def _category(dtype) -> int:
     if kind == "c":
         return 3
     return 2  # f, and bfloat16 (kind V)
+
+
+def can_cast(from_, to) -> bool:
+    """Whether torch's casting rules allow ``from_`` -> ``to``: never to a lower category
+    (complex > floating > integral > bool), any width within one."""
+    for pos, (arg, value) in enumerate((("from_", from_), ("to", to)), 1):
+        if not isinstance(value, np.dtype):
+            raise TypeError(
+                f"can_cast(): argument '{arg}' (position {pos}) must be torch.dtype, "
+                f"not {type(value).__name__}"
+            )
+    return _category(from_) <= _category(to)
 
 
 def _to_complex(dtype):

@@ -34,9 +34,6 @@ SPECIAL = {
 # (class, option) pairs that differ, with the reason
 WAIVED = {
     ("Embedding", "scale_grad_by_freq"): "not implemented: tapegrad raises NotImplementedError",
-    ("TripletMarginWithDistanceLoss", ""): "torch registers its default PairwiseDistance() as "
-    "a child module; tapegrad has no nn.PairwiseDistance and keeps None (same losses)",
-    ("TripletMarginWithDistanceLoss", "swap"): "as above",
 }
 
 

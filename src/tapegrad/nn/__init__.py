@@ -9,7 +9,7 @@ from .embedding import Embedding
 from .linear import Flatten, Identity, Linear
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
-from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm
 from .parameter import Parameter
 from .pooling import AvgPool2d, MaxPool2d
 from .losses_more import *  # noqa: F403
@@ -34,6 +34,9 @@ from .transformer import (
 from .pooling_nd import *  # noqa: F403
 from .conv_transpose3d import ConvTranspose3d
 from .channel_shuffle import ChannelShuffle
+from .padding import *  # noqa: F403
+from .distance import CosineSimilarity, PairwiseDistance
+from .pooling_lp import LPPool1d, LPPool2d, LPPool3d
 from ._linear_cross_entropy import LinearCrossEntropyOptions
 
 # Modules add their names by importing them above (one line each); nothing else to edit.

@@ -11,7 +11,13 @@ from ..tensor import Tensor
 from ._grid_sample import grid_sample
 from ._interpolate import interpolate
 
-__all__ = ["channel_shuffle", "upsample", "upsample_bilinear", "upsample_nearest"]
+__all__ = [
+    "channel_shuffle",
+    "gumbel_softmax",
+    "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
+]
 
 
 @register("channel_shuffle", method=False)
@@ -109,3 +115,17 @@ def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners
     return _grid_sampler(
         "grid_sampler_3d", input, grid, interpolation_mode, padding_mode, align_corners, 5
     )
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """A sample of the Gumbel-softmax distribution over ``dim``: ``softmax((logits + g) /
+    tau)`` with Gumbel noise ``g = -log(Exp(1))``, as torch draws it; ``hard=True`` gives the
+    one-hot of its argmax with the soft sample's gradient (straight-through). ``eps`` is
+    unused, as in torch."""
+    gumbels = -(logits.new_empty(logits.shape).exponential_().log())
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = logits.new_zeros(logits.shape).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

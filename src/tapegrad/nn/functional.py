@@ -482,6 +482,10 @@ from ._pool_fractional import *  # noqa: E402, F403
 from ._pool_fractional import __all__ as _fractional_names  # noqa: E402
 
 __all__ += _fractional_names
+from ._lp_pool import *  # noqa: E402, F403
+from ._lp_pool import __all__ as _lp_pool_names  # noqa: E402
+
+__all__ += _lp_pool_names
 
 # The registered ops re-exported here (relu, tanh, ...) go through the same wrapper as
 # tg.<name>: torch-like TypeErrors, and vmap dispatch (Note [vmap levels]).

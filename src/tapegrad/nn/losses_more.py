@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from . import functional as F
 from ._losses_pointwise import legacy_reduction
+from .distance import PairwiseDistance
 from .module import Module
 
 __all__ = [
@@ -221,7 +222,10 @@ class TripletMarginWithDistanceLoss(_Loss):
                 "TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
                 f"{margin} instead"
             )
-        self.distance_function = distance_function
+        # torch's default: a PairwiseDistance() child module (in repr, not in state_dict)
+        self.distance_function = (
+            distance_function if distance_function is not None else PairwiseDistance()
+        )
         self.margin = margin
         self.swap = swap
 

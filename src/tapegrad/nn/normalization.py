@@ -126,6 +126,12 @@ class BatchNorm2d(_BatchNorm):
     _expected_dims = (4,)
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of (N, C, D, H, W) inputs over N, D, H, W."""
+
+    _expected_dims = (5,)
+
+
 class LayerNorm(Module):
     """Normalise over the trailing ``normalized_shape`` dims, then an elementwise affine."""
 

@@ -1,0 +1,35 @@
+"""``PairwiseDistance`` and ``CosineSimilarity``: the modules of ``F.pairwise_distance`` and
+``F.cosine_similarity``, with torch's arguments and attributes (``norm``, ``eps``,
+``keepdim``; ``dim``, ``eps``)."""
+
+from __future__ import annotations
+
+from . import functional as F
+from .module import Module
+
+__all__ = ["PairwiseDistance", "CosineSimilarity"]
+
+
+class PairwiseDistance(Module):
+    """The p-norm of ``x1 - x2 + eps`` over the last dim."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+        super().__init__()
+        self.norm = p
+        self.eps = eps
+        self.keepdim = keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class CosineSimilarity(Module):
+    """Cosine similarity of ``x1`` and ``x2`` along ``dim``."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8):
+        super().__init__()
+        self.dim = dim
+        self.eps = eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
