@@ -242,6 +242,9 @@ from . import _batch_rules_view_twins  # noqa: E402, F401 - vmap of t_/transpose
 from ._dtypes import complex64, complex128  # noqa: E402
 from ._promotion import can_cast, promote_types, result_type  # noqa: E402
 from ._tensor_info import is_nonzero, is_same_size  # noqa: E402
+from . import _inplace_exports  # noqa: E402 - torch.abs_(x) & co.
+
+globals().update({_n: getattr(_inplace_exports, _n) for _n in _inplace_exports.NAMES})
 from . import _stft as _stft  # noqa: E402, F401 - tg.stft, Tensor.stft
 
 cfloat = complex64
