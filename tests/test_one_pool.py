@@ -11,6 +11,8 @@ import tapegrad as tg
 from tapegrad import _blas_threads, _parallel, demo_gpt
 from tapegrad.nn import _linear_split, _norm_split
 
+from .nn.test_gpt_step_cache import _step
+
 threadpoolctl = pytest.importorskip("threadpoolctl")
 
 pytestmark = pytest.mark.skipif(
@@ -200,15 +202,7 @@ def _gpt_params_after(steps, seed=0):
     model = demo_gpt.build(tg, VOCAB, block_size=BLOCK, n_layer=2, n_head=2, n_embd=64)
     opt = demo_gpt.optimizer_for(tg, model, 1e-2)
 
-    def step(x, y):
-        _, loss = model(x, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        tg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        return loss
-
-    cached = tg.jit.cache(step)
+    cached = tg.jit.cache(_step(model, opt))
     rng = np.random.default_rng(seed)
     losses = []
     for _ in range(steps):
