@@ -117,8 +117,11 @@ def test_gelu_step_replays_split_under_jit():
         assert any(c is _parallel._map_rows for c in program.consts)  # one call, split
     with _threads(1):
         eager_loss, eager_grad = step(x)
-    np.testing.assert_array_equal(loss.numpy(), eager_loss.detach().numpy())
-    np.testing.assert_array_equal(grad.numpy(), eager_grad.numpy())
+    # ``x @ w`` on two BLAS threads is the one-thread product bitwise on OpenBLAS's SkylakeX
+    # kernels only (on its Haswell kernels, ~1 ulp in a few % of the elements): compare
+    # within that rounding; the GELU split itself is bitwise (the tests above).
+    np.testing.assert_allclose(loss.numpy(), eager_loss.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(grad.numpy(), eager_grad.numpy(), rtol=1e-5, atol=1e-9)
 
 
 @pytest.mark.parametrize("causal", [True, False])

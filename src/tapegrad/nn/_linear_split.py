@@ -3,8 +3,9 @@
 Note [One pool per step] in tapegrad/_parallel.py: with OpenBLAS held at one thread for
 a whole replayed step, the GEMMs that OpenBLAS would have run on two threads run as two
 pieces on tapegrad's pool instead (a row block of a GEMM on one BLAS thread gives the
-same bits as the whole product on one thread, within :data:`BLOCK_MNK`'s rule;
-tests/test_one_pool.py):
+same bits as the whole product on one thread, within :data:`BLOCK_MNK`'s rule, on
+OpenBLAS's SkylakeX kernels; on its Haswell kernels any row split differs by about one ulp
+in a few % of the elements: tests/test_one_pool.py compares within that rounding):
 
 * forward ``y = x @ wᵀ + b``: blocks of the rows of ``x`` (the leading dims folded);
 * ``dx = g @ w`` and ``dw = gᵀ @ x`` side by side (:func:`grads`): the two always have the
