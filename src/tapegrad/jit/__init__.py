@@ -7,7 +7,8 @@ program.py (code generation), signature.py (cache keys), cache.py (the cache).
 """
 
 from .cache import CachedFunction, CacheInfo, ReplayMismatchError, cache
-from .torchscript import ignore, script, trace, unused
+from . import torchscript
+from .torchscript import *  # noqa: F403  (torch.jit's TorchScript names: Note [TorchScript is eager here])
 
 __all__ = ["cache", "CachedFunction", "CacheInfo", "ReplayMismatchError"]
-__all__ += ["script", "trace", "ignore", "unused"]  # TorchScript names: clear errors
+__all__ += torchscript.__all__
