@@ -10,13 +10,14 @@ the tensors saved on it are freed when the graph is released.
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 from ..grad_mode import STATE, no_grad
 from ..tensor import Tensor
 from . import anomaly, graph
 
-__all__ = ["Function", "FunctionCtx"]
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
 
 class FunctionCtx:
@@ -310,3 +311,48 @@ def _record_replay(node, cls, args, raw):
     from .checkgraph import attach_replay  # noqa: PLC0415 - debug tooling, loaded on demand
 
     attach_replay(node, cls.apply, args, {}, tuple(r._data for r in raw))
+
+
+class _DelayedError(Function):
+    """The outputs of a ``once_differentiable`` backward, when they could be differentiated
+    again: their gradient raises (torch's ``DelayedError``)."""
+
+    @staticmethod
+    def forward(ctx, *outputs):
+        return tuple(o.clone() for o in outputs) if len(outputs) > 1 else outputs[0].clone()
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(
+            "trying to differentiate twice a function that was marked with @once_differentiable"
+        )
+
+
+def once_differentiable(fn):
+    """Decorate a Function's ``backward`` that is not itself differentiable, as torch's.
+
+    ``fn`` runs with grad mode off. When the backward pass records a graph
+    (``create_graph=True``) and an input of ``fn`` requires grad, its outputs come back
+    requiring grad through a Node whose backward raises, so differentiating them again is
+    an error rather than a silent zero."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args, **kwargs):
+        with no_grad():
+            outputs = fn(ctx, *args, **kwargs)
+        if not STATE.enabled:
+            return outputs
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            return outputs
+        many = isinstance(outputs, tuple)
+        items = outputs if many else (outputs,)
+        keep = [o.detach().requires_grad_(True) if isinstance(o, Tensor) else o for o in items]
+        tensors = [o for o in keep if isinstance(o, Tensor)]
+        if not tensors:
+            return outputs
+        errs = _DelayedError.apply(*tensors)
+        errs = list(errs) if isinstance(errs, tuple) else [errs]
+        out = tuple(errs.pop(0) if isinstance(o, Tensor) else o for o in keep)
+        return out if many else out[0]
+
+    return wrapper
