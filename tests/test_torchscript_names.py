@@ -57,3 +57,9 @@ def test_annotations_and_queries_match_torch(torch_mod):
 def test_archives_raise_saying_what_to_do_instead(call):
     with pytest.raises(RuntimeError, match=r"tapegrad.save\(model.state_dict\(\), path\)"):
         call()
+
+
+def test_version_module_answers_as_torch_cpu(torch_mod):
+    assert tg.version.__version__ == tg.__version__
+    for name in ("cuda", "hip", "debug"):
+        assert getattr(tg.version, name) == getattr(torch_mod.version, name)  # a CPU build

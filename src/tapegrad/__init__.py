@@ -268,7 +268,8 @@ from ._malloc import tune as _tune_malloc  # noqa: E402
 
 _tune_malloc()  # Note [Array memory and page faults]
 
-__version__ = "0.1.0"
+from . import version  # noqa: E402 - torch.version
+from .version import __version__  # noqa: E402
 
 __all__ = [name for name in dir() if not name.startswith("_")] + ["bfloat16"]
 
