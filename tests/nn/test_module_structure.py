@@ -32,9 +32,7 @@ SPECIAL = {
     "RNNBase": lambda nn: (("LSTM", 4, 3), {}),
 }
 # (class, option) pairs that differ, with the reason
-WAIVED = {
-    ("Embedding", "scale_grad_by_freq"): "not implemented: tapegrad raises NotImplementedError",
-}
+WAIVED: dict = {}
 
 
 def _classes():
