@@ -65,7 +65,11 @@ def _base(name):
 
 def _describe(module):
     text = re.sub(r"\b(torch|tapegrad)\.", "", repr(module))
-    return text, {k: tuple(v.shape) for k, v in module.state_dict().items()}
+    # an uninitialized tensor (a lazy module's) has no shape: its type name stands in
+    return text, {
+        k: type(v).__name__ if "Uninitialized" in type(v).__name__ else tuple(v.shape)
+        for k, v in module.state_dict().items()
+    }
 
 
 def _options(name):
