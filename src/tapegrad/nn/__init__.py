@@ -41,6 +41,8 @@ from ._linear_cross_entropy import LinearCrossEntropyOptions
 from ._uninitialized import UninitializedBuffer, UninitializedParameter
 from .buffer import Buffer
 from .lazy import *  # noqa: F403
+from .legacy_layers import CrossMapLRN2d, NLLLoss2d
+from .sync_batchnorm import SyncBatchNorm
 from . import parameter as _parameter
 
 # torch.nn.parameter also holds these; their files import parameter.py, so set them here
