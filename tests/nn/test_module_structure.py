@@ -30,6 +30,7 @@ SPECIAL = {
     "TransformerDecoder": lambda nn: ((nn.TransformerDecoderLayer(8, 2, 16), 2), {}),
     "Unflatten": lambda nn: ((1, (2, 2)), {}),
     "RNNBase": lambda nn: (("LSTM", 4, 3), {}),
+    "AdaptiveLogSoftmaxWithLoss": lambda nn: ((8, 10, [3, 6]), {}),
 }
 # (class, option) pairs that differ, with the reason
 WAIVED: dict = {}

@@ -43,6 +43,7 @@ from .buffer import Buffer
 from .lazy import *  # noqa: F403
 from .legacy_layers import CrossMapLRN2d, NLLLoss2d
 from .sync_batchnorm import SyncBatchNorm
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from . import parameter as _parameter
 
 # torch.nn.parameter also holds these; their files import parameter.py, so set them here
