@@ -99,3 +99,14 @@ def test_no_warning_from_the_others():
         warnings.simplefilter("error")
         tg.nn.SyncBatchNorm(2)
         tg.nn.CrossMapLRN2d(3)
+
+
+def test_sync_batchnorm_refuses_cpu_training_in_a_process_group(monkeypatch):
+    """torch syncs only accelerator tensors: training on CPU under an initialised group is
+    torch's ValueError, never statistics silently left per-process."""
+    bn = tg.nn.SyncBatchNorm(3)
+    monkeypatch.setattr(tg.distributed, "is_initialized", lambda: True)
+    with pytest.raises(ValueError, match="SyncBatchNorm expected input tensor to be on GPU"):
+        bn(tg.ones(2, 3))
+    bn.eval()  # evaluation needs no sync
+    assert tuple(bn(tg.ones(2, 3)).shape) == (2, 3)
