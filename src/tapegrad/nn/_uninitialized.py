@@ -197,7 +197,6 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
 
     __slots__ = ()
     cls_to_become = Tensor
-    _is_buffer = True  # assigning one to a Module attribute registers a buffer (nn.Buffer)
 
     def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
         _init_empty(self, requires_grad, device, dtype)

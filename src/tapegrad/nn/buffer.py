@@ -28,7 +28,6 @@ class Buffer(Tensor):
     (['steps'], [])
     """
 
-    _is_buffer = True
 
     def __init__(self, data=None, *, persistent=True):
         if data is None:

@@ -16,11 +16,14 @@ from .. import _dtypes
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from . import _hooks
-from ._uninitialized import _SHAPE_MESSAGE, is_lazy
+from ._uninitialized import _SHAPE_MESSAGE, UninitializedBuffer, is_lazy
+from .buffer import Buffer
 from .parameter import Parameter
 
 __all__ = ["Module"]
 
+# assigning one of these to an attribute registers a buffer (as torch's nn.Buffer)
+_BUFFER_TYPES = (Buffer, UninitializedBuffer)
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
@@ -93,11 +96,11 @@ class Module:
                     f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                     "(tapegrad.Tensor or None expected)"
                 )
-            if getattr(type(value), "_is_buffer", False):
+            if isinstance(value, _BUFFER_TYPES):
                 self.register_buffer(name, value, value.persistent)
             else:
                 self._buffers[name] = value
-        elif getattr(type(value), "_is_buffer", False):  # an nn.Buffer (or lazy buffer)
+        elif isinstance(value, _BUFFER_TYPES):  # an nn.Buffer (or lazy buffer)
             if params is None:
                 raise AttributeError("cannot assign buffer before Module.__init__() call")
             self.register_buffer(name, value, value.persistent)
