@@ -28,7 +28,6 @@ class Buffer(Tensor):
     (['steps'], [])
     """
 
-
     def __init__(self, data=None, *, persistent=True):
         if data is None:
             _init(self, np.empty(0, _dtypes.get_default_dtype()))
