@@ -590,5 +590,3 @@ def test_unsupported_options_raise_not_implemented_and_bad_options_type_error():
         tg.nn.functional.interpolate(tg.ones(1, 1, 4, 4), size=2, mode="bilinear", antialias=True)
     with pytest.raises(NotImplementedError, match="max_norm"):
         tg.nn.functional.embedding_bag(tg.tensor([[0, 1]]), tg.ones(3, 2), max_norm=1.0)
-    with pytest.raises(NotImplementedError, match="max_norm"):
-        tg.nn.Embedding(3, 2, max_norm=1.0)

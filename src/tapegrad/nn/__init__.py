@@ -38,6 +38,20 @@ from .padding import *  # noqa: F403
 from .distance import CosineSimilarity, PairwiseDistance
 from .pooling_lp import LPPool1d, LPPool2d, LPPool3d
 from ._linear_cross_entropy import LinearCrossEntropyOptions
+from ._uninitialized import UninitializedBuffer, UninitializedParameter
+from ._uninitialized import is_lazy as _is_lazy
+from .buffer import Buffer
+from .lazy import *  # noqa: F403
+from .legacy_layers import CrossMapLRN2d, NLLLoss2d
+from .sync_batchnorm import SyncBatchNorm
+from .adaptive import AdaptiveLogSoftmaxWithLoss
+from . import parameter as _parameter
+
+# torch.nn.parameter also holds these; their files import parameter.py, so set them here
+_parameter.UninitializedParameter = UninitializedParameter
+_parameter.UninitializedBuffer = UninitializedBuffer
+_parameter.Buffer = Buffer
+_parameter.is_lazy = _is_lazy
 
 # Modules add their names by importing them above (one line each); nothing else to edit.
 __all__ = [name for name in dir() if not name.startswith("_")]

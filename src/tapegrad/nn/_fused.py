@@ -157,14 +157,20 @@ def _ones_row(n, dtype):
     return v
 
 
-def embedding(idx, weight, padding_idx=None):
+def embedding(idx, weight, padding_idx=None, scale_grad_by_freq=False):
     """Rows ``weight[idx]``.  dweight = rows of g added at ``idx`` (none at ``padding_idx``):
-    the core indexing op and its scatter-back, with the padding rows' gradient masked."""
-    if padding_idx is None:
+    the core indexing op and its scatter-back, with the padding rows' gradient masked and,
+    with ``scale_grad_by_freq``, each position's row divided by its index's count in idx."""
+    if padding_idx is None and not scale_grad_by_freq:
         if idx.ndim and weight._data.ndim == 2:
             return _take_rows(idx, weight)
         return take_index(weight, (idx,), True, "EmbeddingBackward", "embedding")
-    keep = (idx != padding_idx)[..., None]
+    keep = np.ones(idx.shape + (1,), weight._data.dtype)
+    if padding_idx is not None:
+        keep[idx == padding_idx] = 0
+    if scale_grad_by_freq:
+        _, where, counts = np.unique(idx, return_inverse=True, return_counts=True)
+        keep /= counts[where.reshape(idx.shape)][..., None].astype(keep.dtype)
     shape = weight._data.shape
 
     def backward(g):

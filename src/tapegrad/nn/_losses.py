@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
+from ..grad_mode import is_grad_enabled
 from ..ops.softmax import log_softmax
 from ..tensor import Tensor
 from . import _loss_ops
@@ -294,8 +295,12 @@ def binary_cross_entropy_with_logits(
         )
     pw = None
     if pos_weight is not None:
-        if isinstance(pos_weight, Tensor) and pos_weight.requires_grad:
-            raise NotImplementedError("binary_cross_entropy_with_logits: pos_weight with grad")
+        if isinstance(pos_weight, Tensor) and pos_weight.requires_grad and is_grad_enabled():
+            # torch has no derivative for pos_weight either, and refuses it the same way
+            raise RuntimeError(
+                "The function 'binary_cross_entropy_with_logits' is not differentiable with "
+                "respect to argument 'pos_weight'. This input cannot have requires_grad True."
+            )
         pw = np.asarray(
             pos_weight._data if isinstance(pos_weight, Tensor) else pos_weight, dtype=input.dtype
         )

@@ -15,6 +15,8 @@ class Embedding(Module):
     """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim``.
 
     Initialised N(0, 1); the row ``padding_idx`` (if given) is zero and gets no gradient.
+    ``max_norm`` renormalises the rows looked up (in place, as torch);
+    ``scale_grad_by_freq`` divides each row's gradient by its index's count in the batch.
     ``sparse=True`` is accepted for torch code that pairs it with ``optim.SparseAdam``,
     but the weight's gradient is dense (SparseAdam updates its nonzero rows).
     """
@@ -34,8 +36,9 @@ class Embedding(Module):
         dtype=None,
     ):
         super().__init__()
-        if max_norm is not None or scale_grad_by_freq:
-            raise NotImplementedError("Embedding: max_norm and scale_grad_by_freq")
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
         # sparse=True is accepted (for optim.SparseAdam); the gradient stays dense
         self.sparse = sparse
         if padding_idx is not None:
@@ -49,7 +52,39 @@ class Embedding(Module):
             self.weight = empty_parameter((num_embeddings, embedding_dim), dtype, device)
             self.reset_parameters()
         else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError(
+                    "Shape of weight does not match num_embeddings and embedding_dim"
+                )
             self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings,
+        freeze=True,
+        padding_idx=None,
+        max_norm=None,
+        norm_type=2.0,
+        scale_grad_by_freq=False,
+        sparse=False,
+    ):
+        """An Embedding whose weight is ``embeddings`` (2-D; shared, not copied), frozen
+        unless ``freeze=False``."""
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(
+            num_embeddings=rows,
+            embedding_dim=cols,
+            _weight=embeddings,
+            _freeze=freeze,
+            padding_idx=padding_idx,
+            max_norm=max_norm,
+            norm_type=norm_type,
+            scale_grad_by_freq=scale_grad_by_freq,
+            sparse=sparse,
+        )
 
     def reset_parameters(self):
         init.normal_(self.weight)
@@ -57,12 +92,26 @@ class Embedding(Module):
             self.weight._data[self.padding_idx] = 0
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(
+            input,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
+        )
 
     def extra_repr(self):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
         if self.sparse:
             s += ", sparse=True"
         return s

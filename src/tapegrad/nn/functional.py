@@ -368,16 +368,50 @@ def pad(input, pad, mode="constant", value=None):
     return joining.pad(_tensor(input, "pad"), pad, mode=mode, value=value)
 
 
-def embedding(input, weight, padding_idx=None):
-    """Rows of ``weight`` (num_embeddings, dim) at the integer indices ``input``."""
+def embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
+    """Rows of ``weight`` (num_embeddings, dim) at the integer indices ``input``.
+
+    ``max_norm``: the rows looked up whose ``norm_type``-norm exceeds it are first scaled
+    down to it, in place in ``weight`` (as torch's ``embedding_renorm_``).
+    ``scale_grad_by_freq``: each position's gradient is divided by how often its index
+    occurs in ``input``. ``sparse`` is accepted; the gradient stays dense.
+    """
     idx = input._data if isinstance(input, Tensor) else np.asarray(input)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
     n = weight.shape[0]
     check_embedding_indices(idx, n)
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += n
-    return _embedding(idx, weight, padding_idx)
+    if padding_idx is not None:
+        if padding_idx > 0 and padding_idx >= n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        if padding_idx < 0:
+            if padding_idx < -n:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx += n
+    if max_norm is not None:
+        _embedding_renorm(weight, idx, max_norm, norm_type)
+    return _embedding(idx, weight, padding_idx, scale_grad_by_freq)
+
+
+def _embedding_renorm(weight, idx, max_norm, norm_type):
+    """torch's ``embedding_renorm_``: rows at ``idx`` with norm > max_norm are scaled by
+    ``max_norm / (norm + 1e-7)``, in place, unrecorded (the weight's version changes)."""
+    rows = np.unique(idx)
+    w = weight._data
+    norms = np.linalg.norm(w[rows].astype(np.float64), ord=norm_type, axis=1)
+    big = norms > max_norm
+    if big.any():
+        scale = (max_norm / (norms[big] + 1e-7)).astype(w.dtype)
+        w[rows[big]] *= scale[:, None]
+        weight._vc.bump("embedding_renorm_")
 
 
 # -- losses, distances, dropout variants and sampling (issue 11) ---------------------------
@@ -486,6 +520,10 @@ from ._lp_pool import *  # noqa: E402, F403
 from ._lp_pool import __all__ as _lp_pool_names  # noqa: E402
 
 __all__ += _lp_pool_names
+from ._pool_with_indices import *  # noqa: E402, F403
+from ._pool_with_indices import __all__ as _with_indices_names  # noqa: E402
+
+__all__ += _with_indices_names
 
 # The registered ops re-exported here (relu, tanh, ...) go through the same wrapper as
 # tg.<name>: torch-like TypeErrors, and vmap dispatch (Note [vmap levels]).

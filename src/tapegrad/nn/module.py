@@ -16,10 +16,14 @@ from .. import _dtypes
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from . import _hooks
+from ._uninitialized import _SHAPE_MESSAGE, UninitializedBuffer, is_lazy
+from .buffer import Buffer
 from .parameter import Parameter
 
 __all__ = ["Module"]
 
+# assigning one of these to an attribute registers a buffer (as torch's nn.Buffer)
+_BUFFER_TYPES = (Buffer, UninitializedBuffer)
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
@@ -92,7 +96,14 @@ class Module:
                     f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                     "(tapegrad.Tensor or None expected)"
                 )
-            self._buffers[name] = value
+            if isinstance(value, _BUFFER_TYPES):
+                self.register_buffer(name, value, value.persistent)
+            else:
+                self._buffers[name] = value
+        elif isinstance(value, _BUFFER_TYPES):  # an nn.Buffer (or lazy buffer)
+            if params is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            self.register_buffer(name, value, value.persistent)
         else:
             object.__setattr__(self, name, value)
 
@@ -246,10 +257,10 @@ class Module:
             destination = OrderedDict()
         for name, p in self._parameters.items():
             if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
+                destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
+                destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination, prefix + name + ".", keep_vars)
@@ -265,6 +276,10 @@ class Module:
             RuntimeError: listing missing and unexpected keys (when ``strict``) and
                 every shape mismatch (always), before anything is modified.
         """
+        for path, m in self.named_modules():  # lazy modules materialise to the loaded shapes
+            hook = getattr(type(m), "_lazy_load_hook", None)
+            if hook is not None:
+                hook(m, state_dict, path + "." if path else "")
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -274,6 +289,10 @@ class Module:
             if key not in state_dict:
                 continue
             value = state_dict[key]
+            if is_lazy(target) or is_lazy(value):  # Note [Uninitialized tensors]
+                if not is_lazy(target):
+                    raise RuntimeError(_SHAPE_MESSAGE)
+                continue  # an uninitialized value into an uninitialized tensor: nothing
             array = value._data if isinstance(value, Tensor) else np.asarray(value)
             if array.shape != target._data.shape:
                 errors.append(
@@ -356,6 +375,9 @@ class Module:
             return t2._data
 
         for t in list(self.parameters()) + list(self.buffers()):
+            if is_lazy(t):  # convert the empty array it holds (Note [Uninitialized tensors])
+                t._data = convert(t.data)
+                continue
             new = convert(t)
             if new is not t._data:
                 t._data = new

@@ -16,6 +16,7 @@ from .. import (
     conv,
     dropout,
     embedding,
+    lazy,
     linear,
     loss,
     module,
@@ -37,6 +38,7 @@ _TORCH_NAMES = {
     "dropout": dropout,
     "pooling": pooling,
     "sparse": embedding,
+    "lazy": lazy,
 }
 
 __all__ = []

@@ -8,6 +8,7 @@ built over the same parameters sees the clipped values.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -16,7 +17,13 @@ from ...ops.joining import stack
 from ...ops.norm import vector_norm
 from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
+__all__ = [
+    "clip_grad_norm_",
+    "clip_grad_norm",
+    "clip_grad_value_",
+    "get_total_norm",
+    "clip_grads_with_norm_",
+]
 
 
 def _tensors(parameters):
@@ -125,3 +132,14 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     for g in _grads(parameters):
         np.clip(g._data, -clip_value, clip_value, out=g._data)
         g._vc.value += 1
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Deprecated spelling of :func:`clip_grad_norm_` (warns FutureWarning, as torch)."""
+    warnings.warn(
+        "`tapegrad.nn.utils.clip_grad_norm` is now deprecated in favor of "
+        "`tapegrad.nn.utils.clip_grad_norm_`.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
