@@ -113,9 +113,39 @@ class Binomial(_BinaryParams):
         (self.total_count,), param = self._set_param("Binomial", probs, logits, total_count)
         super().__init__(param.shape, validate_args=validate_args)
 
+    def expand(self, batch_shape, _instance=None):
+        shape = tuple(batch_shape)
+        kind = "probs" if "probs" in self.__dict__ else "logits"
+        return Binomial(
+            self.total_count.expand(shape),
+            **{kind: getattr(self, kind).expand(shape)},
+            validate_args=self._validate_args,
+        )
+
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
+
+    @property
+    def mode(self):
+        return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
+
+    def _homogeneous_count(self, what):
+        n = int(self.total_count._data.max())
+        if not self.total_count._data.min() == n:
+            raise NotImplementedError(f"Inhomogeneous total count not supported by `{what}`.")
+        return n
+
+    def enumerate_support(self, expand=True):
+        n = self._homogeneous_count("enumerate_support")
+        dtype = (self.probs if "probs" in self.__dict__ else self.logits).dtype
+        values = tg.arange(1 + n, dtype=dtype).reshape((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + self._batch_shape) if expand else values
+
+    def entropy(self):
+        self._homogeneous_count("entropy")
+        log_prob = self.log_prob(self.enumerate_support(False))
+        return -(tg.exp(log_prob) * log_prob).sum(0)
 
     @property
     def mean(self):
@@ -353,6 +383,15 @@ class Geometric(_BinaryParams):
     def __init__(self, probs=None, logits=None, validate_args=None):
         _, param = self._set_param("Geometric", probs, logits)
         super().__init__(param.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        kind = "probs" if "probs" in self.__dict__ else "logits"
+        param = getattr(self, kind).expand(tuple(batch_shape))
+        return Geometric(**{kind: param}, validate_args=self._validate_args)
+
+    @property
+    def mode(self):
+        return tg.zeros_like(self.probs)
 
     @property
     def mean(self):
