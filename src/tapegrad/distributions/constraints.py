@@ -12,6 +12,7 @@ from ..tensor import Tensor
 
 __all__ = [
     "Constraint",
+    "MixtureSameFamilyConstraint",
     "boolean",
     "cat",
     "corr_cholesky",
@@ -321,6 +322,23 @@ class _Stack(Constraint):
     def _check(self, x):
         parts = [c._check(np.take(x, i, axis=self.dim)) for i, c in enumerate(self.cseq)]
         return np.stack(parts, self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The component support, checked with the mixture dim reduced (any component)."""
+
+    def __init__(self, base_constraint):
+        self.base_constraint = base_constraint
+        self.is_discrete = base_constraint.is_discrete
+        self.event_dim = base_constraint.event_dim
+
+    def _check(self, x):
+        ok = self.base_constraint._check(np.expand_dims(x, -1 - self.event_dim))
+        keep = x.ndim - self.event_dim
+        return np.all(np.reshape(ok, np.shape(ok)[:keep] + (-1,)), axis=-1)
+
+    def __repr__(self):
+        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
 
 
 dependent = _Dependent()

@@ -126,9 +126,8 @@ class FisherSnedecor(Distribution):
 
     @property
     def mean(self):
-        df2 = self.df2
-        safe = _safe(df2, df2 > 2, 3.0)
-        return _where_else(df2 > 2, safe / (safe - 2), math.nan)
+        df2 = _where_else(self.df2 > 2, self.df2, math.nan)  # as torch: nan, and its gradient
+        return df2 / (df2 - 2)
 
     @property
     def mode(self):
@@ -138,11 +137,9 @@ class FisherSnedecor(Distribution):
 
     @property
     def variance(self):
-        df1, df2 = self.df1, self.df2
-        ok = df2 > 4
-        d2 = _safe(df2, ok, 5.0)
-        var = 2 * d2**2 * (df1 + d2 - 2) / (df1 * (d2 - 2) ** 2 * (d2 - 4))
-        return _where_else(ok, var, math.nan)
+        df1 = self.df1
+        df2 = _where_else(self.df2 > 4, self.df2, math.nan)  # as torch: nan, and its gradient
+        return 2 * df2**2 * (df1 + df2 - 2) / (df1 * (df2 - 2) ** 2 * (df2 - 4))
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

@@ -136,7 +136,9 @@ def _kl_expfamily_expfamily(p, q):
     n = len(q.event_shape)
     for pnp, qnp, g in zip(p_nparams, q_nparams, grads):
         term = (qnp - pnp) * g
-        result = result - (term.sum(tuple(range(-n, 0))) if n else term)
+        if n:  # as torch's _sum_rightmost: a scalar parameter's term is summed whole
+            term = term.reshape(tuple(term.shape[:-n]) + (-1,)).sum(-1)
+        result = result - term
     return result
 
 

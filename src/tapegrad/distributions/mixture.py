@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 import tapegrad as tg
 
 from . import constraints
@@ -11,23 +9,6 @@ from .discrete import Categorical
 from .distribution import Distribution
 
 __all__ = ["MixtureSameFamily"]
-
-
-class _MixtureSameFamilyConstraint(constraints.Constraint):
-    """The component support, checked with the mixture dim reduced (any component)."""
-
-    def __init__(self, base_constraint):
-        self.base_constraint = base_constraint
-        self.is_discrete = base_constraint.is_discrete
-        self.event_dim = base_constraint.event_dim
-
-    def _check(self, x):
-        ok = self.base_constraint._check(np.expand_dims(x, -1 - self.event_dim))
-        keep = x.ndim - self.event_dim
-        return np.all(np.reshape(ok, np.shape(ok)[:keep] + (-1,)), axis=-1)
-
-    def __repr__(self):
-        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
 
 
 class MixtureSameFamily(Distribution):
@@ -86,7 +67,7 @@ class MixtureSameFamily(Distribution):
 
     @constraints.dependent_property
     def support(self):
-        return _MixtureSameFamilyConstraint(self._component_distribution.support)
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     @property
     def mixture_distribution(self):

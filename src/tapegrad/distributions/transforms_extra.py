@@ -104,6 +104,7 @@ class LowerCholeskyTransform(Transform):
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
+    bijective = False  # as torch: no log_abs_det_jacobian
 
     def _call(self, x):
         return x.tril(-1) + tg.diag_embed(tg.exp(x.diagonal(dim1=-2, dim2=-1)))
@@ -117,6 +118,7 @@ class PositiveDefiniteTransform(Transform):
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
+    bijective = False  # as torch: no log_abs_det_jacobian
 
     def _call(self, x):
         L = LowerCholeskyTransform()(x)
