@@ -10,6 +10,7 @@ from ..creation import _rng
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli", "Binomial", "Categorical", "OneHotCategorical", "Poisson", "Geometric"]
@@ -43,8 +44,18 @@ class _BinaryParams(Distribution):
         return logits_to_probs(self.logits, is_binary=True)
 
 
-class Bernoulli(_BinaryParams):
+class Bernoulli(_BinaryParams, ExponentialFamily):
     """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0."""
+
+    # the exponential-family form (ExponentialFamily's entropy and Bregman KL), as torch
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (tg.logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return tg.log1p(tg.exp(x))
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -337,8 +348,16 @@ class OneHotCategorical(Distribution):
         return values
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """Counts with mean ``rate``."""
+
+    # the exponential-family form (ExponentialFamily's entropy and Bregman KL), as torch
+    @property
+    def _natural_params(self):
+        return (tg.log(self.rate),)
+
+    def _log_normalizer(self, x):
+        return tg.exp(x)
 
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
