@@ -455,3 +455,11 @@ def test_exponential_family_bregman_entropy_and_kl():
     )
     with pytest.raises(NotImplementedError, match="different exponential families"):
         D.kl_divergence(cb, ours)
+
+
+def test_every_torch_kl_pair_is_registered():
+    from tapegrad.distributions.kl import _KL
+
+    theirs = {(p.__name__, q.__name__) for p, q in TD.kl._KL_REGISTRY}
+    ours = {(p.__name__, q.__name__) for p, q in _KL}
+    assert theirs <= ours, sorted(theirs - ours)
