@@ -327,9 +327,15 @@ class Kumaraswamy(TransformedDistribution):
 
     @property
     def mode(self):
+        # NOTE: ((a - 1) / (a b - 1))^(1 / a) with a = concentration1, b = concentration0;
+        # nan where a < 1 or b < 1 (no interior mode), as torch. torch 2.13's formula
+        # (log1p(-b) / b - log1p(-a b)) is nan for every b > 1, which is wrong: not copied.
         c1, c0 = self.concentration1, self.concentration0
-        log_mode = c0.reciprocal() * tg.log1p(-c0) - tg.log1p(-c0 * c1)
-        return tg.exp(_nan_where((c0 < 1) | (c1 < 1), log_mode))
+        undefined = (c0 < 1) | (c1 < 1)
+        a = tg.where(undefined, tg.full_like(c1, 2.0), c1)  # keeps the untaken branch finite
+        b = tg.where(undefined, tg.full_like(c0, 2.0), c0)
+        log_mode = (tg.log(a - 1) - tg.log(a * b - 1)) / a
+        return tg.exp(_nan_where(undefined, log_mode))
 
     @property
     def variance(self):
