@@ -179,6 +179,15 @@ ROWS = {
         ("mean", "variance", "cdf"),
         None,
     ),
+    "MixtureSameFamily_vector": (  # components with an event dim (Independent Normals)
+        lambda M, w, loc, s: M.MixtureSameFamily(
+            M.Categorical(probs=w), M.Independent(M.Normal(loc, s), 1)
+        ),
+        (SIMPLEX, rng.standard_normal((2, 4, 3)), rng.uniform(0.5, 2.0, (2, 4, 3))),
+        rng.standard_normal((2, 3)),
+        ("mean", "variance"),
+        None,
+    ),
     "RelaxedBernoulli": (
         lambda M, t, p: M.RelaxedBernoulli(t, probs=p),
         (np.array(0.7), PROB),
