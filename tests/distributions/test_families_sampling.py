@@ -252,3 +252,30 @@ def test_rsample_gradient_matches_torch_monte_carlo(name):
     for a, b in zip(*grads):
         b = b.numpy()
         np.testing.assert_allclose(a.numpy(), b, rtol=0.1, atol=0.05 * np.abs(b).max() + 1e-3)
+
+
+@pytest.mark.filterwarnings("ignore:Singular sample")  # torch's Wishart sampler
+@pytest.mark.parametrize(
+    "name",
+    [
+        "StudentT",
+        "Gumbel",
+        "Multinomial",
+        "LowRankMultivariateNormal",
+        "Wishart",
+        "VonMises",
+        "RelaxedOneHotCategorical",
+        "ContinuousBernoulli",
+    ],
+)
+def test_float32_parameters_stay_float32(name):
+    from .test_families_against_torch import ROWS
+
+    build, params, value, _, _ = ROWS[name]
+    ours = build(D, *[tg.tensor(np.asarray(p, dtype=np.float32)) for p in params])
+    theirs = build(TD, *[torch.tensor(np.asarray(p, dtype=np.float32)) for p in params])
+    a = ours.log_prob(tg.tensor(np.asarray(value, dtype=np.float32)))
+    b = theirs.log_prob(torch.tensor(np.asarray(value, dtype=np.float32)))
+    assert a.dtype == tg.float32 and b.dtype == torch.float32
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-4)
+    assert ours.sample((3,)).dtype == tg.float32
