@@ -100,8 +100,13 @@ def test_validation_errors_like_torch():
     with pytest.raises(ValueError, match="Uniform is not defined"):
         D.Uniform(_t([1.0]), _t([0.0]))
     D.Normal(_t([0.0]), _t([-1.0]), validate_args=False)  # no check when disabled
-    with pytest.raises(NotImplementedError, match="No KL"):
-        D.kl_divergence(D.Normal(0.0, 1.0), D.Gamma(1.0, 1.0))
+    with pytest.raises(
+        NotImplementedError,
+        match=r"No KL\(p \|\| q\) is implemented for p type Normal and q type Categorical",
+    ):
+        D.kl_divergence(D.Normal(0.0, 1.0), D.Categorical(probs=_t([0.5, 0.5])))
+    with pytest.raises(NotImplementedError, match="different exponential families"):
+        D.kl_divergence(D.Normal(0.0, 1.0), D.Poisson(1.0))  # as torch: both ExponentialFamily
 
 
 def test_expand_and_logits_parametrisation():

@@ -12,7 +12,10 @@ from ..tensor import Tensor
 
 __all__ = [
     "Constraint",
+    "MixtureSameFamilyConstraint",
     "boolean",
+    "cat",
+    "corr_cholesky",
     "dependent",
     "dependent_property",
     "greater_than",
@@ -25,6 +28,7 @@ __all__ = [
     "less_than",
     "lower_cholesky",
     "lower_triangular",
+    "multinomial",
     "nonnegative",
     "nonnegative_integer",
     "one_hot",
@@ -35,6 +39,8 @@ __all__ = [
     "real",
     "real_vector",
     "simplex",
+    "square",
+    "stack",
     "symmetric",
     "unit_interval",
 ]
@@ -255,6 +261,86 @@ class _PositiveSemidefinite(_Symmetric):
         return sym & np.all(np.linalg.eigvalsh(x) >= 0, axis=-1)
 
 
+class _Multinomial(Constraint):
+    """Nonnegative integer counts over the last dim summing to at most ``upper_bound``."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def _check(self, x):
+        return np.all(x >= 0, axis=-1) & (x.sum(-1) <= self.upper_bound)
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def _check(self, x):
+        return np.full(x.shape[:-2], x.shape[-2] == x.shape[-1], dtype=bool)
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: rows of unit norm."""
+
+    event_dim = 2
+
+    def _check(self, x):
+        tol = np.finfo(x.dtype).eps * x.shape[-1] * 10
+        unit_rows = np.all(np.abs(np.linalg.norm(x, axis=-1) - 1) <= tol, axis=-1)
+        return _LowerCholesky()._check(x) & unit_rows
+
+
+class _Cat(Constraint):
+    """``cseq[i]`` on the ``lengths[i]`` slices of ``dim``, in order (as torch.cat)."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        self.cseq = list(cseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        self.dim = dim
+        self.is_discrete = any(c.is_discrete for c in self.cseq)
+        self.event_dim = max(c.event_dim for c in self.cseq)
+
+    def _check(self, x):
+        parts, start = [], 0
+        for c, n in zip(self.cseq, self.lengths):
+            parts.append(c._check(np.take(x, range(start, start + n), axis=self.dim)))
+            start += n
+        return np.concatenate(parts, self.dim)
+
+
+class _Stack(Constraint):
+    """``cseq[i]`` on index i of ``dim`` (as torch.stack)."""
+
+    def __init__(self, cseq, dim=0):
+        self.cseq = list(cseq)
+        self.dim = dim
+        self.is_discrete = any(c.is_discrete for c in self.cseq)
+        self.event_dim = max(c.event_dim for c in self.cseq)
+
+    def _check(self, x):
+        parts = [c._check(np.take(x, i, axis=self.dim)) for i, c in enumerate(self.cseq)]
+        return np.stack(parts, self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The component support, checked with the mixture dim reduced (any component)."""
+
+    def __init__(self, base_constraint):
+        self.base_constraint = base_constraint
+        self.is_discrete = base_constraint.is_discrete
+        self.event_dim = base_constraint.event_dim
+
+    def _check(self, x):
+        ok = self.base_constraint._check(np.expand_dims(x, -1 - self.event_dim))
+        keep = x.ndim - self.event_dim
+        return np.all(np.reshape(ok, np.shape(ok)[:keep] + (-1,)), axis=-1)
+
+    def __repr__(self):
+        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
+
+
 dependent = _Dependent()
 boolean = _Boolean()
 one_hot = _OneHot()
@@ -277,3 +363,8 @@ lower_cholesky = _LowerCholesky()
 symmetric = _Symmetric()
 positive_definite = _PositiveDefinite()
 positive_semidefinite = _PositiveSemidefinite()
+corr_cholesky = _CorrCholesky()
+square = _Square()
+multinomial = _Multinomial
+cat = _Cat
+stack = _Stack

@@ -10,6 +10,7 @@ import tapegrad as tg
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, draw, eps_of
 
 __all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy"]
@@ -47,8 +48,18 @@ class _LocScale(Distribution):
         return self.loc
 
 
-class Normal(_LocScale):
+class Normal(_LocScale, ExponentialFamily):
     """Gaussian with mean ``loc`` and standard deviation ``scale``."""
+
+    # the exponential-family form (ExponentialFamily's entropy and Bregman KL), as torch
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale**2, -0.5 * self.scale**-2)
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x**2 / y + 0.5 * tg.log(-math.pi / y)
 
     @property
     def mean(self):
@@ -144,8 +155,18 @@ class Uniform(Distribution):
         return tg.log(self.high - self.low)
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """Exponential with ``rate`` (mean ``1 / rate``)."""
+
+    # the exponential-family form (ExponentialFamily's entropy and Bregman KL), as torch
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -tg.log(-x)
 
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative

@@ -10,6 +10,7 @@ from ..creation import _rng
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli", "Binomial", "Categorical", "OneHotCategorical", "Poisson", "Geometric"]
@@ -43,8 +44,18 @@ class _BinaryParams(Distribution):
         return logits_to_probs(self.logits, is_binary=True)
 
 
-class Bernoulli(_BinaryParams):
+class Bernoulli(_BinaryParams, ExponentialFamily):
     """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0."""
+
+    # the exponential-family form (ExponentialFamily's entropy and Bregman KL), as torch
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (tg.logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return tg.log1p(tg.exp(x))
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -113,9 +124,39 @@ class Binomial(_BinaryParams):
         (self.total_count,), param = self._set_param("Binomial", probs, logits, total_count)
         super().__init__(param.shape, validate_args=validate_args)
 
+    def expand(self, batch_shape, _instance=None):
+        shape = tuple(batch_shape)
+        kind = "probs" if "probs" in self.__dict__ else "logits"
+        return Binomial(
+            self.total_count.expand(shape),
+            **{kind: getattr(self, kind).expand(shape)},
+            validate_args=self._validate_args,
+        )
+
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
+
+    @property
+    def mode(self):
+        return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
+
+    def _homogeneous_count(self, what):
+        n = int(self.total_count._data.max())
+        if not self.total_count._data.min() == n:
+            raise NotImplementedError(f"Inhomogeneous total count not supported by `{what}`.")
+        return n
+
+    def enumerate_support(self, expand=True):
+        n = self._homogeneous_count("enumerate_support")
+        dtype = (self.probs if "probs" in self.__dict__ else self.logits).dtype
+        values = tg.arange(1 + n, dtype=dtype).reshape((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + self._batch_shape) if expand else values
+
+    def entropy(self):
+        self._homogeneous_count("entropy")
+        log_prob = self.log_prob(self.enumerate_support(False))
+        return -(tg.exp(log_prob) * log_prob).sum(0)
 
     @property
     def mean(self):
@@ -307,8 +348,16 @@ class OneHotCategorical(Distribution):
         return values
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """Counts with mean ``rate``."""
+
+    # the exponential-family form (ExponentialFamily's entropy and Bregman KL), as torch
+    @property
+    def _natural_params(self):
+        return (tg.log(self.rate),)
+
+    def _log_normalizer(self, x):
+        return tg.exp(x)
 
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
@@ -353,6 +402,15 @@ class Geometric(_BinaryParams):
     def __init__(self, probs=None, logits=None, validate_args=None):
         _, param = self._set_param("Geometric", probs, logits)
         super().__init__(param.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        kind = "probs" if "probs" in self.__dict__ else "logits"
+        param = getattr(self, kind).expand(tuple(batch_shape))
+        return Geometric(**{kind: param}, validate_args=self._validate_args)
+
+    @property
+    def mode(self):
+        return tg.zeros_like(self.probs)
 
     @property
     def mean(self):

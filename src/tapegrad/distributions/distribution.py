@@ -74,6 +74,16 @@ class Distribution:
     def expand(self, batch_shape, _instance=None):
         raise NotImplementedError(f"{type(self).__name__}.expand is not implemented")
 
+    def _get_checked_instance(self, cls, _instance=None):
+        """The instance ``expand`` fills: ``_instance``, or a bare one of ``type(self)``
+        (a subclass with its own ``__init__`` must define its own ``expand``, as torch)."""
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {type(self).__name__} of {cls.__name__} that defines a custom "
+                "__init__() method must also define a custom .expand() method."
+            )
+        return type(self).__new__(type(self)) if _instance is None else _instance
+
     # -- statistics ----------------------------------------------------------------------
 
     @property

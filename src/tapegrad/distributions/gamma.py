@@ -23,6 +23,7 @@ from ..creation import _rng
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Gamma", "Beta", "Dirichlet", "Chi2", "standard_gamma"]
@@ -58,8 +59,18 @@ def standard_gamma(concentration: Tensor, sample_shape=(), generator=None) -> Te
     return make_result(z, (concentration,), backward, "StandardGammaBackward")
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """Gamma with shape ``concentration`` and ``rate`` (mean concentration / rate)."""
+
+    # the exponential-family form (ExponentialFamily's entropy and Bregman KL), as torch
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return tg.lgamma(x + 1) + (x + 1) * tg.log(-y.reciprocal())
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
@@ -130,8 +141,16 @@ class Chi2(Gamma):
         return self.concentration * 2
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """Dirichlet over the simplex of the last dim, with ``concentration`` > 0."""
+
+    # the exponential-family form (ExponentialFamily's entropy and Bregman KL), as torch
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return tg.lgamma(x).sum(-1) - tg.lgamma(x.sum(-1))
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
@@ -195,8 +214,16 @@ class Dirichlet(Distribution):
         )
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """Beta on [0, 1] with ``concentration1`` (alpha) and ``concentration0`` (beta)."""
+
+    # the exponential-family form (ExponentialFamily's entropy and Bregman KL), as torch
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return tg.lgamma(x) + tg.lgamma(y) - tg.lgamma(x + y)
 
     arg_constraints = {
         "concentration1": constraints.positive,

@@ -37,7 +37,8 @@ def kl_divergence(p, q):
                 best = (rank, fn)
     if best is None:
         raise NotImplementedError(
-            f"No KL(p || q) is implemented for p = {type(p).__name__}, q = {type(q).__name__}"
+            f"No KL(p || q) is implemented for p type {type(p).__name__} and q type "
+            f"{type(q).__name__}"
         )
     return best[1](p, q)
 

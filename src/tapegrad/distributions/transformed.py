@@ -7,7 +7,7 @@ import tapegrad as tg
 from . import constraints
 from .continuous import Normal
 from .distribution import Distribution
-from .transforms import ExpTransform, Transform
+from .transforms import ComposeTransform, ExpTransform, Transform
 
 __all__ = ["Independent", "TransformedDistribution", "LogNormal"]
 
@@ -95,23 +95,55 @@ class TransformedDistribution(Distribution):
                     "transforms must be a Transform or a list of Transforms, got "
                     f"{type(t).__name__}"
                 )
+        # Note [Transformed shapes]: as torch, the transforms may change the event shape
+        # (StickBreaking adds one, Reshape regroups); the base is expanded to what they
+        # need and its batch dims that they consume become event dims (Independent).
+        base_shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        base_event_dim = len(base_distribution.event_shape)
+        transform = ComposeTransform(self.transforms)
+        if len(base_shape) < transform.domain.event_dim:
+            raise ValueError(
+                f"base_distribution needs to have shape with size at least "
+                f"{transform.domain.event_dim}, but got {tg.Size(base_shape)}."
+            )
+        forward_shape = tuple(transform.forward_shape(base_shape))
+        expanded = tuple(transform.inverse_shape(forward_shape))
+        if base_shape != expanded:
+            base_distribution = base_distribution.expand(expanded[: len(expanded) - base_event_dim])
+        reinterpreted = transform.domain.event_dim - base_event_dim
+        if reinterpreted > 0:
+            base_distribution = Independent(base_distribution, reinterpreted)
         self.base_dist = base_distribution
-        shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
-        event_dim = max(
-            [len(base_distribution.event_shape)] + [t.event_dim for t in self.transforms]
-        )
-        cut = len(shape) - event_dim
-        super().__init__(shape[:cut], shape[cut:], validate_args=validate_args)
+        change = transform.codomain.event_dim - transform.domain.event_dim
+        event_dim = max(transform.codomain.event_dim, base_event_dim + change)
+        cut = len(forward_shape) - event_dim
+        super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
 
     @property
     def has_rsample(self):
         return self.base_dist.has_rsample
 
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(TransformedDistribution, _instance)
+        batch_shape = tuple(batch_shape)
+        shape = batch_shape + self._event_shape
+        for t in reversed(self.transforms):
+            shape = tuple(t.inverse_shape(shape))
+        base_batch = shape[: len(shape) - len(self.base_dist.event_shape)]
+        new.base_dist = self.base_dist.expand(base_batch)
+        new.transforms = self.transforms
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     @property
     def support(self):
         if not self.transforms:
             return self.base_dist.support
-        return self.transforms[-1].codomain
+        support = self.transforms[-1].codomain
+        if len(self._event_shape) > support.event_dim:
+            support = constraints.independent(support, len(self._event_shape) - support.event_dim)
+        return support
 
     def sample(self, sample_shape=()):
         with tg.no_grad():
@@ -142,17 +174,24 @@ class TransformedDistribution(Distribution):
         base = self.base_dist.log_prob(y)
         return log_prob + _sum_rightmost(base, event_dim - len(self.base_dist.event_shape))
 
-    def cdf(self, value):
-        for t in reversed(self.transforms):
-            value = t.inv(value)
-        value = self.base_dist.cdf(value)
+    def _monotonize_cdf(self, value):
+        """A decreasing transform (negative ``sign``) flips the cdf: u -> 1 - u."""
         sign = 1
         for t in self.transforms:
             sign = sign * t.sign
-        return value if isinstance(sign, int) and sign == 1 else sign * (value - 0.5) + 0.5
+        if isinstance(sign, int) and sign == 1:
+            return value
+        return sign * (value - 0.5) + 0.5
+
+    def cdf(self, value):
+        for t in reversed(self.transforms):
+            value = t.inv(value)
+        if self._validate_args:
+            self.base_dist._validate_sample(value)
+        return self._monotonize_cdf(self.base_dist.cdf(value))
 
     def icdf(self, value):
-        value = self.base_dist.icdf(value)
+        value = self.base_dist.icdf(self._monotonize_cdf(value))
         for t in self.transforms:
             value = t(value)
         return value

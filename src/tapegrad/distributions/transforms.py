@@ -12,6 +12,20 @@ import tapegrad as tg
 
 from . import constraints
 
+_EXTRA = [
+    "AbsTransform",
+    "CatTransform",
+    "CorrCholeskyTransform",
+    "CumulativeDistributionTransform",
+    "IndependentTransform",
+    "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
+    "ReshapeTransform",
+    "SoftplusTransform",
+    "StackTransform",
+    "StickBreakingTransform",
+]
+
 __all__ = [
     "Transform",
     "ExpTransform",
@@ -22,6 +36,7 @@ __all__ = [
     "SoftmaxTransform",
     "ComposeTransform",
     "identity_transform",
+    *_EXTRA,
 ]
 
 
@@ -98,6 +113,12 @@ class _InverseTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         return -self._inv.log_abs_det_jacobian(y, x)
 
+    def forward_shape(self, shape):
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self._inv.forward_shape(shape)
+
 
 class _Identity(Transform):
     def _call(self, x):
@@ -133,6 +154,11 @@ class PowerTransform(Transform):
     def __init__(self, exponent, cache_size=0):
         super().__init__()
         self.exponent = exponent
+
+    @property
+    def sign(self):
+        e = self.exponent
+        return (1 if e > 0 else -1 if e < 0 else 0) if isinstance(e, (int, float)) else e.sign()
 
     def _call(self, x):
         return x**self.exponent
@@ -246,11 +272,29 @@ class ComposeTransform(Transform):
 
     @property
     def domain(self):
-        return self.parts[0].domain if self.parts else constraints.real
+        if not self.parts:
+            return constraints.real
+        domain = self.parts[0].domain
+        event_dim = self.parts[-1].codomain.event_dim  # the event dim the parts need, as torch
+        for part in reversed(self.parts):
+            event_dim += part.domain.event_dim - part.codomain.event_dim
+            event_dim = max(event_dim, part.domain.event_dim)
+        if event_dim > domain.event_dim:
+            domain = constraints.independent(domain, event_dim - domain.event_dim)
+        return domain
 
     @property
     def codomain(self):
-        return self.parts[-1].codomain if self.parts else constraints.real
+        if not self.parts:
+            return constraints.real
+        codomain = self.parts[-1].codomain
+        event_dim = self.parts[0].domain.event_dim
+        for part in self.parts:
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+            event_dim = max(event_dim, part.codomain.event_dim)
+        if event_dim > codomain.event_dim:
+            codomain = constraints.independent(codomain, event_dim - codomain.event_dim)
+        return codomain
 
     @property
     def event_dim(self):
@@ -266,6 +310,16 @@ class ComposeTransform(Transform):
             y = part.inv(y)
         return y
 
+    def forward_shape(self, shape):
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return shape
+
+    def inverse_shape(self, shape):
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return shape
+
     def log_abs_det_jacobian(self, x, y):
         if not self.parts:
             return tg.zeros_like(x)
@@ -280,3 +334,6 @@ class ComposeTransform(Transform):
             total = total + term
             x = y_part
         return total
+
+
+from .transforms_extra import *  # noqa: E402, F403 - the structured transforms, re-exported
