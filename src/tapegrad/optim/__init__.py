@@ -1,6 +1,6 @@
 """Optimizers (``tg.optim``) and learning-rate schedulers (``tg.optim.lr_scheduler``)."""
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adam import Adam, AdamW
 from .adam_variants import NAdam, RAdam
 from .adaptive import Adadelta, Adagrad, Adamax
@@ -27,4 +27,5 @@ __all__ = [
     "LBFGS",
     "SparseAdam",
     "lr_scheduler",
+    "swa_utils",
 ]
