@@ -22,6 +22,7 @@ NAMESPACES = [
     ("optim.swa_utils", torch.optim.swa_utils, tg.optim.swa_utils),
     ("autograd", torch.autograd, tg.autograd),
     ("autograd.profiler", torch.autograd.profiler, tg.autograd.profiler),
+    ("profiler", torch.profiler, tg.profiler),
     ("autograd.graph", torch.autograd.graph, tg.autograd.graph),
     ("amp", torch.amp, tg.amp),
     ("cuda", torch.cuda, tg.cuda),
