@@ -87,3 +87,27 @@ def test_cuda_amp_spellings_warn_as_torch(torch_mod, name):
         msgs.append(str(record[0].message))
         assert record[0].filename == __file__
     assert msgs[0] == msgs[1]
+
+
+WARNING_CALLS = [
+    lambda m: m.autocast("cuda"),
+    lambda m: m.amp.autocast("cuda", enabled=False),
+    lambda m: m.autocast("cpu"),
+    lambda m: m.cuda.amp.autocast(),
+    lambda m: m.cuda.amp.GradScaler(),
+    lambda m: m.cuda.amp.GradScaler(enabled=False),
+]
+
+
+@pytest.mark.parametrize("call", WARNING_CALLS)
+def test_cuda_autocast_and_scaler_warnings_as_torch(torch_mod, call):
+    seen = []
+    for m in (torch_mod, tg):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            obj = call(m)
+        seen.append([(w.category, str(w.message)) for w in record])
+        assert m is torch_mod or all(w.filename == __file__ for w in record)
+        if hasattr(obj, "is_enabled"):
+            assert obj.is_enabled() is False
+    assert seen[1] == seen[0]

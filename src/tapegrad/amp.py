@@ -53,10 +53,13 @@ class autocast(contextlib.ContextDecorator):  # noqa: N801 - torch's name
     def __init__(self, device_type="cuda", dtype=None, enabled=True, cache_enabled=None):
         self.device_type = str(device_type)
         self.fast_dtype = dtype
+        if enabled and self.device_type == "cuda" and not cuda.is_available():
+            _warn.warn("CUDA is not available or torch_xla is imported. Disabling autocast.")
+            enabled = False
         self._enabled = enabled
 
     def __enter__(self):
-        enabled = bool(self._enabled) and (self.device_type != "cuda" or cuda.is_available())
+        enabled = bool(self._enabled)
         stack = self.__dict__.setdefault("_prev", [])
         stack.append(_autocast_state(self.device_type))
         _STATE.by_device[self.device_type] = (enabled, self.fast_dtype)
@@ -307,8 +310,38 @@ def _deprecated_cuda(fn, name):
 
 # torch.cuda.amp.* / torch.cpu.amp.* (deprecated spellings): the same classes
 cuda.amp = type(cuda)("tapegrad.cuda.amp", "torch.cuda.amp: autocast and GradScaler.")
-cuda.amp.autocast = functools.partial(autocast, "cuda")
-cuda.amp.GradScaler = functools.partial(GradScaler, "cuda")
+
+
+class _CudaAutocast(autocast):
+    """``torch.cuda.amp.autocast``: deprecated, ``autocast("cuda", ...)``."""
+
+    def __init__(self, enabled=True, dtype=None, cache_enabled=True):
+        _warn.warn(
+            "`torch.cuda.amp.autocast(args...)` is deprecated. "
+            "Please use `torch.amp.autocast('cuda', args...)` instead.",
+            FutureWarning,
+        )
+        super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+class _CudaGradScaler(GradScaler):
+    """``torch.cuda.amp.GradScaler``: deprecated, ``GradScaler("cuda", ...)``."""
+
+    def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
+                 growth_interval=2000, enabled=True):  # fmt: skip
+        _warn.warn(
+            "`torch.cuda.amp.GradScaler(args...)` is deprecated. "
+            "Please use `torch.amp.GradScaler('cuda', args...)` instead.",
+            FutureWarning,
+        )
+        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
+                         enabled)  # fmt: skip
+
+
+_CudaAutocast.__name__ = _CudaAutocast.__qualname__ = "autocast"
+_CudaGradScaler.__name__ = _CudaGradScaler.__qualname__ = "GradScaler"
+cuda.amp.autocast = _CudaAutocast
+cuda.amp.GradScaler = _CudaGradScaler
 cuda.amp.custom_fwd = _deprecated_cuda(
     lambda fwd=None, *, cast_inputs=None: custom_fwd(
         fwd, device_type="cuda", cast_inputs=cast_inputs
