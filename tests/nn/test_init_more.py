@@ -157,3 +157,49 @@ def test_every_torch_init_function_exists(torch_mod):
         and getattr(getattr(torch_mod.nn.init, n), "__module__", "") == "torch.nn.init"
     ]  # fmt: skip
     assert [n for n in names if not hasattr(init, n)] == []
+
+
+# -- kaiming's mode and zero-element tensors, and torch's private fan helpers (bugs found here:
+# tapegrad refused mode="FAN_OUT", which torch lower-cases, named the modes differently, and
+# filled zero-element tensors silently where torch warns)
+
+
+@pytest.mark.parametrize("name", ["kaiming_uniform_", "kaiming_normal_"])
+def test_kaiming_mode_any_case_and_errors_as_torch(torch_mod, name):
+    for mode in ["FAN_OUT", "Fan_In"]:
+        getattr(init, name)(tg.empty(3, 4), mode=mode)
+    with pytest.raises(ValueError) as want:
+        getattr(torch_mod.nn.init, name)(torch_mod.empty(3, 4), mode="x")
+    with pytest.raises(ValueError) as got:
+        getattr(init, name)(tg.empty(3, 4), mode="x")
+    assert str(got.value) == str(want.value)
+    # the mode changes the bound: fan_out of a (3, 4) weight is 3
+    w = getattr(init, name)(tg.empty(300, 4), mode="FAN_OUT", nonlinearity="linear")
+    assert np.std(w.numpy()) == pytest.approx(1 / math.sqrt(300), rel=0.1)
+
+
+@pytest.mark.parametrize("name", ["kaiming_uniform_", "kaiming_normal_"])
+@pytest.mark.parametrize("shape", [(0, 3), (0,), (2, 0, 3)])
+def test_kaiming_zero_element_warns_as_torch(torch_mod, name, shape):
+    with pytest.warns(UserWarning) as want:
+        getattr(torch_mod.nn.init, name)(torch_mod.empty(*shape))
+    with pytest.warns(UserWarning) as got:
+        out = getattr(init, name)(tg.empty(*shape))
+    assert (
+        str(got[0].message)
+        == str(want[0].message)
+        == "Initializing zero-element tensors is a no-op"
+    )
+    assert got[0].filename == __file__ and out.shape == shape
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (8, 2, 3, 3), (5, 0)])
+def test_private_fan_helpers_as_torch(torch_mod, shape):
+    t, g = torch_mod.empty(*shape), tg.empty(*shape)
+    assert init._calculate_fan_in_and_fan_out(g) == torch_mod.nn.init._calculate_fan_in_and_fan_out(
+        t
+    )
+    for mode in ["fan_in", "FAN_OUT"]:
+        assert init._calculate_correct_fan(g, mode) == torch_mod.nn.init._calculate_correct_fan(
+            t, mode
+        )

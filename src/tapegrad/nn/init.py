@@ -138,14 +138,27 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
-def _kaiming_std(tensor, a, mode, nonlinearity):
-    if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+def _calculate_fan_in_and_fan_out(tensor):
+    """torch's private helper, which ported ``reset_parameters`` code calls: (fan_in, fan_out)."""
+    return _fans(tensor)
+
+
+def _calculate_correct_fan(tensor, mode):
+    """The fan ``mode`` names ("fan_in" or "fan_out", any case), as torch's helper."""
+    mode = mode.lower()
+    valid_modes = ["fan_in", "fan_out"]
+    if mode not in valid_modes:
+        raise ValueError(f"Mode {mode} not supported, please use one of {valid_modes}")
     fan_in, fan_out = _fans(tensor)
-    fan = fan_in if mode == "fan_in" else fan_out
-    if fan == 0:
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    """gain / sqrt(fan); None (after torch's warning) for a tensor with a zero-size dim."""
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
         return None
-    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
 
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
