@@ -203,3 +203,18 @@ def test_private_fan_helpers_as_torch(torch_mod, shape):
         assert init._calculate_correct_fan(g, mode) == torch_mod.nn.init._calculate_correct_fan(
             t, mode
         )
+
+
+def test_private_no_grad_helpers_fill_in_place(torch_mod):
+    p = tg.nn.Parameter(tg.empty(50, 40))
+    cases = [
+        ("_no_grad_uniform_", (-0.5, 0.5), lambda x: x.min() >= -0.5 and x.max() <= 0.5),
+        ("_no_grad_normal_", (3.0, 0.1), lambda x: abs(x.mean() - 3.0) < 0.02),
+        ("_no_grad_trunc_normal_", (0.0, 1.0, -0.1, 0.1), lambda x: abs(x).max() <= 0.1),
+        ("_no_grad_fill_", (7.0,), lambda x: (x == 7).all()),
+        ("_no_grad_zero_", (), lambda x: (x == 0).all()),
+    ]
+    for name, args, check in cases:
+        assert hasattr(torch_mod.nn.init, name)
+        assert getattr(init, name)(p, *args) is p and check(p.detach().numpy()), name
+        assert p.requires_grad and p.grad_fn is None

@@ -337,3 +337,25 @@ kaiming_uniform = _deprecated(kaiming_uniform_)
 kaiming_normal = _deprecated(kaiming_normal_)
 orthogonal = _deprecated(orthogonal_)
 sparse = _deprecated(sparse_)
+
+
+# torch's private no-grad helpers, which copied init code imports (tapegrad's fills never
+# record a graph, so they are the public functions)
+def _no_grad_uniform_(tensor, a, b, generator=None):
+    return uniform_(tensor, a, b, generator)
+
+
+def _no_grad_normal_(tensor, mean, std, generator=None):
+    return normal_(tensor, mean, std, generator)
+
+
+def _no_grad_trunc_normal_(tensor, mean, std, a, b, generator=None):
+    return trunc_normal_(tensor, mean, std, a, b, generator)
+
+
+def _no_grad_fill_(tensor, val):
+    return constant_(tensor, val)
+
+
+def _no_grad_zero_(tensor):
+    return zeros_(tensor)
