@@ -111,3 +111,14 @@ def test_cuda_autocast_and_scaler_warnings_as_torch(torch_mod, call):
         if hasattr(obj, "is_enabled"):
             assert obj.is_enabled() is False
     assert seen[1] == seen[0]
+
+
+def test_cuda_amp_imports_as_a_module(torch_mod):
+    import importlib
+
+    mod = importlib.import_module("tapegrad.cuda.amp")
+    assert mod is tg.cuda.amp
+    from tapegrad.cuda.amp import GradScaler, autocast, custom_bwd, custom_fwd  # noqa: F401
+
+    names = ["GradScaler", "autocast", "custom_fwd", "custom_bwd"]
+    assert all(hasattr(importlib.import_module("torch.cuda.amp"), n) for n in names)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import threading
 import warnings
 
@@ -308,8 +309,10 @@ def _deprecated_cuda(fn, name):
     return wrapper
 
 
-# torch.cuda.amp.* / torch.cpu.amp.* (deprecated spellings): the same classes
+# torch.cuda.amp.* (deprecated spellings); registered in sys.modules so that
+# ``from torch.cuda.amp import GradScaler`` imports, as it does from torch
 cuda.amp = type(cuda)("tapegrad.cuda.amp", "torch.cuda.amp: autocast and GradScaler.")
+sys.modules["tapegrad.cuda.amp"] = cuda.amp
 
 
 class _CudaAutocast(autocast):
