@@ -19,6 +19,16 @@ NAMESPACES = [
     ("nn.utils", torch.nn.utils, tg.nn.utils),
     ("optim", torch.optim, tg.optim),
     ("optim.lr_scheduler", torch.optim.lr_scheduler, tg.optim.lr_scheduler),
+    ("optim.swa_utils", torch.optim.swa_utils, tg.optim.swa_utils),
+    ("autograd", torch.autograd, tg.autograd),
+    ("autograd.profiler", torch.autograd.profiler, tg.autograd.profiler),
+    ("profiler", torch.profiler, tg.profiler),
+    ("autograd.graph", torch.autograd.graph, tg.autograd.graph),
+    ("amp", torch.amp, tg.amp),
+    ("cuda", torch.cuda, tg.cuda),
+    ("func", torch.func, tg.func),
+    ("testing", torch.testing, tg.testing),
+    ("utils.data", torch.utils.data, tg.utils.data),
 ]
 
 
@@ -49,6 +59,8 @@ def _pairs():
 
 
 def _same(x, y):
+    if isinstance(x, torch.Generator) and y is None:
+        return x is torch.default_generator  # None means tapegrad's default generator
     if callable(x) and callable(y):
         return getattr(x, "__name__", None) == getattr(y, "__name__", None)
     if isinstance(x, bool) or isinstance(y, bool):

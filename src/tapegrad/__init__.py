@@ -150,7 +150,7 @@ from . import distributions  # noqa: E402
 
 # -- torch namespace (issue 12): devices, dtypes, random, settings, compatibility modules ----
 from . import random  # noqa: E402 - torch.random
-from . import accelerator, amp, backends, cuda, onnx, testing  # noqa: E402
+from . import accelerator, amp, backends, cuda, onnx, profiler, testing  # noqa: E402
 from .amp import autocast  # noqa: E402
 from . import _dtypes  # noqa: E402
 from ._device import Size, device  # noqa: E402

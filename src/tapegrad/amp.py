@@ -14,28 +14,64 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
+import threading
+import warnings
 
 import numpy as np
 
 from . import _warn, cuda
 from .grad_mode import no_grad
 
-__all__ = ["autocast", "GradScaler", "is_autocast_available"]
+__all__ = ["autocast", "GradScaler", "is_autocast_available", "custom_fwd", "custom_bwd"]
+
+# torch's default autocast dtypes per device type (what get_autocast_dtype answers)
+_DEFAULT_DTYPE = {"cpu": "bfloat16", "cuda": "float16"}
+
+
+class _AutocastState(threading.local):
+    """Per thread and device type: (enabled, dtype) of the innermost autocast block."""
+
+    def __init__(self):
+        self.by_device = {}
+
+
+_STATE = _AutocastState()
+
+
+def _autocast_state(device_type: str):
+    """(enabled, dtype) for ``device_type`` in this thread; dtype is None for the default."""
+    return _STATE.by_device.get(device_type, (False, None))
 
 
 class autocast(contextlib.ContextDecorator):  # noqa: N801 - torch's name
-    """Accepted for compatibility; computes in the inputs' own dtypes (see the module doc)."""
+    """Accepted for compatibility; computes in the inputs' own dtypes (see the module doc).
+
+    The block's state is recorded (per thread and device type) for ``custom_fwd`` and
+    ``custom_bwd``; "cuda" without a GPU counts as disabled, as torch disables it there.
+    """
 
     def __init__(self, device_type="cuda", dtype=None, enabled=True, cache_enabled=None):
         self.device_type = str(device_type)
         self.fast_dtype = dtype
+        if enabled and self.device_type == "cuda" and not cuda.is_available():
+            _warn.warn("CUDA is not available or torch_xla is imported. Disabling autocast.")
+            enabled = False
         self._enabled = enabled
 
     def __enter__(self):
+        enabled = bool(self._enabled)
+        stack = self.__dict__.setdefault("_prev", [])
+        stack.append(_autocast_state(self.device_type))
+        _STATE.by_device[self.device_type] = (enabled, self.fast_dtype)
         return self
 
     def __exit__(self, *exc):
+        _STATE.by_device[self.device_type] = self._prev.pop()
         return False
+
+    def _recreate_cm(self):
+        return type(self)(self.device_type, self.fast_dtype, self._enabled)
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -175,7 +211,146 @@ class GradScaler:
         self._growth_tracker = int(state_dict["_growth_tracker"])
 
 
-# torch.cuda.amp.* / torch.cpu.amp.* (deprecated spellings): the same classes
+def _check_device_type(device_type) -> None:
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+
+
+def _cast(value, device_type, dtype):
+    """torch's amp ``_cast``: floating tensors on ``device_type`` other than float64."""
+    from . import _dtypes
+    from .tensor import Tensor
+
+    if isinstance(value, Tensor):
+        eligible = (
+            value.is_floating_point()
+            and value.device.type == device_type
+            and value.dtype != _dtypes.float64
+        )
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, device_type, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: _cast(v, device_type, dtype) for k, v in value.items()}
+    return value
+
+
+def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
+    """Decorate a custom ``Function.forward`` for autocast, as ``torch.amp.custom_fwd``.
+
+    Inside an enabled ``autocast(device_type)`` block with ``cast_inputs`` set, floating
+    tensors among the arguments are cast to ``cast_inputs`` and ``forward`` runs with
+    autocast disabled; otherwise it runs as is. ``ctx`` remembers the autocast state for
+    :func:`custom_bwd`.
+
+    Raises:
+        ValueError: if ``device_type`` is not a str.
+    """
+    _check_device_type(device_type)
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        enabled, dtype = _autocast_state(device_type)
+        args[0]._dtype = dtype if dtype is not None else _autocast_default(device_type)
+        if cast_inputs is None:
+            args[0]._fwd_used_autocast = enabled
+            return fwd(*args, **kwargs)
+        args[0]._fwd_used_autocast = False
+        if enabled:
+            with autocast(device_type=device_type, enabled=False):
+                return fwd(
+                    *_cast(args, device_type, cast_inputs),
+                    **_cast(kwargs, device_type, cast_inputs),
+                )
+        return fwd(*args, **kwargs)
+
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type: str):
+    """Run a custom ``Function.backward`` in the autocast state its forward saw, as
+    ``torch.amp.custom_bwd``.
+
+    Raises:
+        ValueError: if ``device_type`` is not a str.
+    """
+    _check_device_type(device_type)
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        ctx = args[0]
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+
+    return decorate_bwd
+
+
+def _autocast_default(device_type: str):
+    from . import _dtypes
+
+    return _dtypes.to_dtype(_DEFAULT_DTYPE.get(device_type, "float16"))
+
+
+def _deprecated_cuda(fn, name):
+    def wrapper(*args, **kwargs):
+        warnings.warn(
+            f"`torch.cuda.amp.{name}(args...)` is deprecated. "
+            f"Please use `torch.amp.{name}(args..., device_type='cuda')` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return fn(*args, **kwargs)
+
+    wrapper.__name__ = wrapper.__qualname__ = name
+    return wrapper
+
+
+# torch.cuda.amp.* (deprecated spellings); registered in sys.modules so that
+# ``from torch.cuda.amp import GradScaler`` imports, as it does from torch
 cuda.amp = type(cuda)("tapegrad.cuda.amp", "torch.cuda.amp: autocast and GradScaler.")
-cuda.amp.autocast = functools.partial(autocast, "cuda")
-cuda.amp.GradScaler = functools.partial(GradScaler, "cuda")
+sys.modules["tapegrad.cuda.amp"] = cuda.amp
+
+
+class _CudaAutocast(autocast):
+    """``torch.cuda.amp.autocast``: deprecated, ``autocast("cuda", ...)``."""
+
+    def __init__(self, enabled=True, dtype=None, cache_enabled=True):
+        _warn.warn(
+            "`torch.cuda.amp.autocast(args...)` is deprecated. "
+            "Please use `torch.amp.autocast('cuda', args...)` instead.",
+            FutureWarning,
+        )
+        super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+class _CudaGradScaler(GradScaler):
+    """``torch.cuda.amp.GradScaler``: deprecated, ``GradScaler("cuda", ...)``."""
+
+    def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
+                 growth_interval=2000, enabled=True):  # fmt: skip
+        _warn.warn(
+            "`torch.cuda.amp.GradScaler(args...)` is deprecated. "
+            "Please use `torch.amp.GradScaler('cuda', args...)` instead.",
+            FutureWarning,
+        )
+        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
+                         enabled)  # fmt: skip
+
+
+_CudaAutocast.__name__ = _CudaAutocast.__qualname__ = "autocast"
+_CudaGradScaler.__name__ = _CudaGradScaler.__qualname__ = "GradScaler"
+cuda.amp.autocast = _CudaAutocast
+cuda.amp.GradScaler = _CudaGradScaler
+cuda.amp.custom_fwd = _deprecated_cuda(
+    lambda fwd=None, *, cast_inputs=None: custom_fwd(
+        fwd, device_type="cuda", cast_inputs=cast_inputs
+    ),
+    "custom_fwd",
+)
+cuda.amp.custom_bwd = _deprecated_cuda(
+    lambda bwd=None: custom_bwd(bwd, device_type="cuda"), "custom_bwd"
+)

@@ -33,6 +33,8 @@ __all__ = [
     "vmap",
     "functional_call",
     "stack_module_state",
+    "functionalize",
+    "replace_all_batch_norm_modules_",
 ]
 
 
@@ -312,4 +314,5 @@ def hessian(f, argnums=0):
 # The forward-mode, batching and module transforms (they read the helpers above).
 from ._func_fwd import jacfwd, jvp, linearize, vjp  # noqa: E402
 from ._func_module import functional_call, stack_module_state  # noqa: E402
+from ._func_rewrites import functionalize, replace_all_batch_norm_modules_  # noqa: E402
 from ._vmap import vmap  # noqa: E402

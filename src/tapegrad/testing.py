@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from . import _dtypes
+from .creation import tensor
 from .tensor import Tensor
 
-__all__ = ["assert_close", "make_tensor"]
+__all__ = ["assert_close", "make_tensor", "assert_allclose"]
 
 # dtype -> (rtol, atol), torch.testing's defaults
 _TOLERANCES = {
@@ -55,6 +57,37 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
     >>> tg.testing.assert_close(tg.tensor([1.0, 2.0]), tg.tensor([1.0, 2.0 + 1e-7]))
     """
     _compare(actual, expected, rtol, atol, equal_nan, check_dtype, msg, ())
+
+
+# torch.testing.assert_allclose's own (looser) defaults
+_ALLCLOSE_TOLERANCES = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """Deprecated (FutureWarning), as torch's: ``assert_close`` without the dtype check and
+    with looser defaults (float32: rtol 1e-4, atol 1e-5; float64: 1e-5, 1e-8; the larger
+    of the two inputs' pairs), NaNs equal by default.
+
+    Raises:
+        AssertionError: as :func:`assert_close`.
+    """
+    warnings.warn(
+        "`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a "
+        "future release. Please use `torch.testing.assert_close()` instead. You can find "
+        "detailed upgrade instructions in https://github.com/pytorch/pytorch/issues/61844.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    if not isinstance(actual, Tensor):
+        actual = tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        pairs = [_ALLCLOSE_TOLERANCES.get(str(t.dtype).rsplit(".", 1)[-1], (0.0, 0.0))
+                 for t in (actual, expected)]  # fmt: skip
+        rtol, atol = max(p[0] for p in pairs), max(p[1] for p in pairs)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                 check_dtype=False, msg=msg or None)  # fmt: skip
 
 
 def _compare(actual, expected, rtol, atol, equal_nan, check_dtype, msg, path):

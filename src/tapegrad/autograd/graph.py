@@ -35,6 +35,10 @@ __all__ = [
     "fresh_array",
     "arrays_of",
     "sum_to_array",
+    "saved_tensors_hooks",
+    "save_on_cpu",
+    "disable_saved_tensors_hooks",
+    "increment_version",
 ]
 
 # Set by tapegrad.autograd.anomaly while detect_anomaly() (or checkgraph's checkable())
@@ -840,3 +844,11 @@ def iter_graph(roots):
 
 # Measuring what a graph holds lives in memory.py; re-exported here, where users look.
 from .memory import saved_arrays, saved_buffers, saved_bytes  # noqa: E402
+
+# torch.autograd.graph's saved-tensor hooks (Note [Saved-tensor hooks]).
+from .saved_hooks import (  # noqa: E402
+    disable_saved_tensors_hooks,
+    increment_version,
+    save_on_cpu,
+    saved_tensors_hooks,
+)

@@ -1,10 +1,12 @@
 """Optimizers (``tg.optim``) and learning-rate schedulers (``tg.optim.lr_scheduler``)."""
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
+from .adafactor import Adafactor
 from .adam import Adam, AdamW
 from .adam_variants import NAdam, RAdam
 from .adaptive import Adadelta, Adagrad, Adamax
 from .lbfgs import LBFGS
+from .muon import Muon
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
@@ -26,5 +28,8 @@ __all__ = [
     "Rprop",
     "LBFGS",
     "SparseAdam",
+    "Adafactor",
+    "Muon",
     "lr_scheduler",
+    "swa_utils",
 ]

@@ -18,6 +18,7 @@ __all__ = [
     "Subset",
     "ConcatDataset",
     "ChainDataset",
+    "StackDataset",
     "random_split",
 ]
 
@@ -174,3 +175,65 @@ def random_split(dataset, lengths, generator=None) -> list[Subset]:
         parts.append(Subset(dataset, order[offset : offset + length]))
         offset += length
     return parts
+
+
+class StackDataset(Dataset):
+    """Datasets side by side: item ``i`` is ``(d1[i], d2[i], ...)`` for positional datasets
+    or ``{"name": d[i], ...}`` for keyword ones, as ``torch.utils.data.StackDataset``.
+
+    >>> import tapegrad as tg
+    >>> s = StackDataset(image=[10, 11], label=[0, 1])
+    >>> len(s), s[1]
+    (2, {'image': 11, 'label': 1})
+
+    Raises:
+        ValueError: with both positional and keyword datasets, with none, or when their
+            lengths differ.
+    """
+
+    def __init__(self, *args, **kwargs):
+        if args:
+            if kwargs:
+                raise ValueError(
+                    "Supported either ``tuple``- (via ``args``) or"
+                    "``dict``- (via ``kwargs``) like input/output, but both types are given."
+                )
+            datasets = args
+        elif kwargs:
+            datasets = kwargs
+        else:
+            raise ValueError("At least one dataset should be passed")
+        parts = list(datasets.values()) if isinstance(datasets, dict) else list(datasets)
+        self._length = len(parts[0])
+        if any(self._length != len(d) for d in parts):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = datasets
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices: list):
+        """A batch of items, using each dataset's own ``__getitems__`` where it has one."""
+        named = isinstance(self.datasets, dict)
+        items = self.datasets.items() if named else enumerate(self.datasets)
+        columns = {}
+        for key, dataset in items:
+            if callable(getattr(dataset, "__getitems__", None)):
+                column = dataset.__getitems__(indices)
+                if len(column) != len(indices):
+                    raise ValueError(
+                        "Nested dataset's output size mismatch."
+                        f" Expected {len(indices)}, got {len(column)}"
+                    )
+            else:
+                column = [dataset[i] for i in indices]
+            columns[key] = column
+        rows = range(len(indices))
+        if named:
+            return [{k: c[r] for k, c in columns.items()} for r in rows]
+        return [tuple(c[r] for c in columns.values()) for r in rows]
+
+    def __len__(self) -> int:
+        return self._length
