@@ -6,7 +6,7 @@ forward and backward, attention, GELU, LayerNorm, cross entropy, embedding, Adam
 clipping, the rest):
 
 * tapegrad: the step is recorded by ``tg.jit.cache`` with each array op labelled by the
-  innermost library function that made it (``ops/gelu_kernels.py:normal_cdf_and_gauss``...),
+  innermost library function that made it (``ops/gelu_kernels.py:normal_cdf_and_slope``...),
   and the replay program is run with a clock around every line (the median cost of an
   empty clock pair is taken off each line). The replay has no autograd overhead: what it
   shows is kernels (NumPy, BLAS) and copies, plus the program's own bookkeeping (state

@@ -11,10 +11,11 @@ import math
 import numpy as np
 
 from ..autograd.graph import make_result
+from ..grad_mode import STATE
 from ._registry import register
 from ._util import float_data
 from .elementwise import sigmoid_array, where
-from .gelu_kernels import gelu_backward, normal_cdf_and_gauss
+from .gelu_kernels import gelu_backward, normal_cdf_and_slope
 
 __all__ = ["erf", "gelu", "silu", "softplus"]
 
@@ -64,14 +65,16 @@ def gelu(input, approximate="none"):
     """
     x = float_data(input)
     if approximate == "none":
-        # One fused kernel each way (ops/gelu_kernels.py); Φ(x) and, for float32,
-        # e^(−x²/2) are kept for the backward.
-        cdf, gauss = normal_cdf_and_gauss(x)
+        # One fused kernel (ops/gelu_kernels.py): Φ(x), and when a gradient will be taken
+        # the derivative Φ(x) + x·φ(x), kept for the backward (Note [GELU's slope in the
+        # forward]).
+        cdf, slope = normal_cdf_and_slope(x, STATE.enabled and input._rg)
         out = x * cdf
+        del cdf
         return make_result(
             out,
             (input,),
-            lambda g: (gelu_backward(g, input, cdf, gauss),),
+            lambda g: (gelu_backward(g, input, slope),),
             "GeluBackward",
             saved=(input,),
         )
