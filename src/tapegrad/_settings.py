@@ -19,6 +19,7 @@ __all__ = [
     "get_num_interop_threads",
     "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled",
     "set_float32_matmul_precision",
     "get_float32_matmul_precision",
     "compile",
@@ -27,7 +28,7 @@ __all__ = [
 ]
 
 _STATE = {"threads": None, "interop": 1, "limiter": None, "deterministic": False,
-          "matmul": "highest"}  # fmt: skip
+          "warn_only": False, "matmul": "highest"}  # fmt: skip
 
 
 def set_num_threads(n: int) -> None:
@@ -67,10 +68,16 @@ def get_num_interop_threads() -> int:
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Accepted: tapegrad's CPU kernels are deterministic already."""
     _STATE["deterministic"] = bool(mode)
+    _STATE["warn_only"] = bool(warn_only)
 
 
 def are_deterministic_algorithms_enabled() -> bool:
     return _STATE["deterministic"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    """The ``warn_only`` of the last :func:`use_deterministic_algorithms` call."""
+    return _STATE["warn_only"]
 
 
 def set_float32_matmul_precision(precision: str) -> None:
