@@ -52,10 +52,14 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     if isinstance(obj, _BUFFERS):
         out = frombuffer(obj, dtype=dtype or _dtypes.get_default_dtype())
         return _finish(out.clone() if copy else out, device, requires_grad)
+    if isinstance(obj, np.generic):
+        if copy is False:
+            raise RuntimeError(
+                "can't alias NumPy scalars. Either remove copy=False or transform it in a ndarray. "
+            )
+        dtype = obj.dtype if dtype is None else dtype
     if copy is False:
         raise ValueError("can't alias arbitrary sequence into a tensor.")
-    if isinstance(obj, np.generic) and dtype is None:
-        dtype = obj.dtype
     return _finish(tensor(obj, dtype=dtype), device, requires_grad)
 
 
@@ -66,13 +70,16 @@ def _from_tensor(obj, dtype, device, copy, requires_grad):
             "instead of False. Pass requires_grad=False explicitly to get the old behavior "
             "and silence this warning."
         )
-    if dtype is not None and dtype != obj.dtype:  # a conversion: a new leaf
-        return _finish(_convert(obj, obj.dtype, dtype, copy, "tensor"), device, requires_grad)
-    out = obj
-    if copy:  # a clone, in the graph as torch's
-        out = obj.clone() if requires_grad is not False else obj.detach().clone()
+    source = obj if requires_grad is not False else obj.detach()
+    if dtype is not None and dtype != obj.dtype:  # a conversion, in the graph as torch's
+        _convert(obj, obj.dtype, dtype, copy, "tensor")  # copy=False: torch's ValueError
+        out = source.to(dtype)
+    elif copy:  # a clone, in the graph as torch's
+        out = source.clone()
+    else:  # shared: requires_grad= applies to obj itself, as torch
+        out = obj
     if requires_grad is not None and out.is_leaf:
-        out.requires_grad_(requires_grad)  # on obj itself when shared, as torch
+        out.requires_grad_(requires_grad)
     return _to(out, device)
 
 
@@ -162,7 +169,23 @@ def from_dlpack(ext_tensor):
         return ext_tensor
     if type(ext_tensor).__name__ == "PyCapsule":
         ext_tensor = _Capsule(ext_tensor)
-    return from_numpy(np.from_dlpack(ext_tensor))
+    array = np.from_dlpack(ext_tensor)
+    if not array.flags.writeable:  # NumPy marks unversioned DLPack imports read-only; torch's
+        array = _writable(array)  # tensors over the same memory are writable
+    return from_numpy(array)
+
+
+class _Interface:
+    """Holds a producer's array alive and exposes its memory as writable."""
+
+    def __init__(self, array):
+        self.array = array
+        self.__array_interface__ = dict(array.__array_interface__)
+        self.__array_interface__["data"] = (self.__array_interface__["data"][0], False)
+
+
+def _writable(array):
+    return np.asarray(_Interface(array))
 
 
 def to_dlpack(tensor):

@@ -76,7 +76,10 @@ def _python_inplace(self, op, fn, others):
 
 
 def _broadcastable(op, self, *others):
-    for o in others:
+    names = ("'other'",) if len(others) == 1 else ("argument 'x'", "argument 'y'")
+    for name, o in zip(names, others):
+        if o.dtype != self.dtype:
+            raise TypeError(f"{op}: expected {self.type()} for {name} (got {o.type()})")
         try:
             ok = np.broadcast_shapes(tuple(o.shape), tuple(self.shape)) == tuple(self.shape)
         except ValueError:

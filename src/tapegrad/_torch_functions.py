@@ -71,8 +71,8 @@ def frobenius_norm(input, dim, keepdim=False):
 
 
 def nuclear_norm(input, dim=None, keepdim=False):
-    """``linalg.matrix_norm(input, 'nuc', dim, keepdim)``; without ``dim`` the input must be
-    a (batch of) matrices (torch's two overloads: ``nuclear_norm(x, keepdim)`` and ``(x, dim, keepdim)``)."""
+    """``linalg.matrix_norm(input, 'nuc', dim, keepdim)``, over the last two dims without
+    ``dim`` (torch's two overloads: ``nuclear_norm(x, keepdim)``, ``(x, dim, keepdim)``)."""
     if isinstance(dim, bool):  # nuclear_norm(x, True): the first overload's keepdim
         dim, keepdim = None, dim
     _tensor("nuclear_norm", "input", input)
