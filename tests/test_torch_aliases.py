@@ -108,6 +108,32 @@ CASES = [
     ("native_dropout", (f(3, 4), 0.3, False), {}),
     ("embedding", (f(10, 3), i([[1, 2], [4, 9]])), {}),
     ("embedding", (f(10, 3), i([1, 2, 2, 0])), {"padding_idx": 2}),
+    *[
+        (
+            "embedding_bag",
+            (
+                f(10, 3),
+                i([1, 2, 4, 5, 4, 3, 2, 9]),
+                i([0, 4, 4]),
+                False,
+                mode,
+                False,
+                None,
+                last,
+                pad,
+            ),
+            {},
+        )
+        for mode in (0, 1, 2)
+        for pad in (None, 2)
+        for last in (False, True)
+    ],
+    ("embedding_bag", (f(10, 3), i([1, 2, 4, 5]), i([0, 2])), {"per_sample_weights": f(4)}),
+    (
+        "embedding_bag",
+        (A(np.arange(30.0, dtype=np.float32).reshape(10, 3)), i([1, 2, 4]), i([0, 1])),
+        {},
+    ),
     ("embedding_renorm_", (A(RNG.standard_normal((10, 3)) * 3), i([1, 2, 2, 5]), 1.0, 2.0), {}),
     ("bilinear", (f(2, 3), f(2, 4), f(5, 3, 4), f(5)), {}),
     ("cosine_similarity", (f(4, 5), f(4, 5)), {}),
@@ -255,6 +281,7 @@ BAD = list(_LIST_FIRST.values()) + [
     ("layer_norm", (f(2, 3, 4), [3]), {}),
     ("embedding", (f(10, 3), f(2, grad=False)), {}),
     ("embedding", (f(10, 3), i([1, 12])), {}),
+    ("embedding_bag", (f(10, 3), i([1, 2]), i([0, 3])), {}),
     ("pixel_shuffle", (f(1, 3, 2, 2), 2), {}),
     ("vander", (f(2, 2),), {}),
     ("vander", (f(3), -1), {}),
@@ -301,8 +328,9 @@ def _same_default(ours, theirs):
 def test_signature_is_torchs_schema(torch_mod, name):
     params = list(inspect.signature(getattr(tg, name)).parameters.values())
     schema = _schema_params(torch_mod, name)
-    if name == "embedding_bag":
-        schema = schema[: len(params)]
+    if name == "embedding_bag":  # the padding_idx overload's extra argument, None by default
+        assert params[-1].name == "padding_idx" and params[-1].default is None
+        params = params[:-1]
     assert [p.name for p in params] == [s[0] for s in schema]
     for p, (pname, default, kwarg_only) in zip(params, schema):
         if (
@@ -385,3 +413,43 @@ def test_reduction_is_an_int():
         tg.hinge_embedding_loss(x, t, 1.0, "mean")
     with pytest.raises(ValueError, match="reduction"):
         tg.hinge_embedding_loss(x, t, 1.0, 3)
+
+
+# Regression: F.embedding_bag sliced bags with Python's slicing, so offsets torch refuses (not
+# starting at 0, past the end, decreasing) gave silent results, and with include_last_offset a
+# last offset short of len(input) dropped the trailing indices that torch puts in the last bag.
+OFFSETS = [
+    ([1, 2, 3, 4], [0, 4, 4], True),
+    ([1, 2, 3, 4, 5], [0, 2, 3], True),
+    ([1, 2], [0, 3], False),
+    ([1, 2], [1], False),
+    ([1, 2], [0, 3], True),
+]
+
+
+@pytest.mark.parametrize(("indices", "offsets", "last"), OFFSETS)
+@pytest.mark.parametrize("mode", ["sum", "max"])
+def test_functional_embedding_bag_offsets_match_torch(torch_mod, indices, offsets, last, mode):
+    w = RNG.standard_normal((10, 3))
+    results = []
+    for lib in (torch_mod, tg):
+        try:
+            out = lib.nn.functional.embedding_bag(
+                lib.tensor(indices), lib.tensor(w), lib.tensor(offsets), mode=mode,
+                include_last_offset=last,
+            )  # fmt: skip
+        except RuntimeError:
+            results.append(RuntimeError)
+        else:
+            results.append(out.numpy())
+    theirs, ours = results
+    if theirs is RuntimeError:
+        assert ours is RuntimeError
+    else:
+        np.testing.assert_allclose(ours, theirs)
+
+
+def test_functional_embedding_bag_refuses_decreasing_offsets():
+    # torch's kernel fails on some of these and reads past the bag on others
+    with pytest.raises(RuntimeError, match="non-decreasing"):
+        tg.nn.functional.embedding_bag(tg.tensor([1, 2, 3]), tg.ones(5, 2), tg.tensor([0, 2, 1]))

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from .nn import functional as F
 from .nn._dropout_variants import _feature_dropout
 from .ops._table import make_inplace
@@ -89,6 +91,49 @@ def _embedding_renorm_(self, indices, max_norm, norm_type):
         scale = (max_norm / (norm + 1e-7)).where(norm > max_norm, 1.0)
         weight[rows] = sel * scale.to(weight.dtype)
     return weight
+
+
+def _embedding_bag(
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq=False,
+    mode=0,
+    sparse=False,
+    per_sample_weights=None,
+    include_last_offset=False,
+    padding_idx=None,
+):
+    """``(output, offset2bag, bag_size, max_indices)`` as ATen's CPU kernel: the output is
+    ``F.embedding_bag``'s; the three int64 bookkeeping tensors are computed here from the
+    indices (``offset2bag`` is empty for a plain sum of non-float64 weights, ``max_indices`` holds ``bag_size`` for
+    a mean and the arg-max row per column for a max)."""
+    if mode not in (0, 1, 2):
+        raise ValueError(f"embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), got {mode}")
+    out = F.embedding_bag(
+        indices, weight, offsets, None, 2, scale_grad_by_freq, ("sum", "mean", "max")[mode],
+        sparse, per_sample_weights, include_last_offset, padding_idx,
+    )  # fmt: skip
+    idx, off = indices._data.reshape(-1), offsets._data.reshape(-1)
+    n_bags = len(off) - 1 if include_last_offset else len(off)
+    bag = np.searchsorted(off, np.arange(len(idx)), side="right") - 1
+    bag = np.clip(bag, 0, max(n_bags - 1, 0)).astype(np.int64)
+    pad = None if padding_idx is None else padding_idx % weight.shape[0]
+    keep = idx != pad if pad is not None else np.ones(len(idx), dtype=bool)
+    size = np.bincount(bag[keep], minlength=n_bags).astype(np.int64)
+    if mode == 0:  # ATen's fast path (weights other than float64, no padding) skips it
+        o2b = bag if pad is not None or weight.dtype == np.float64 else np.zeros(0, np.int64)
+        size = np.zeros(n_bags, np.int64)
+        most = np.zeros(n_bags, np.int64)
+    elif mode == 1:
+        o2b, most = bag, size.copy()
+    else:
+        o2b, most, w = bag, np.zeros((n_bags, weight.shape[1]), np.int64), weight._data
+        for b in range(n_bags):
+            rows = idx[(bag == b) & keep]
+            if len(rows):
+                most[b] = rows[np.argmax(w[rows], axis=0)]
+    return (out, *(Tensor._wrap(a) for a in (o2b, size, most)))
 
 
 def _pool_with_indices(pool):
@@ -183,6 +228,7 @@ _ROWS = {
     # -- embeddings ---------------------------------------------------------------------------
     "embedding": _embedding,
     "embedding_renorm_": _embedding_renorm_,
+    "embedding_bag": _embedding_bag,
     # -- layers, distances, activations -----------------------------------------------------
     "bilinear": lambda input1, input2, weight, bias=None: F.bilinear(input1, input2, weight, bias),
     "cosine_similarity": lambda x1, x2, dim=1, eps=1e-08: F.cosine_similarity(x1, x2, dim, eps),
