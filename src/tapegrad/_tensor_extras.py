@@ -209,10 +209,8 @@ def storage(self) -> TypedStorage:
 
 
 def __dlpack__(self, *args, **kwargs):  # noqa: N807 - the protocol's name
-    if self.requires_grad:
-        raise RuntimeError(
-            "Can't export tensors that require gradient, use tensor.detach()"
-        )  # torch's text
+    # NOTE: no refusal of tensors that require grad (torch's own rule): torch.tensor(x) and
+    # torch.as_tensor(x) try __dlpack__ before __array__, and read tapegrad tensors that way.
     return self._data.__dlpack__(*args, **kwargs)
 
 

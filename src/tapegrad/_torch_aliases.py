@@ -106,8 +106,8 @@ def _embedding_bag(
 ):
     """``(output, offset2bag, bag_size, max_indices)`` as ATen's CPU kernel: the output is
     ``F.embedding_bag``'s; the three int64 bookkeeping tensors are computed here from the
-    indices (``offset2bag`` is empty for a plain sum of non-float64 weights, ``max_indices`` holds ``bag_size`` for
-    a mean and the arg-max row per column for a max)."""
+    indices (``offset2bag`` is empty for a plain sum of non-float64 weights; ``max_indices``
+    holds ``bag_size`` for a mean and the arg-max row per column for a max)."""
     if mode not in (0, 1, 2):
         raise ValueError(f"embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), got {mode}")
     out = F.embedding_bag(
