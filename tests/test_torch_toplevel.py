@@ -210,8 +210,10 @@ def test_dlpack_round_trips_share_memory(torch_mod):
     assert x.tolist() == [0.0, 5.0, 9.0]
     back = tg.from_dlpack(torch_mod.arange(3.0))
     assert back.dtype == tg.float32 and back.tolist() == [0.0, 1.0, 2.0]
-    # torch.tensor reads __dlpack__ first: a tensor that requires grad must still convert
+    # torch.tensor/as_tensor read __dlpack__ first (before it: "len() of a 0-d tensor"),
+    # and a tensor that requires grad must convert too
     assert torch_mod.tensor(tg.ones(2, requires_grad=True)).tolist() == [1.0, 1.0]
+    assert torch_mod.as_tensor(tg.arange(4).reshape(2, 2).t()).tolist() == [[0, 2], [1, 3]]
 
 
 RANGES = [(1, 4), (0, 1, 0.25), (0, 1, 0.3), (5, 1, -2), (1, 2.5), (0, 1, 0.1), (1, 4, 0), (4, 1)]

@@ -210,7 +210,9 @@ def storage(self) -> TypedStorage:
 
 def __dlpack__(self, *args, **kwargs):  # noqa: N807 - the protocol's name
     # NOTE: no refusal of tensors that require grad (torch's own rule): torch.tensor(x) and
-    # torch.as_tensor(x) try __dlpack__ before __array__, and read tapegrad tensors that way.
+    # torch.as_tensor(x) try __dlpack__ first and read tapegrad tensors that way (without it
+    # they walked x as a sequence and failed on its 0-d items). NumPy cannot export
+    # bfloat16, so torch.tensor of a bfloat16 tapegrad tensor still fails (BufferError).
     return self._data.__dlpack__(*args, **kwargs)
 
 
