@@ -272,6 +272,11 @@ BAD = list(_LIST_FIRST.values()) + [
     ("dropout", (f(3), 0.5), {}),  # train is required
     ("dropout", (f(3), 1.5, True), {}),
     ("dropout_", (f(3, grad=False), -0.1, True), {}),
+    *[  # p is checked in eval mode too
+        (name, (f(2, 3, grad=False), 1.5, False), {})
+        for name in _torch_aliases.NAMES
+        if "dropout" in name and name != "native_dropout"  # which checks p in training only
+    ],
     ("feature_dropout", (f(3), 0.5, True), {}),  # needs 2 dims
     ("native_dropout", (f(3), 1.5, True), {}),
     ("conv2d", (f(2, 3, 6, 6), f(4, 2, 3, 3)), {}),

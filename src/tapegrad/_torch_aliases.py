@@ -38,7 +38,7 @@ def _reduction(op, r):
     return _REDUCTIONS[r]
 
 
-def _p(op, p):
+def _p(p):
     if not 0.0 <= p <= 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     return p
@@ -58,7 +58,7 @@ def _feature_dropout_op(input, p, train):
         raise RuntimeError(
             "Feature dropout requires at least 2 dimensions in the input"
         )  # torch's text
-    return _feature_dropout(input, _p("feature_dropout", p), train, True)
+    return _feature_dropout(input, _p(p), train, True)
 
 
 _feature_dropout_inplace = make_inplace("feature_dropout", _feature_dropout_op)
@@ -208,21 +208,17 @@ _ROWS = {
         input, normalized_shape, weight, eps
     ),
     # -- dropout (train is required, as in the schema) --------------------------------------
-    "dropout": lambda input, p, train: F.dropout(input, _p("dropout", p), train),
-    "dropout_": lambda self, p, train: F.dropout(self, _p("dropout_", p), train, True),
-    "alpha_dropout": lambda input, p, train: F.alpha_dropout(input, _p("alpha_dropout", p), train),
-    "alpha_dropout_": lambda self, p, train: F.alpha_dropout(
-        self, _p("alpha_dropout_", p), train, True
-    ),
+    "dropout": lambda input, p, train: F.dropout(input, _p(p), train),
+    "dropout_": lambda self, p, train: F.dropout(self, _p(p), train, True),
+    "alpha_dropout": lambda input, p, train: F.alpha_dropout(input, _p(p), train),
+    "alpha_dropout_": lambda self, p, train: F.alpha_dropout(self, _p(p), train, True),
     "feature_dropout": lambda input, p, train: _feature_dropout_op(input, p, train),
     "feature_dropout_": lambda self, p, train: (
-        _feature_dropout_inplace(self, p, train) if train and p else self
+        _feature_dropout_inplace(self, p, train) if _p(p) and train else self
     ),
-    "feature_alpha_dropout": lambda input, p, train: F.feature_alpha_dropout(
-        input, _p("feature_alpha_dropout", p), train
-    ),
+    "feature_alpha_dropout": lambda input, p, train: F.feature_alpha_dropout(input, _p(p), train),
     "feature_alpha_dropout_": lambda self, p, train: F.feature_alpha_dropout(
-        self, _p("feature_alpha_dropout_", p), train, True
+        self, _p(p), train, True
     ),
     "native_dropout": lambda input, p, train: _native_dropout(input, p, train),
     # -- embeddings ---------------------------------------------------------------------------
@@ -332,7 +328,7 @@ def _native_dropout(input, p, train):
     """``(output, mask)``. The mask is F.dropout of ones (its generator and scale), so the
     output is ``input * mask / (1 - p)`` as torch's; when not training, ``(input, all True)``."""
     if train is None or train:
-        scaled = F.dropout(input.detach().new_ones(input.shape), _p("native_dropout", p), True)
+        scaled = F.dropout(input.detach().new_ones(input.shape), _p(p), True)
         return input * scaled, scaled != 0
     return input.clone(), input.detach().new_ones(input.shape, dtype=bool)
 
