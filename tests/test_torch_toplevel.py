@@ -289,6 +289,9 @@ def test_default_device(torch_mod):
 SETTINGS = [  # (setter, getter, values): set in both libraries, read back the same
     ("set_warn_always", "is_warn_always_enabled", (True, False)),
     ("set_anomaly_enabled", "is_anomaly_enabled", (True, False)),
+    ("set_deterministic_debug_mode", "get_deterministic_debug_mode", (1, 2, 0)),
+    ("set_deterministic_debug_mode", "is_deterministic_algorithms_warn_only_enabled", ("warn",)),
+    ("set_deterministic_debug_mode", "are_deterministic_algorithms_enabled", ("error", "default")),
 ]
 
 
@@ -297,7 +300,17 @@ def test_settings_round_trip_like_torch(torch_mod, setter, getter, values):
     for value in values:
         for lib in (torch_mod, tg):
             getattr(lib, setter)(value)
-        assert getattr(tg, getter)() is getattr(torch_mod, getter)() is value
+        want = getattr(torch_mod, getter)()
+        assert getattr(tg, getter)() == want and type(getattr(tg, getter)()) is type(want)
+        if isinstance(value, bool):
+            assert want is value
+
+
+def test_deterministic_debug_mode_errors(torch_mod):
+    for bad, err in ((3, RuntimeError), ("loud", RuntimeError), (1.0, TypeError)):
+        for lib in (torch_mod, tg):
+            with pytest.raises(err, match="debug_mode"):
+                lib.set_deterministic_debug_mode(bad)
 
 
 def test_anomaly_and_determinism_flags(torch_mod):

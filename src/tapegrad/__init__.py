@@ -157,11 +157,13 @@ from ._device import Size, device  # noqa: E402
 from ._settings import (  # noqa: E402
     are_deterministic_algorithms_enabled,
     compile,  # noqa: A004 - PyTorch's name
+    get_deterministic_debug_mode,
     get_float32_matmul_precision,
     get_num_interop_threads,
     get_num_threads,
     is_deterministic_algorithms_warn_only_enabled,
     is_tensor,
+    set_deterministic_debug_mode,
     set_float32_matmul_precision,
     set_num_interop_threads,
     set_num_threads,
