@@ -295,6 +295,18 @@ SETTINGS = [  # (setter, getter, values): set in both libraries, read back the s
 ]
 
 
+@pytest.fixture
+def reset_settings(torch_mod):
+    """Process-wide flags back off however a test ends: torch left deterministic changes
+    the error type of later tests' torch calls (put: RuntimeError, not IndexError)."""
+    yield
+    for lib in (torch_mod, tg):
+        lib.use_deterministic_algorithms(False)
+        lib.set_anomaly_enabled(False)
+        lib.set_warn_always(False)
+
+
+@pytest.mark.usefixtures("reset_settings")
 @pytest.mark.parametrize(("setter", "getter", "values"), SETTINGS)
 def test_settings_round_trip_like_torch(torch_mod, setter, getter, values):
     for value in values:
@@ -306,6 +318,7 @@ def test_settings_round_trip_like_torch(torch_mod, setter, getter, values):
             assert want is value
 
 
+@pytest.mark.usefixtures("reset_settings")
 def test_deterministic_debug_mode_errors(torch_mod):
     for bad, err in ((3, RuntimeError), ("loud", RuntimeError), (1.0, TypeError)):
         for lib in (torch_mod, tg):
@@ -313,6 +326,7 @@ def test_deterministic_debug_mode_errors(torch_mod):
                 lib.set_deterministic_debug_mode(bad)
 
 
+@pytest.mark.usefixtures("reset_settings")
 def test_anomaly_and_determinism_flags(torch_mod):
     tg.set_anomaly_enabled(True, check_nan=False)
     try:
