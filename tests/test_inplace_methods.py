@@ -241,7 +241,6 @@ _QUANT = "quantized tensors: no quantization in tapegrad"
 _DEVICE = "another device or backend: tapegrad runs on the CPU through NumPy"
 _STORAGE = "raw storage, pointers or shared memory: a NumPy array has no torch storage"
 _DEPRECATED = "removed or deprecated in torch (raises or warns there)"
-_COMPLEX = "the negative bit of a lazy neg view: tapegrad negates eagerly (docs/complex.md)"
 _NOT_YET = "not done yet (issue 10 continues)"
 
 REVIEWED_GAP = {
@@ -263,16 +262,10 @@ REVIEWED_GAP = {
         _DEVICE,
     ),
     **dict.fromkeys(
-        "const_data_ptr data_ptr storage storage_type untyped_storage is_shared is_set_to "
-        "set_ as_strided_ dim_order".split(),
+        "storage_type is_set_to set_ as_strided_ dim_order".split(),
         _STORAGE,
     ),
     **dict.fromkeys("eig lstsq solve symeig reinforce volatile name".split(), _DEPRECATED),
-    "is_neg": _COMPLEX,
-    "apply_": "runs a Python callable per element (CPU-only in torch); not done yet",
-    "map_": "runs a Python callable per element pair (CPU-only in torch); not done yet",
-    "map2_": "runs a Python callable per element triple (CPU-only in torch); not done yet",
-    "as_subclass": "tensor subclasses: tapegrad.Tensor is not subclassable through torch's API",
     "grad_dtype": _NOT_YET,
     "index": _NOT_YET,
     "istft": "the inverse STFT: tg.stft exists, istft does not yet",

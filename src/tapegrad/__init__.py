@@ -157,10 +157,13 @@ from ._device import Size, device  # noqa: E402
 from ._settings import (  # noqa: E402
     are_deterministic_algorithms_enabled,
     compile,  # noqa: A004 - PyTorch's name
+    get_deterministic_debug_mode,
     get_float32_matmul_precision,
     get_num_interop_threads,
     get_num_threads,
+    is_deterministic_algorithms_warn_only_enabled,
     is_tensor,
+    set_deterministic_debug_mode,
     set_float32_matmul_precision,
     set_num_interop_threads,
     set_num_threads,
@@ -249,6 +252,19 @@ from . import _stft as _stft  # noqa: E402, F401 - tg.stft, Tensor.stft
 
 cfloat = complex64
 cdouble = complex128
+
+# -- torch's top level, the rest (brief ns19): dtype and limits, constants, conversions,
+# settings, Tensor methods as functions, and the functional ops torch exports a second time
+from ._dtypes import uint16, uint32, uint64  # noqa: E402
+from ._finfo import dtype, finfo, iinfo  # noqa: E402
+from ._asarray import asarray, from_dlpack, frombuffer, range, to_dlpack  # noqa: E402, A004
+from .sampling import binomial  # noqa: E402
+from ._tensor_extras import TypedStorage, UntypedStorage, is_storage  # noqa: E402 - Tensor.data_ptr ...
+from . import _torch_functions  # noqa: E402
+from . import _torch_aliases  # noqa: E402 - Note [Top-level functional aliases]
+
+globals().update({_n: getattr(_torch_functions, _n) for _n in _torch_functions.__all__})
+globals().update(_torch_aliases.FUNCTIONS)
 
 # Note [Exported ops]
 # Every registered op with ``function=True`` is ``tapegrad.<name>`` as in torch, so a new op

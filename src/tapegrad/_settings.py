@@ -19,6 +19,9 @@ __all__ = [
     "get_num_interop_threads",
     "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled",
+    "set_deterministic_debug_mode",
+    "get_deterministic_debug_mode",
     "set_float32_matmul_precision",
     "get_float32_matmul_precision",
     "compile",
@@ -27,7 +30,7 @@ __all__ = [
 ]
 
 _STATE = {"threads": None, "interop": 1, "limiter": None, "deterministic": False,
-          "matmul": "highest"}  # fmt: skip
+          "warn_only": False, "matmul": "highest"}  # fmt: skip
 
 
 def set_num_threads(n: int) -> None:
@@ -67,10 +70,45 @@ def get_num_interop_threads() -> int:
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Accepted: tapegrad's CPU kernels are deterministic already."""
     _STATE["deterministic"] = bool(mode)
+    _STATE["warn_only"] = bool(warn_only)
 
 
 def are_deterministic_algorithms_enabled() -> bool:
     return _STATE["deterministic"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    """The ``warn_only`` of the last :func:`use_deterministic_algorithms` call."""
+    return _STATE["warn_only"]
+
+
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_deterministic_debug_mode(debug_mode) -> None:
+    """``use_deterministic_algorithms`` by level: 0/"default" off, 1/"warn" warn only,
+    2/"error" on (torch's spelling of the same switch)."""
+    if not isinstance(debug_mode, (int, str)):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError(
+                "invalid value of debug_mode, expected one of `default`, `warn`, `error`, "
+                f"but got {debug_mode}"
+            )
+        debug_mode = _DEBUG_MODES[debug_mode]
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(
+            f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}"
+        )
+    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    """0, 1 or 2, as :func:`set_deterministic_debug_mode` takes them."""
+    if not _STATE["deterministic"]:
+        return 0
+    return 1 if _STATE["warn_only"] else 2
 
 
 def set_float32_matmul_precision(precision: str) -> None:

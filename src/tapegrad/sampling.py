@@ -18,7 +18,7 @@ from .creation import _on_device, _rng, _size
 from .grad_mode import STATE
 from .tensor import Tensor
 
-__all__ = ["multinomial", "normal", "bernoulli", "poisson"]
+__all__ = ["multinomial", "normal", "bernoulli", "poisson", "binomial"]
 
 
 def _array(x):
@@ -129,6 +129,27 @@ def poisson(input, generator=None) -> Tensor:
     if (x < 0).any():
         raise RuntimeError("poisson: expected all rates to be >= 0")
     return Tensor._wrap(_rng(generator).poisson(x).astype(x.dtype))
+
+
+def binomial(count, prob, generator=None) -> Tensor:
+    """Binomial samples: successes in ``count`` trials of probability ``prob`` (float tensors
+    of one dtype, broadcast together); the result has their dtype.
+
+    Raises:
+        ValueError: ``count`` is not floating point, or a count below 0 or a probability
+            outside [0, 1] (torch samples garbage there).
+        RuntimeError: ``count`` and ``prob`` differ in dtype.
+    """
+    n, p = _array(count), _array(prob)
+    if n.dtype.kind != "f":
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: {n.dtype}")
+    if p.dtype != n.dtype:
+        raise RuntimeError(f"binomial: Found dtype {p.dtype} but expected {n.dtype}")
+    if (n < 0).any() or (p < 0).any() or (p > 1).any() or np.isnan(p).any():
+        raise ValueError("binomial: expected count >= 0 and 0 <= prob <= 1")
+    shape = np.broadcast_shapes(n.shape, p.shape)
+    draws = _rng(generator).binomial(np.broadcast_to(n, shape).astype(np.int64), p)
+    return Tensor._wrap(np.asarray(draws).astype(n.dtype))
 
 
 # -- in-place fills ----------------------------------------------------------------------

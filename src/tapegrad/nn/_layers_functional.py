@@ -211,6 +211,23 @@ def bilinear(input1, input2, weight, bias=None):
     return out if bias is None else out + bias
 
 
+def _check_offsets(off, size):
+    """torch's checks of a 1-D ``embedding_bag``'s offsets (Python's slicing would accept bad
+    ones silently)."""
+    if off and off[0] != 0:
+        raise RuntimeError(
+            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+            f"from position 0. However, got {off[0]}"
+        )
+    if off and off[-1] > size:
+        raise RuntimeError(
+            f"offsets[-1] can not be greater than input's length {size} but got offsets[-1] "
+            f"of {off[-1]}"
+        )
+    if any(b < a for a, b in zip(off, off[1:])):
+        raise RuntimeError(f"embedding_bag: offsets must be non-decreasing, got {off}")
+
+
 def embedding_bag(
     input,
     weight,
@@ -250,8 +267,9 @@ def embedding_bag(
         if offsets is None:
             raise ValueError("offsets has to be a 1D Tensor but got None")
         off = (offsets._data if isinstance(offsets, Tensor) else np.asarray(offsets)).tolist()
-        if not include_last_offset:
-            off = off + [idx.size]
+        _check_offsets(off, idx.size)
+        # as ATen: the last bag runs to the end of input, whatever offsets[-1] says
+        off = (off[:-1] if include_last_offset else off) + [idx.size]
         bounds = list(zip(off[:-1], off[1:]))
         flat = idx
         psw = per_sample_weights
