@@ -47,11 +47,23 @@ def as_tensor(x, op: str) -> Tensor:
 
 
 def float_data(t: Tensor):
-    """``t._data``, cast to the default float dtype when it is an integer or bool array."""
+    """``t._data``, cast to the default float dtype when it is an integer or bool array;
+    a bfloat16 array as float32 :class:`~tapegrad._dtypes.Opmath`, which the op's result
+    carries and Tensor._wrap rounds to bfloat16 once (Note [bfloat16 opmath])."""
     data = t._data
     if data.dtype.kind in "fc":
         return data
+    if data.dtype.kind == "V":
+        return _dtypes.opmath(data)
     return data.astype(_dtypes.get_default_dtype())
+
+
+def kernel_result(out, x):
+    """A kernel's result ``out`` as an array of its input ``x``'s dtype, and of its class
+    where ``x`` is :class:`~tapegrad._dtypes.Opmath` (``np.where`` and ``np.asarray`` drop
+    the subclass that rounds a bfloat16 op's result: Note [bfloat16 opmath])."""
+    out = np.asarray(out, dtype=x.dtype)
+    return out if x.__class__ is not _dtypes.Opmath else out.view(_dtypes.Opmath)
 
 
 def reduce_grad(g, t: Tensor):

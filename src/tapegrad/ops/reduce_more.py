@@ -139,6 +139,8 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def logcumsumexp(input, dim):
     """log Σ_{i<=k} e^(x_i) along ``dim``, stable for large values."""
     data = input._data
+    if data.dtype.kind == "V":  # bfloat16: composed in float32, rounded once at the end
+        return logcumsumexp(input._cast(_dtypes.float32), dim)._cast(data.dtype)
     if data.dtype.kind != "f":
         input = input._cast(_dtypes.get_default_dtype())
         data = input._data
