@@ -139,5 +139,7 @@ def fix_float_result(array, *operand_dtypes):
     """
     # NOTE: ``np.dtype(...) == None`` is True for float64, so skip absent dtypes explicitly.
     if array.dtype == float64 and not any(d is not None and d == float64 for d in operand_dtypes):
-        return array.astype(_default_float)
+        # an integer tensor with one float16 or bfloat16 tensor: that half dtype, as torch
+        halves = {d for d in operand_dtypes if d is not None and d.kind in "fV" and d.itemsize == 2}
+        return array.astype(halves.pop() if len(halves) == 1 else _default_float)
     return array

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import _dtypes
@@ -64,6 +66,40 @@ def kernel_result(out, x):
     the subclass that rounds a bfloat16 op's result: Note [bfloat16 opmath])."""
     out = np.asarray(out, dtype=x.dtype)
     return out if x.__class__ is not _dtypes.Opmath else out.view(_dtypes.Opmath)
+
+
+def bfloat16_in_float32(fn):
+    """``fn``, a function composed of tapegrad ops, run on float32 copies of its bfloat16
+    tensor arguments when the first one is bfloat16, its Tensor results cast back to
+    bfloat16 once. The casts are ops of the graph, so the backward runs in float32 too and
+    each input's gradient rounds once (Note [bfloat16 opmath]). Other inputs pay one dtype
+    test."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        first = args[0] if args else None
+        if first.__class__ is not Tensor or first._data.dtype.kind != "V":
+            return fn(*args, **kwargs)
+        f32 = _dtypes.float32
+        args = tuple(_bf16_to(a, f32) for a in args)
+        kwargs = {k: _bf16_to(v, f32) for k, v in kwargs.items()}
+        return _f32_to(fn(*args, **kwargs), first._data.dtype)
+
+    return wrapper
+
+
+def _bf16_to(x, dtype):
+    if isinstance(x, Tensor) and x._data.dtype.kind == "V":
+        return x.to(dtype)
+    return x
+
+
+def _f32_to(out, dtype):
+    if isinstance(out, Tensor):
+        return out.to(dtype) if out._data.dtype == _dtypes.float32 else out
+    if isinstance(out, tuple) and not hasattr(out, "_fields"):
+        return tuple(_f32_to(o, dtype) for o in out)
+    return out
 
 
 def reduce_grad(g, t: Tensor):

@@ -275,12 +275,15 @@ def frexp(input):
         RuntimeError: for integer tensors (as PyTorch).
     """
     x = as_tensor(input, "frexp")
-    if x._data.dtype.kind != "f":
+    data = x._data
+    if data.dtype.kind == "V":  # bfloat16: Note [bfloat16 opmath]
+        data = _dtypes.opmath(data)
+    elif data.dtype.kind != "f":
         raise RuntimeError(
             f"frexp: only supports floating-point dtypes, got a tensor of dtype {x._data.dtype}"
         )
-    mantissa, exponent = np.frexp(x._data)
-    scale = np.ldexp(np.ones_like(x._data), -exponent)
+    mantissa, exponent = np.frexp(data)
+    scale = np.ldexp(np.ones_like(data), -exponent)
 
     def backward(g):
         return (g * _mask(scale, g._data.dtype),)

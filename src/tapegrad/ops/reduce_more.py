@@ -77,7 +77,7 @@ def _not_nan(input):
 def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
     """Sum over ``dim`` treating NaN as zero."""
     dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":  # V: bfloat16
         return sum(input, dim, keepdim, dtype=dtype)
     return sum(where(_not_nan(input), input, 0.0), dim, keepdim, dtype=dtype)
 
@@ -86,7 +86,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=No
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
     """Mean over ``dim`` of the non-NaN elements (NaN where there are none)."""
     dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":  # V: bfloat16
         raise RuntimeError(
             f"nanmean(): expected input to have floating point dtype but got {input._data.dtype}"
         )
