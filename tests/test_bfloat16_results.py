@@ -110,3 +110,33 @@ def test_integer_tensor_with_half_tensor_keeps_half(torch_mod, dtype, op):
         assert [str(o.dtype).rsplit(".", 1)[-1] for o in outs] == [dtype, dtype]
         res.append([o.float().numpy() for o in outs])
     np.testing.assert_allclose(res[0], res[1], rtol=1e-2)
+
+
+_R = np.random.default_rng(7)
+_CONVS = {
+    "conv3d": ((2, 3, 4, 5, 5), (4, 3, 2, 3, 3), {"stride": 2}),
+    "conv_transpose1d": ((2, 4, 7), (4, 3, 3), {"stride": 2, "output_padding": 1}),
+    "conv_transpose2d": ((1, 4, 5, 5), (4, 2, 3, 3), {"groups": 2, "dilation": 2}),
+    "conv_transpose3d": ((1, 2, 3, 4, 4), (2, 3, 2, 2, 2), {"stride": 2}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CONVS) + ["unfold-empty"])
+def test_bfloat16_convolutions_round_once(torch_mod, name):
+    """bfloat16 convolutions compute in float32 and round once, as torch's dtype says: the
+    result is bfloat16 and within half an ulp of the exact value (torch's own rounds more
+    often: it is not the oracle for the values here)."""
+    if name == "unfold-empty":
+        fname, xs, ws, kw = "unfold", (0, 1, 5, 5), None, {"kernel_size": 2}
+    else:
+        fname, (xs, ws, kw) = name, _CONVS[name]
+    x = (_R.standard_normal(xs) * 4).astype(np.float32)
+    args = [x] if ws is None else [x, (_R.standard_normal(ws) * 4).astype(np.float32)]
+    ours = getattr(tg.nn.functional, fname)(*(tg.tensor(a).to(tg.bfloat16) for a in args), **kw)
+    tt = [torch_mod.tensor(a).to(torch_mod.bfloat16) for a in args]
+    ref = getattr(torch_mod.nn.functional, fname)(*tt, **kw)
+    exact = getattr(torch_mod.nn.functional, fname)(*(t.double() for t in tt), **kw).numpy()
+    assert str(ours.dtype).endswith("bfloat16") and str(ref.dtype).endswith("bfloat16")
+    assert type(ours._data) is np.ndarray and tuple(ours.shape) == exact.shape
+    err = np.abs(ours.float().numpy().astype(np.float64) - exact)
+    assert np.all(err <= np.abs(exact) * 2.0**-8 * 1.01 + 1e-6)
