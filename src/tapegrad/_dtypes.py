@@ -97,6 +97,36 @@ def _bfloat16() -> np.dtype:
     return np.dtype(ml_dtypes.bfloat16)
 
 
+# Note [bfloat16 opmath]
+# NumPy has no bfloat16 arithmetic of its own: ml_dtypes rounds after every ufunc, and
+# promotes bfloat16 to float32 in matmul and most of NumPy/SciPy. torch computes a bfloat16
+# op in float32 ("opmath") and rounds its result to bfloat16 once. tapegrad does the same
+# without a line per op: ``float_data`` (ops/_util.py) hands a bfloat16 input's values to the
+# op's kernel as an :class:`Opmath` array, a float32 ndarray subclass that NumPy's ufuncs,
+# reductions and matmul carry through to the result; ``Tensor._wrap`` (every op result, in
+# make_result and make_results too) rounds a float32 Opmath to bfloat16 once and drops the
+# subclass from any other (an index, a mask). The result is bfloat16 and so is its Node's
+# output: the backward then runs in bfloat16 tensor ops (each rounding once, as torch's
+# bfloat16 kernels do) or in float32 where it reads the Opmath values, and the engine rounds
+# each gradient to its input's bfloat16 (Note [bfloat16 gradients]). The float32/float64
+# path pays nothing: float_data's ``kind in "fc"`` return comes first, and _wrap tests the
+# subclass only in its branch for arrays that are not plain ndarrays.
+class Opmath(np.ndarray):
+    """float32 values computed from bfloat16 inputs (Note [bfloat16 opmath])."""
+
+
+def from_opmath(array: np.ndarray) -> np.ndarray:
+    """An :class:`Opmath` result as the op's result: float32 rounded to bfloat16 once;
+    other dtypes (indices, masks, an explicit float64) as plain arrays."""
+    plain = array.view(np.ndarray)
+    return plain.astype(_bfloat16()) if plain.dtype == float32 else plain
+
+
+def opmath(array: np.ndarray) -> np.ndarray:
+    """A bfloat16 array's values as float32 :class:`Opmath` (Note [bfloat16 opmath])."""
+    return array.astype(float32).view(Opmath)
+
+
 def __getattr__(name):
     if name == "bfloat16":
         return _bfloat16()
@@ -112,5 +142,7 @@ def fix_float_result(array, *operand_dtypes):
     """
     # NOTE: ``np.dtype(...) == None`` is True for float64, so skip absent dtypes explicitly.
     if array.dtype == float64 and not any(d is not None and d == float64 for d in operand_dtypes):
-        return array.astype(_default_float)
+        # an integer tensor with one float16 or bfloat16 tensor: that half dtype, as torch
+        halves = {d for d in operand_dtypes if d is not None and d.kind in "fV" and d.itemsize == 2}
+        return array.astype(halves.pop() if len(halves) == 1 else _default_float)
     return array

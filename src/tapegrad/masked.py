@@ -64,7 +64,7 @@ def _identity(kind, dtype, op):
         return np.array(0 if kind == "zero" else 1, dtype)
     if kind == "nan":
         return np.array(np.nan, dtype)
-    if dtype.kind == "f":
+    if dtype.kind in "fV":  # V: bfloat16
         return np.array(-np.inf if kind == "max" else np.inf, dtype)
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
@@ -268,7 +268,7 @@ argmin = _arg_extreme("argmin", "min", extrema.argmin)
 def mean(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     """Mean of the masked-in elements over ``dim``; NaN where a slice is all masked out."""
     out_dtype = _dtype(dtype, input)
-    if out_dtype.kind not in "fc":
+    if out_dtype.kind not in "fcV":  # V: bfloat16
         source = "Input" if dtype is None else "Optional"
         raise ValueError(
             f"mean(): Could not infer output dtype. {source} dtype must be either a floating "
@@ -276,7 +276,7 @@ def mean(input, dim=None, *, keepdim=False, dtype=None, mask=None):
         )
     dims = _dims(dim, input._data.ndim, "mean")
     total = sum(input, dims, keepdim=keepdim, dtype=out_dtype, mask=mask)
-    return total / _count(input, mask, dims, keepdim, "mean")
+    return (total / _count(input, mask, dims, keepdim, "mean")).to(out_dtype)  # as torch
 
 
 def _count(input, mask, dims, keepdim, op):
@@ -339,7 +339,7 @@ def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):
             "not supported; take .real/.imag or .abs() first"
         )
     out_dtype = _dtype(dtype, input)
-    if out_dtype.kind != "f":
+    if out_dtype.kind not in "fV":  # V: bfloat16
         out_dtype = _dtypes.float32
     dims = _dims(dim, input._data.ndim, op)
     count = _count(input, mask, dims, True, op)

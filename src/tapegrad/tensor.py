@@ -15,6 +15,8 @@ from . import _backend, _dtypes, _tensor_repr
 from ._device import TensorShape, device
 from .grad_mode import STATE
 
+_Opmath = _dtypes.Opmath
+
 _DEVICES: dict = {}
 
 # Set by autograd.graph: called when a complex leaf starts requiring grad, so that ops
@@ -197,8 +199,11 @@ class Tensor:
         t = _new(Tensor)
         if type(array) is not np.ndarray:
             # ndarray subclasses are kept: tapegrad.jit records through one.
-            if not isinstance(array, np.ndarray) and not hasattr(array, "__cuda_array_interface__"):
-                array = np.asarray(array)
+            if type(array) is _Opmath:  # Note [bfloat16 opmath] in _dtypes.py
+                array = _dtypes.from_opmath(array)
+            elif not isinstance(array, np.ndarray):
+                if not hasattr(array, "__cuda_array_interface__"):
+                    array = np.asarray(array)
         elif (retrace := RETRACE[0]) is not None:  # read once: another thread may reset it
             array = retrace(array)
         # Inlined _init: this runs once per op result.

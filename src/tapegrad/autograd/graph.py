@@ -729,7 +729,7 @@ def make_results(datas, inputs, backward, name, saved=None, node_type=None, arra
     if ANOMALY["enabled"]:
         ANOMALY["record"](node)
     for nr, o in enumerate(outs):
-        if o._data.dtype.kind in "fc":
+        if o._data.dtype.kind in "fcV":  # V: bfloat16 (the one void dtype a Tensor holds)
             o.grad_fn = node
             o._rg = True
             o._output_nr = nr

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..creation import default_generator
 from ..ops._dtype_errors import cpp as _cpp
+from ..ops._util import bfloat16_in_float32
 from ..tensor import Tensor
 from ._attention_ops import attention
 
@@ -40,6 +41,7 @@ def _mask_bias(attn_mask, dtype, op=_OP):
     return attn_mask
 
 
+@bfloat16_in_float32
 def scaled_dot_product_attention(
     query,
     key,

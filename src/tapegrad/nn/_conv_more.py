@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import _dtype_errors
+from ..ops._util import bfloat16_in_float32
 from ..ops.joining import pad as _pad
 from ..tensor import Tensor
 from . import _conv_ops
@@ -89,6 +90,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return out.squeeze(0) if added else out
 
 
+@bfloat16_in_float32  # a sum of 2-D convolutions: rounded once (Note [bfloat16 opmath])
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D convolution of (N, C, D, H, W) with weight (O, C/groups, kd, kh, kw): for each
     kernel depth, one 2-D convolution over the matching input depth slices (batched)."""
@@ -135,6 +137,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return out.squeeze(0) if added else out
 
 
+@bfloat16_in_float32
 def conv_transpose2d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):

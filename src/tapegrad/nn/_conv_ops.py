@@ -332,6 +332,8 @@ def _forward_kernel(x, w, bias, out_hw, geom, keep=False):
             out = _im2col_conv(x, w, bias, out_hw, geom, dtype, keep)
             if keep:
                 return out[0].transpose(0, 3, 1, 2), out[1]
+    if out.dtype != dtype:  # bfloat16: NumPy's GEMM gave float32; rounded once, as torch
+        out = out.astype(dtype)
     return out.transpose(0, 3, 1, 2)
 
 
@@ -427,7 +429,9 @@ def conv2d_input_grad(g, w, x_shape, geom):
 
 def _input_grad_kernel(g, w, x_shape, geom):
     """convᵀ(g, w) as an (N, C, H, W) view of a channels-last array; an opaque kernel."""
-    return _input_grad_array(_out_grad_matrix(g), w, x_shape, g.shape[2:], geom)
+    out = _input_grad_array(_out_grad_matrix(g), w, x_shape, g.shape[2:], geom)
+    dtype = np.result_type(g, w)
+    return out if out.dtype == dtype else out.astype(dtype)  # bfloat16: rounded once
 
 
 def _input_grad_array(gm, w, x_shape, out_hw, geom):

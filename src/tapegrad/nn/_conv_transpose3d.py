@@ -11,12 +11,14 @@ and ``output_padding`` appends zeros. Every step is a differentiable op, so the 
 
 from __future__ import annotations
 
+from ..ops._util import bfloat16_in_float32
 from ..ops.joining import pad as _pad
 from ._conv_more import _check, conv_transpose2d, tuple_arg
 
 __all__ = ["conv_transpose3d"]
 
 
+@bfloat16_in_float32
 def conv_transpose3d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ..ops._util import bfloat16_in_float32
 from ..tensor import Tensor
 
 __all__ = ["interpolate"]
@@ -70,6 +71,7 @@ def _matrix(n, o, mode, align_corners, scale, dtype):
     return m.astype(dtype)
 
 
+@bfloat16_in_float32
 def interpolate(
     input,
     size=None,

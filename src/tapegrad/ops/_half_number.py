@@ -50,7 +50,7 @@ class OpmathNumber(float):
         a, b = inputs
         first = a is self
         arr = b if first else a
-        if not isinstance(arr, np.ndarray):
+        if not isinstance(arr, (np.ndarray, np.generic)):  # a 0-d gradient may be a scalar
             return NotImplemented
         s = float(self)
         token = _fpquiet.enter()  # overflow to inf is silent, as in torch

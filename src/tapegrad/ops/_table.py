@@ -171,7 +171,7 @@ def make_unary(row: Unary) -> Callable:
         elif out.dtype != data.dtype and (kind != "same" or data.dtype.kind == "f"):
             if data.dtype.kind != "c" or out.dtype.kind == "c":  # |z|, angle(z) stay real
                 out = out.astype(data.dtype)
-        if grad is None or out.dtype.kind not in "fc":
+        if grad is None or out.dtype.kind not in "fcV":  # V: bfloat16
             return Tensor._wrap(out)
         if rule is not None:
             return make_result(out, (x,), rule, node)
@@ -229,8 +229,14 @@ def _result_dtype(da, db, row) -> np.dtype:
     float32 is float32, not NumPy's float64); Python numbers are weak; an integer result
     of a float function is the default float dtype."""
     dtypes = [d.dtype for d in (da, db) if hasattr(d, "dtype")]
-    floats = [d for d in dtypes if d.kind in "fc"]
-    if floats:
+    floats = [d for d in dtypes if d.kind in "fcV"]  # V: bfloat16
+    if len(floats) == 2 and (da.ndim == 0) != (db.ndim == 0):
+        # a 0-d tensor is weaker than a dimensioned one of its category: atan2(x, 0-d
+        # float64) keeps x's float32 or bfloat16, as in PyTorch
+        dt = floats[0] if db.ndim == 0 else floats[1]
+        if (dt.kind == "c") != (floats[0].kind == "c" or floats[1].kind == "c"):
+            dt = np.result_type(*floats)
+    elif floats:
         dt = np.result_type(*floats)
         if isinstance(da, complex) or isinstance(db, complex):
             dt = np.result_type(dt, np.complex64)
@@ -274,7 +280,7 @@ def make_binary(row: Binary) -> Callable:
             out = out.astype(np.bool_, copy=False)
         elif out.dtype != dt:
             out = out.astype(dt)
-        if grad is None or out.dtype.kind not in "fc":
+        if grad is None or out.dtype.kind not in "fcV":  # V: bfloat16
             return Tensor._wrap(out)
         if rule is not None:
             return make_result(out, (ta, tb), rule, node)

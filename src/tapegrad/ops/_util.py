@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import _dtypes
@@ -47,11 +49,57 @@ def as_tensor(x, op: str) -> Tensor:
 
 
 def float_data(t: Tensor):
-    """``t._data``, cast to the default float dtype when it is an integer or bool array."""
+    """``t._data``, cast to the default float dtype when it is an integer or bool array;
+    a bfloat16 array as float32 :class:`~tapegrad._dtypes.Opmath`, which the op's result
+    carries and Tensor._wrap rounds to bfloat16 once (Note [bfloat16 opmath])."""
     data = t._data
     if data.dtype.kind in "fc":
         return data
+    if data.dtype.kind == "V":
+        return _dtypes.opmath(data)
     return data.astype(_dtypes.get_default_dtype())
+
+
+def kernel_result(out, x):
+    """A kernel's result ``out`` as an array of its input ``x``'s dtype, and of its class
+    where ``x`` is :class:`~tapegrad._dtypes.Opmath` (``np.where`` and ``np.asarray`` drop
+    the subclass that rounds a bfloat16 op's result: Note [bfloat16 opmath])."""
+    out = np.asarray(out, dtype=x.dtype)
+    return out if x.__class__ is not _dtypes.Opmath else out.view(_dtypes.Opmath)
+
+
+def bfloat16_in_float32(fn):
+    """``fn``, a function composed of tapegrad ops, run on float32 copies of its bfloat16
+    tensor arguments when the first one is bfloat16, its Tensor results cast back to
+    bfloat16 once. The casts are ops of the graph, so the backward runs in float32 too and
+    each input's gradient rounds once (Note [bfloat16 opmath]). Other inputs pay one dtype
+    test."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        first = args[0] if args else None
+        if first.__class__ is not Tensor or first._data.dtype.kind != "V":
+            return fn(*args, **kwargs)
+        f32 = _dtypes.float32
+        args = tuple(_bf16_to(a, f32) for a in args)
+        kwargs = {k: _bf16_to(v, f32) for k, v in kwargs.items()}
+        return _f32_to(fn(*args, **kwargs), first._data.dtype)
+
+    return wrapper
+
+
+def _bf16_to(x, dtype):
+    if isinstance(x, Tensor) and x._data.dtype.kind == "V":
+        return x.to(dtype)
+    return x
+
+
+def _f32_to(out, dtype):
+    if isinstance(out, Tensor):
+        return out.to(dtype) if out._data.dtype == _dtypes.float32 else out
+    if isinstance(out, tuple) and not hasattr(out, "_fields"):
+        return tuple(_f32_to(o, dtype) for o in out)
+    return out
 
 
 def reduce_grad(g, t: Tensor):

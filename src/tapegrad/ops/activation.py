@@ -13,7 +13,7 @@ import numpy as np
 from ..autograd.graph import make_result
 from ..grad_mode import STATE
 from ._registry import register
-from ._util import float_data
+from ._util import float_data, kernel_result
 from .elementwise import sigmoid_array, where
 from .gelu_kernels import gelu_backward, normal_cdf_and_slope
 
@@ -117,7 +117,7 @@ def softplus(input, beta=1.0, threshold=20.0):
     x = float_data(input)
     bx = x * beta
     linear = bx > threshold
-    out = np.where(linear, x, np.logaddexp(0.0, bx) / beta).astype(x.dtype, copy=False)
+    out = kernel_result(np.where(linear, x, np.logaddexp(0.0, bx) / beta), x)
 
     def backward(g):
         return (g * where(linear, 1.0, (input * beta).sigmoid()),)

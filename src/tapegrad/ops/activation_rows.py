@@ -15,7 +15,7 @@ import numpy as np
 from ..autograd.graph import make_result
 from ..tensor import Tensor
 from ._registry import register
-from ._util import float_data
+from ._util import float_data, kernel_result
 from .elementwise import where
 
 __all__ = ["ROWS"]
@@ -148,7 +148,7 @@ def _make(name, defaults, kernel, derivative):
         params.update(kwargs)
         x = float_data(input)
         with np.errstate(over="ignore", invalid="ignore"):
-            out = np.asarray(kernel(x, **params), dtype=x.dtype)
+            out = kernel_result(kernel(x, **params), x)
 
         def backward(g):
             return (g * derivative(input, **params),)

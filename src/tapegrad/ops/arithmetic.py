@@ -562,6 +562,8 @@ def pow(input, exponent):
 
 def _scalar_base_dtype(base, exponent_dtype):
     """The dtype of ``base ** t`` for a Python number ``base`` (weak, as in PyTorch)."""
+    if exponent_dtype.kind == "V" and not isinstance(base, complex):  # bfloat16 stays
+        return exponent_dtype
     dtype = np.result_type(base, np.empty(0, exponent_dtype))
     return _dtypes.fix_float_result(np.empty(0, dtype), exponent_dtype).dtype
 
@@ -662,8 +664,9 @@ def _modulo(name, kernel, quotient, node):
         _check_int_divisor(name, da, db)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = _compute(kernel, da, db, name, ta, tb)
-        na = ta is not None and ta._rg and out.dtype.kind == "f"
-        nb = tb is not None and tb._rg and out.dtype.kind == "f"
+        floating = out.dtype.kind in "fV"  # V: bfloat16
+        na = ta is not None and ta._rg and floating
+        nb = tb is not None and tb._rg and floating
         ma, mb = _meta(ta, na), _meta(tb, nb)
         operands = (da, db) if nb else None  # only d/db reads the values
 

@@ -33,7 +33,7 @@ def _check_weights(w, kind, n, integral):
             f"cov(): expected fweights to have integral dtype but got fweights with "
             f"{w._data.dtype} dtype"
         )
-    if not integral and w._data.dtype.kind != "f":
+    if not integral and w._data.dtype.kind not in "fV":  # V: bfloat16
         raise RuntimeError(
             f"cov(): expected aweights to have floating point dtype but got aweights with "
             f"{w._data.dtype} dtype"

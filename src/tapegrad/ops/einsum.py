@@ -161,7 +161,12 @@ def einsum(equation, *operands):
     if len(datas) > 1 and any(d.dtype != datas[0].dtype for d in datas):
         _check_mixed(spec, datas)
     optimize = len(ts) > 2 and not spec.broadcasts
+    half = datas and datas[0].dtype.kind == "V"  # bfloat16: Note [bfloat16 opmath]
+    if half:  # in float32, the result rounded once (np.einsum has no bfloat16 loop)
+        datas = [d.astype(_dtypes.float32) for d in datas]
     out = np.asanyarray(np.einsum(spec.equation(), *datas, optimize=optimize))
+    if half:
+        out = _dtypes.from_opmath(out)
     if out.dtype.kind == "f":
         out = _dtypes.fix_float_result(out, *(d.dtype for d in datas))
 

@@ -30,7 +30,7 @@ def fill(input, value):
         tv, value = value, value._data
     dtype = input._data.dtype
     out = np.full(input._data.shape, value).astype(dtype, copy=False)
-    differentiable = dtype.kind == "f"
+    differentiable = dtype.kind in "fV"  # V: bfloat16
 
     nd = out.ndim
 

@@ -199,9 +199,9 @@ def _identity(reduce, dtype):
         return np.zeros((), dtype)
     if reduce == "prod":
         return np.ones((), dtype)
-    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
-    if dtype.kind == "f":
+    if dtype.kind in "fV":  # V: bfloat16
         return np.asarray(-np.inf if reduce == "amax" else np.inf, dtype)
+    info = np.iinfo(dtype)
     return np.asarray(info.min if reduce == "amax" else info.max, dtype)
 
 

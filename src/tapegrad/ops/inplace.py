@@ -74,7 +74,7 @@ def _check_graph_rules(self, op):
             f"{op}: a leaf Variable that requires grad is being used in an in-place "
             "operation. Wrap it in tg.no_grad() (as optimizers do) or modify a .clone()."
         )
-    if self._data.dtype.kind != "f":
+    if self._data.dtype.kind not in "fV":  # V: bfloat16, the one void dtype a Tensor holds
         raise RuntimeError(
             f"{op}: cannot record an in-place op on a tensor of dtype {self._data.dtype} "
             "with an operand that requires grad (only float tensors carry gradients)"

@@ -105,7 +105,12 @@ def _fresh_sum(product, shape):
 def matmul_array(a, b):
     """``np.matmul(a, b)``; a stack of C-contiguous matrices times one matrix runs as one
     2-D GEMM over the stacked rows: NumPy would call BLAS once per matrix of the stack,
-    about a third slower for the (batch, tokens, features) @ weight of a transformer."""
+    about a third slower for the (batch, tokens, features) @ weight of a transformer.
+    bfloat16 operands multiply in float32, the product rounded to bfloat16 once, as torch's
+    CPU kernel (Note [bfloat16 opmath] in _dtypes.py; NumPy would give float32)."""
+    if a.dtype.kind == "V":
+        f32 = _dtypes.float32
+        return matmul_array(a.astype(f32), b.astype(f32)).astype(a.dtype)
     if a.ndim > 2 and b.ndim == 2 and a.size and a.flags.c_contiguous:
         return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[1:])
     if b.ndim > 2 and a.ndim == b.ndim and a.size and not any(b.strides[:-2]):

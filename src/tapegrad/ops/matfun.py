@@ -15,7 +15,7 @@ from ..autograd.graph import make_result
 from . import _dtype_errors
 from ._mathutil import const
 from ._registry import register
-from ._util import as_tensor, float_data
+from ._util import as_tensor, bfloat16_in_float32, float_data
 from .linalg import matmul
 from .solve import LinAlgError, _square, inv, slogdet
 
@@ -27,6 +27,7 @@ def _mT(x):
 
 
 @register("matrix_exp")
+@bfloat16_in_float32
 def matrix_exp(input):
     """exp(A) = Σ Aᵏ/k! of a square matrix (or batch), by SciPy's Padé approximant with
     scaling and squaring.

@@ -16,7 +16,14 @@ from ..autograd.graph import keeps_arrays, make_result
 from ..tensor import Tensor
 from . import _table
 from ._registry import add_alias, register
-from ._util import as_tensor, as_tensor_or_scalar, broadcast_error, float_data, reduce_grad
+from ._util import (
+    as_tensor,
+    as_tensor_or_scalar,
+    broadcast_error,
+    float_data,
+    kernel_result,
+    reduce_grad,
+)
 
 FrexpResult = namedtuple("frexp", ["mantissa", "exponent"])
 
@@ -72,7 +79,7 @@ def polygamma(n, input):
     x = as_tensor(input, "polygamma")
     data = float_data(x)
     with np.errstate(all="ignore"):
-        out = np.asarray(sc.polygamma(int(n), data)).astype(data.dtype, copy=False)
+        out = kernel_result(sc.polygamma(int(n), data), data)
 
     def backward(g):
         return (g * polygamma(n + 1, x),)
@@ -112,7 +119,14 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     data = x._data
     if data.dtype.kind in "iub":
         return Tensor._wrap(data.copy())
-    out = np.nan_to_num(data, nan=nan, posinf=posinf, neginf=neginf)
+    if data.dtype.kind == "V":  # bfloat16: NumPy sees no float (Note [bfloat16 opmath])
+        import ml_dtypes  # noqa: PLC0415 - loaded already: a bfloat16 tensor exists
+
+        big = float(ml_dtypes.finfo(data.dtype).max)
+        posinf = big if posinf is None else posinf
+        neginf = -big if neginf is None else neginf
+        data = _dtypes.opmath(data)
+    out = kernel_result(np.nan_to_num(data, nan=nan, posinf=posinf, neginf=neginf), data)
 
     def backward(g):
         return (g * _mask(np.isfinite(x._data), g._data.dtype),)
@@ -261,12 +275,15 @@ def frexp(input):
         RuntimeError: for integer tensors (as PyTorch).
     """
     x = as_tensor(input, "frexp")
-    if x._data.dtype.kind != "f":
+    data = x._data
+    if data.dtype.kind == "V":  # bfloat16: Note [bfloat16 opmath]
+        data = _dtypes.opmath(data)
+    elif data.dtype.kind != "f":
         raise RuntimeError(
             f"frexp: only supports floating-point dtypes, got a tensor of dtype {x._data.dtype}"
         )
-    mantissa, exponent = np.frexp(x._data)
-    scale = np.ldexp(np.ones_like(x._data), -exponent)
+    mantissa, exponent = np.frexp(data)
+    scale = np.ldexp(np.ones_like(data), -exponent)
 
     def backward(g):
         return (g * _mask(scale, g._data.dtype),)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..tensor import Tensor, _check_dim
 from ._registry import register
-from ._util import as_tensor
+from ._util import as_tensor, bfloat16_in_float32
 from .elementwise import where
 from .norm import vector_norm
 
@@ -28,6 +28,7 @@ def dist(input, other, p=2):
 
 
 @register("renorm")
+@bfloat16_in_float32
 def renorm(input, p, dim, maxnorm):
     """Each sub-tensor ``input.select(dim, i)`` with a ``p``-norm above ``maxnorm`` rescaled
     to norm ``maxnorm`` (to within 1e-7); the others unchanged."""

@@ -77,7 +77,7 @@ def _not_nan(input):
 def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
     """Sum over ``dim`` treating NaN as zero."""
     dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":  # V: bfloat16
         return sum(input, dim, keepdim, dtype=dtype)
     return sum(where(_not_nan(input), input, 0.0), dim, keepdim, dtype=dtype)
 
@@ -86,7 +86,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=No
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
     """Mean over ``dim`` of the non-NaN elements (NaN where there are none)."""
     dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":  # V: bfloat16
         raise RuntimeError(
             f"nanmean(): expected input to have floating point dtype but got {input._data.dtype}"
         )
@@ -139,6 +139,8 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def logcumsumexp(input, dim):
     """log Σ_{i<=k} e^(x_i) along ``dim``, stable for large values."""
     data = input._data
+    if data.dtype.kind == "V":  # bfloat16: composed in float32, rounded once at the end
+        return logcumsumexp(input._cast(_dtypes.float32), dim)._cast(data.dtype)
     if data.dtype.kind != "f":
         input = input._cast(_dtypes.get_default_dtype())
         data = input._data

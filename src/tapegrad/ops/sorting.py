@@ -153,7 +153,7 @@ def _median_index(data, d, ignore_nan):
     index (median) or the median of the rest (nanmedian, NaN when all are NaN)."""
     order = np.argsort(data, axis=d, kind="stable")  # NaN last
     n = data.shape[d]
-    nans = np.isnan(data).sum(axis=d, keepdims=True) if data.dtype.kind == "f" else 0
+    nans = np.isnan(data).sum(axis=d, keepdims=True) if data.dtype.kind in "fV" else 0
     if ignore_nan:
         pos = np.maximum(n - nans - 1, 0) // 2
     else:

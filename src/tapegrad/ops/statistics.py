@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _trace
+from .. import _dtypes, _trace
 from ..autograd.graph import make_result
 from ._mathutil import const, kept_shape, unreduce
 from ._registry import register
@@ -32,7 +32,9 @@ def _moments(input, dim, unbiased, keepdim, correction, op):
     if isinstance(dim, bool):  # var(x, False): the second positional argument is unbiased
         unbiased, dim = dim, None
     data = input._data
-    if data.dtype.kind != "f":
+    if data.dtype.kind == "V":  # bfloat16: in float32, rounded once (Note [bfloat16 opmath])
+        data = _dtypes.opmath(data)
+    elif data.dtype.kind != "f":
         raise RuntimeError(
             f"{op}: expected a floating point input, got dtype {data.dtype}; convert with .float()"
         )
