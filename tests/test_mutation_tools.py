@@ -42,6 +42,11 @@ SOURCE = textwrap.dedent(
         def inner(x, k=3):
             return x
         return inner
+
+    def h(x, lower=1.0 / 8, n=-(4 * 5), scale=1 / (3 - 2)):
+        return x
+
+    row = lambda x, alpha=1.0: x
     """
 )
 
@@ -57,8 +62,18 @@ def test_literal_defaults_of_module_level_functions_are_found(tools, tmp_path):
     assert found[(4, "1e-3", "0.00101")] == (3, "eps", 5, 5)
     on_g = [d for (ln, *_), d in found.items() if ln == 7]
     assert on_g and not any(on_g)  # not a literal (a call): whole suite as before
-    assert found[(10, "2", "3")] == ()  # a generator binds without running its body
+    # a generator binds without running its body, but only its body reads the value
+    assert found[(10, "2", "3")] == (10, "k", 11, 11)
     assert found[(14, "3", "4")] == ()  # a def inside a body: an ordinary in-body mutant
+    # operators over constants: computed once at def time, read like a literal
+    h = (18, "lower", 19, 19)
+    assert found[(18, "1.0 / 8", "(1.0 * 8)")] == h
+    assert found[(18, "8", "9")] == h
+    assert found[(18, "-(4 * 5)", "(4 * 5)")] == (18, "n", 19, 19)
+    assert found[(18, "3 - 2", "(3 + 2)")] == (18, "scale", 19, 19)
+    # ... unless the mutant fails to evaluate: the import fails, which every test sees
+    assert found[(18, "2", "3")] == ()  # 1 / (3 - 3)
+    assert found[(21, "1.0", "1.01")] == ()  # a lambda's default: see Note [Default arguments]
 
 
 def test_default_reads_are_recorded_per_context(tmp_path):
