@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .._warn import warn
 from ..creation import default_generator
 
 __all__ = [
@@ -121,12 +122,13 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
 
 
 def _kaiming_std(tensor, a, mode, nonlinearity):
+    if 0 in tuple(tensor.shape):  # torch's check and warning, before the mode's
+        warn("Initializing zero-element tensors is a no-op")
+        return None
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
     fan_in, fan_out = _fans(tensor)
     fan = fan_in if mode == "fan_in" else fan_out
-    if fan == 0:
-        return None
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
