@@ -135,3 +135,35 @@ def test_a_helper_file_reruns_the_tests_that_name_it_or_list_files(tools, tmp_pa
     (t / "test_c.py").write_text("def test(): pass\n")
     users = covmap._helper_users(tmp_path, ["tests/_helper.py"])
     assert users == {"tests/test_a.py", "tests/test_b.py"}
+
+
+def test_mutation_gaps_classifies_mutants_by_the_line_map(tools, tmp_path):
+    mutate, covmap = tools
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import mutation_gaps
+    finally:
+        sys.path.remove(str(TOOLS))
+    src = tmp_path / "src" / "m.py"
+    src.parent.mkdir()
+    src.write_text(
+        "K = 2\n\ndef f(x, k=3):\n    if x:\n        return x + 1\n    return x - K\n\n"
+        "def g(x):\n    return x * 2\n"
+    )
+    cmap = {  # a test ran f's lines 4 and 5; nothing ran line 6 or g
+        "lines": {"src/m.py": {"4": [0], "5": [0]}},
+        "outside": {"src/m.py": [1, 3, 8]},
+        "default_reads": {},
+        "default_reads_outside": [],
+    }
+    got = {
+        (m.line, m.before): mutation_gaps.classify(m, cmap)
+        for m in mutate.mutants_of(src, tmp_path)
+    }
+    assert got[(1, "2")] == "import"  # module level: the whole suite
+    assert got[(3, "3")] == "tests"  # a literal default: f's body ran
+    assert got[(5, "x + 1")] == "tests"
+    assert got[(6, "x - K")] == "never"
+    assert got[(9, "x * 2")] == "never"
+    owners = mutation_gaps._owners(__import__("ast").parse(src.read_text()))
+    assert owners[6] == "f" and owners[9] == "g" and 1 not in owners

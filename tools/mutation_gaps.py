@@ -21,9 +21,14 @@ of three classes, read from the map the way tools/mutate.py selects its tests (N
 
 The map describes the tree it was built from (or extended to): a src file whose text
 differs from the map's (its stored hash) is left out of the figures and named, since its
-line numbers may have moved; extend the map first (``tools/covmap.py --extend``). New or
-edited test files are not in the map until it is extended either: the figures are those
-of the map's tests.
+line numbers may have moved, unless ``--base COMMIT`` (the commit the map describes) is
+given: then its lines are moved to the current text, and the edited lines count as run by
+no test of the map. New test files are not in the map either; ``--with-tests FILES`` runs
+them once under coverage (a minute, not a suite) and counts what they run, so the figures
+after new tests need no new map::
+
+    python tools/mutation_gaps.py src/tapegrad/ops --covmap .mutate/covmap.json \
+        --base 13cab2e --with-tests tests/test_never_run_ops.py
 """
 
 from __future__ import annotations
