@@ -220,6 +220,11 @@ def _alpha(alpha, da, db, op):
     a bool for bool operands (``a + 2 * b`` of bools is a bool)."""
     if isinstance(alpha, np.generic):
         alpha = alpha.item()
+    ka, kb = da.dtype.kind, db.dtype.kind
+    if alpha.__class__ is float and (ka in "fc" or kb in "fc"):  # the common cases first
+        return alpha
+    if alpha.__class__ is int:
+        return bool(alpha) if ka == kb == "b" else alpha
     kind = np.result_type(da, db).kind
     if isinstance(alpha, bool):
         if kind != "b":
