@@ -262,6 +262,8 @@ ALPHAS = [
     ("float64", np.float16(0.5)),
     ("bool", 2),
     ("bool", 0),
+    ("float64", False),
+    ("bool", False),
     ("float32", 1.5 + 0j),
     ("complex64", 1.5 + 0.5j),
 ]

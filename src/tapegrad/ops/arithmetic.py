@@ -237,8 +237,6 @@ def _alpha(alpha, da, db, op):
         raise RuntimeError(
             f"{op}: For integral input tensors, argument alpha must not be a floating point number."
         )
-    elif kind == "b" and isinstance(alpha, int):
-        alpha = bool(alpha)
     return alpha
 
 
