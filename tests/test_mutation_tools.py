@@ -42,6 +42,11 @@ SOURCE = textwrap.dedent(
         def inner(x, k=3):
             return x
         return inner
+
+    def h(x, lower=1.0 / 8, n=-(4 * 5), scale=1 / (3 - 2)):
+        return x
+
+    row = lambda x, alpha=1.0: x
     """
 )
 
@@ -57,8 +62,18 @@ def test_literal_defaults_of_module_level_functions_are_found(tools, tmp_path):
     assert found[(4, "1e-3", "0.00101")] == (3, "eps", 5, 5)
     on_g = [d for (ln, *_), d in found.items() if ln == 7]
     assert on_g and not any(on_g)  # not a literal (a call): whole suite as before
-    assert found[(10, "2", "3")] == ()  # a generator binds without running its body
+    # a generator binds without running its body, but only its body reads the value
+    assert found[(10, "2", "3")] == (10, "k", 11, 11)
     assert found[(14, "3", "4")] == ()  # a def inside a body: an ordinary in-body mutant
+    # operators over constants: computed once at def time, read like a literal
+    h = (18, "lower", 19, 19)
+    assert found[(18, "1.0 / 8", "(1.0 * 8)")] == h
+    assert found[(18, "8", "9")] == h
+    assert found[(18, "-(4 * 5)", "(4 * 5)")] == (18, "n", 19, 19)
+    assert found[(18, "3 - 2", "(3 + 2)")] == (18, "scale", 19, 19)
+    # ... unless the mutant fails to evaluate: the import fails, which every test sees
+    assert found[(18, "2", "3")] == ()  # 1 / (3 - 3)
+    assert found[(21, "1.0", "1.01")] == ()  # a lambda's default: see Note [Default arguments]
 
 
 def test_default_reads_are_recorded_per_context(tmp_path):
@@ -120,3 +135,35 @@ def test_a_helper_file_reruns_the_tests_that_name_it_or_list_files(tools, tmp_pa
     (t / "test_c.py").write_text("def test(): pass\n")
     users = covmap._helper_users(tmp_path, ["tests/_helper.py"])
     assert users == {"tests/test_a.py", "tests/test_b.py"}
+
+
+def test_mutation_gaps_classifies_mutants_by_the_line_map(tools, tmp_path):
+    mutate, covmap = tools
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import mutation_gaps
+    finally:
+        sys.path.remove(str(TOOLS))
+    src = tmp_path / "src" / "m.py"
+    src.parent.mkdir()
+    src.write_text(
+        "K = 2\n\ndef f(x, k=3):\n    if x:\n        return x + 1\n    return x - K\n\n"
+        "def g(x):\n    return x * 2\n"
+    )
+    cmap = {  # a test ran f's lines 4 and 5; nothing ran line 6 or g
+        "lines": {"src/m.py": {"4": [0], "5": [0]}},
+        "outside": {"src/m.py": [1, 3, 8]},
+        "default_reads": {},
+        "default_reads_outside": [],
+    }
+    got = {
+        (m.line, m.before): mutation_gaps.classify(m, cmap)
+        for m in mutate.mutants_of(src, tmp_path)
+    }
+    assert got[(1, "2")] == "import"  # module level: the whole suite
+    assert got[(3, "3")] == "tests"  # a literal default: f's body ran
+    assert got[(5, "x + 1")] == "tests"
+    assert got[(6, "x - K")] == "never"
+    assert got[(9, "x * 2")] == "never"
+    owners = mutation_gaps._owners(__import__("ast").parse(src.read_text()))
+    assert owners[6] == "f" and owners[9] == "g" and 1 not in owners

@@ -45,9 +45,11 @@ default of a module-level function or method is import-time code and used to get
 whole suite (one suite run per survivor, 600-1,000 s on the shared machine). But the
 value lives in the function object, and only two things can observe it:
 
-- a call that leaves the parameter out: the call runs the function's body, whose
-  lines coverage records under the calling test (a generator or coroutine function
-  binds without running its body: not this case);
+- a call that leaves the parameter out: only the function's body reads the bound value,
+  and coverage records the body's lines under the test running it (a plain function's
+  body runs on the call; a generator's or coroutine's binds on the call and runs when
+  first resumed, which is when the value is first read: a generator made in one test
+  and resumed in another is the shared-state limit below);
 - introspection: a reader of ``__defaults__``/``__kwdefaults__``. In Python that is
   ``inspect`` (``signature``, ``getfullargspec``, ``getcallargs``; ``pydoc``, pytest,
   hypothesis and tapegrad's own ``_batch_rules``/``creation``/``_registry`` use it); no
@@ -63,8 +65,14 @@ A cached Signature (``_batch_rules._signature``) is read again by each test that
 with it, so the read counts for that test. Reads while the Signature is constructed
 only ask whether a default exists, which a mutant of a literal value never changes.
 
-A mutant inside a *literal* default (``ast.literal_eval`` accepts it: evaluating it or
-its mutant has no effect but the value) of a function whose body runs when called then
+A mutant inside a default that *reads only constants* (``_constant_value`` in
+tools/mutate.py: a literal, or operators over literals such as ``1.0 / 3`` or ``-(4 *
+5)``; no name, call, attribute or subscript) is covered by the same argument: the value is
+computed once, when the ``def`` runs, and evaluating it or its mutant has no effect but
+the value. The one exception is a mutant whose default no longer evaluates (``1 / (3 -
+2)`` -> ``1 / (3 - 3)``): the module's import then fails, which every test that imports
+it sees, so the tool evaluates each such mutant's default (with no builtins: there is
+nothing else to read) and gives one that raises the whole suite. Such a mutant
 gets the tests that run a line of that body, the tests that read that parameter's
 default, and (if they pass) the untraced spawners, like a mutant in a body. It still
 gets the whole suite when the body runs at import (``<outside>``), when the default is
@@ -72,6 +80,15 @@ read outside tests (a table built from signatures at import), or, on a map exten
 after the def line itself was edited, for every default of that file. What it shares
 with Note [Mutant test selection]: a value derived from a default and cached by one test
 for another is seen only under the first.
+
+Not covered: the default of a *lambda* in a module-level statement (``_refusing(elu,
+lambda alpha=1.0: alpha, ...)`` in nn/_activations.py, a table row's lambda; 4 mutants of
+the pool). Who can observe the value is the same (a call runs the lambda's body, or
+introspection), but the rule also needs to know that the body never ran at import, and a
+line map cannot say: the lambda's lines are lines of the statement that defines it, which
+runs at import, so they are always ``<outside>`` whether or not the lambda was called
+then. Such a mutant keeps the whole suite; telling the two apart would need the map to
+record calls of code objects, not lines.
 
 Note [Edited statements]
 ------------------------
@@ -171,6 +188,7 @@ TREE = ("src", "tests", "benchmarks", "tools", "docs/ops.md", "pyproject.toml", 
 # the mutation machinery itself: no test reads it, so editing it keeps the map valid
 NOT_FINGERPRINTED = {
     "tools/mutate.py",
+    "tools/mutation_gaps.py",
     "tools/covmap.py",
     "tools/covmap_plugin.py",
     "tools/covmap_child/sitecustomize.py",

@@ -92,8 +92,9 @@ class Mutant:
     span: tuple  # (lineno, col, end_lineno, end_col) of the replaced source
     lines: tuple = ()  # (first, last): lines whose coverage shows the mutant ran
     in_body: bool = False  # inside a function or lambda body (runs only when called)
-    # a literal default of a module-level function or method: (first line of the def and
-    # its decorators, parameter, first and last line of the body) (Note [Default arguments])
+    # a default that reads only constants, of a module-level function or method: (first
+    # line of the def and its decorators, parameter, first and last line of the body)
+    # (Note [Default arguments])
     default: tuple = ()
 
     def label(self):
@@ -164,26 +165,49 @@ def _where(tree):
     return out
 
 
-def _runs_on_call(fn) -> bool:
-    """Whether calling ``fn`` runs its body (not a generator or coroutine function)."""
-    if isinstance(fn, ast.AsyncFunctionDef):
+# the nodes of a default value that reads nothing but constants (Note [Default arguments])
+_CONSTANT_EXPR = (
+    ast.Constant,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.BoolOp,
+    ast.Compare,
+    ast.Tuple,
+    ast.List,
+    ast.Set,
+    ast.Dict,
+    ast.operator,
+    ast.unaryop,
+    ast.boolop,
+    ast.cmpop,
+    ast.expr_context,
+)
+
+
+def _constant_value(node) -> bool:
+    """Whether evaluating ``node`` reads only constants: a literal, or operators over
+    literals (``1.0 / 3``); no name, call, attribute or subscript, so evaluating it has no
+    effect but its value (or an exception, which ``mutants_of`` checks for each mutant)."""
+    return all(isinstance(n, _CONSTANT_EXPR) for n in ast.walk(node))
+
+
+def _evaluates(text: str) -> bool:
+    """Whether a constant expression evaluates without an exception (nothing else to read)."""
+    try:
+        eval(compile(f"(\n{text}\n)", "<default>", "eval"), {"__builtins__": {}}, {})
+    except Exception:
         return False
-    todo = list(fn.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
-            return False
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo += list(ast.iter_child_nodes(node))
     return True
 
 
-def _defaults(tree, segment):
-    """node id -> (first line of the def, parameter, first and last body line) for every
-    node inside a literal default value of a function that runs its body when called."""
+def _defaults(tree):
+    """node id -> ((first line of the def, parameter, first and last body line), the
+    default's value node) for every node inside a default value that reads only constants
+    (``_constant_value``) of a module-level function or method (Note [Default arguments]
+    in tools/covmap.py; a generator's or coroutine's too: its body reads the value)."""
     out = {}
     for fn in ast.walk(tree):
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _runs_on_call(fn):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         a = fn.args
         pos = a.posonlyargs + a.args
@@ -191,12 +215,10 @@ def _defaults(tree, segment):
         pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
         first = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
         for param, value in pairs:
-            try:  # a literal: evaluating it, or its mutant, has no effect but the value
-                ast.literal_eval(segment(value))
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            if not _constant_value(value):
                 continue
             key = (first, param.arg, fn.body[0].lineno, fn.end_lineno)
-            out.update({id(n): key for n in ast.walk(value)})
+            out.update({id(n): (key, value) for n in ast.walk(value)})
     return out
 
 
@@ -210,16 +232,30 @@ def mutants_of(path: Path, root: Path):
     found = []
     lines = [ln.encode() for ln in source.splitlines(keepends=True)]
 
+    def between(l0, c0, l1, c1):
+        """The source from line l0 (1-based), byte c0 to line l1, byte c1."""
+        l0, l1 = l0 - 1, l1 - 1
+        if l0 == l1:
+            return lines[l0][c0:c1]
+        return lines[l0][c0:] + b"".join(lines[l0 + 1 : l1]) + lines[l1][:c1]
+
     def segment(node):
         """``ast.get_source_segment`` without re-splitting the source for every node."""
         if getattr(node, "end_lineno", None) is None:
             return None
-        l0, c0, l1, c1 = node.lineno - 1, node.col_offset, node.end_lineno - 1, node.end_col_offset
-        if l0 == l1:
-            return lines[l0][c0:c1].decode()
-        return (lines[l0][c0:] + b"".join(lines[l0 + 1 : l1]) + lines[l1][:c1]).decode()
+        return between(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset).decode()
 
-    defaults = _defaults(tree, segment)
+    defaults = _defaults(tree)
+
+    def default_of(node, after):
+        """The default ``node`` sits in, if its mutant ``after`` still evaluates."""
+        key, value = defaults.get(id(node), ((), None))
+        if value is None:
+            return ()
+        v0, v1 = (value.lineno, value.col_offset), (value.end_lineno, value.end_col_offset)
+        n0, n1 = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+        text = between(*v0, *n0) + after.encode() + between(*n1, *v1)
+        return key if _evaluates(text.decode()) else ()  # one that raises: import fails
 
     def add(node, kind, new_node=None, text=None):
         before = segment(node)
@@ -230,7 +266,7 @@ def mutants_of(path: Path, root: Path):
             after = f"({after})"
         span = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
         first, last, in_body = where.get(id(node), (node.lineno, node.end_lineno, False))
-        default = () if in_body else defaults.get(id(node), ())
+        default = () if in_body else default_of(node, after)
         found.append(
             Mutant(rel, node.lineno, kind, before, after, span, (first, last), in_body, default)
         )

@@ -579,7 +579,7 @@ def _add_to_buffer(buffers, owned, node, nr, g, create_graph):
 
 def _store_owned(leaf, g):
     """Store an engine-made sum into ``leaf.grad`` without copying when the slot is empty."""
-    with _LOCKS[(id(leaf) >> 4) & 63]:  # grad_lock inlined (Note [Concurrent accumulation])
+    with _LOCKS[(id(leaf) >> 4) & 63]:  # the leaf's striped lock (Note [Concurrent accumulation])
         stored = leaf._grad is None
         if stored:
             leaf._grad = g

@@ -304,11 +304,6 @@ def _accumulate_marker(*_):  # pragma: no cover - AccumulateGrad overrides apply
 _ACCUMULATE_LOCKS = [threading.Lock() for _ in range(64)]
 
 
-def grad_lock(leaf: Tensor):
-    """The lock that guards ``leaf.grad`` (Note [Concurrent accumulation])."""
-    return _ACCUMULATE_LOCKS[(id(leaf) >> 4) & 63]
-
-
 def accumulate_into(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
     """Add ``g`` into ``leaf.grad``, then run the leaf's post-accumulate hooks.
 

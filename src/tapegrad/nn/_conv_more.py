@@ -40,8 +40,9 @@ def check_padding_string(op, padding, stride):
 
 
 def _check(op, x, weight, bias, n, groups, transposed=False):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}: input must be a Tensor, got {type(x).__name__}")
+    for name, t in (("input", x), ("weight", weight), ("bias", bias)):
+        if not isinstance(t, Tensor) and (t is not None or name != "bias"):
+            raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
     if x.ndim not in (n + 1, n + 2):
         raise RuntimeError(
             f"{op}: Expected {n + 1}D (unbatched) or {n + 2}D (batched) input, but got input "

@@ -193,6 +193,9 @@ def pixel_unshuffle(input, downscale_factor):
 
 def bilinear(input1, input2, weight, bias=None):
     """y_o = x1ᵀ A_o x2 + b_o for weight A (out, in1, in2)."""
+    for name, t in (("input1", input1), ("input2", input2), ("weight", weight), ("bias", bias)):
+        if not isinstance(t, Tensor) and (t is not None or name != "bias"):
+            raise TypeError(f"bilinear: {name} must be a Tensor, got {type(t).__name__}")
     if (
         weight.ndim != 3
         or input1.shape[-1] != weight.shape[1]

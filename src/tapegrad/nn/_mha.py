@@ -26,17 +26,16 @@ def _canonical_mask(mask, name, dtype):
     """A bool mask (True = masked out) as a float mask of ``dtype`` (−inf there, 0 elsewhere)."""
     if mask is None:
         return None
-    if not isinstance(mask, Tensor):
-        mask = Tensor(np.asarray(mask))
+    if not isinstance(mask, Tensor):  # torch: TypeError from is_floating_point(mask)
+        raise TypeError(f"{_OP}: {name} must be a Tensor, got {type(mask).__name__}")
     m = mask._data
     if m.dtype == np.bool_:
         return Tensor._wrap(np.where(m, dtype.type(-np.inf), dtype.type(0)))
     if m.dtype.kind != "f":
         raise AssertionError(f"only bool and floating types of {name} are supported")
-    if m.dtype != dtype:
-        raise AssertionError(
-            f"only bool and floating types of {name} are supported; a float {name} must have "
-            f"the query's dtype {dtype}, got {m.dtype}"
+    if m.dtype != dtype:  # torch fails later, in its matmul or attention: RuntimeError
+        raise RuntimeError(
+            f"{_OP}: a float {name} must have the query's dtype {dtype}, got {m.dtype}"
         )
     return mask
 

@@ -87,6 +87,9 @@ def _batched(x, op):
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` for input (*, in), weight (out, in), bias (out,)."""
     _tensor(input, "linear")
+    _tensor(weight, "linear", "weight")
+    if bias is not None:
+        _tensor(bias, "linear", "bias")
     if weight.ndim != 2 or input.ndim == 0 or input.shape[-1] != weight.shape[1]:
         raise RuntimeError(
             f"linear: input of shape {list(input.shape)} and weight of shape "
@@ -121,6 +124,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def _conv2d(input, weight, bias, stride, padding, dilation, groups):
     x, added = _batched(_tensor(input, "conv2d"), "conv2d")
+    _tensor(weight, "conv2d", "weight")
+    if bias is not None:
+        _tensor(bias, "conv2d", "bias")
     stride = _pair(stride, "conv2d", "stride")
     dilation = _pair(dilation, "conv2d", "dilation")
     if min(stride) < 1:

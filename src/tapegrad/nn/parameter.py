@@ -42,9 +42,7 @@ class Parameter(Tensor):
     def __reduce_ex__(self, protocol):
         return (Parameter, (Tensor._wrap(self._data.copy()), self._rg))
 
-    def __deepcopy__(self, memo):
-        if id(self) in memo:
-            return memo[id(self)]
+    def __deepcopy__(self, memo):  # copy.deepcopy looks ``self`` up in ``memo`` first
         p = Parameter(Tensor._wrap(self._data.copy()), self._rg)
         if self.grad is not None:
             p.grad = Tensor._wrap(self.grad._data.copy())

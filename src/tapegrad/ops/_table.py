@@ -131,7 +131,12 @@ def _not_implemented(name):
 
 
 def _int_error(name, dtype):
-    return RuntimeError(f'{name}: "{name}_cpu" not implemented for tensors of dtype {dtype}')
+    """torch's error for a dtype an op has no kernel for: its dispatch stub's
+    NotImplementedError (a RuntimeError), naming the scalar type."""
+    return NotImplementedError(
+        f"{name}: \"{name}_cpu\" not implemented for '{_scalar_name(dtype)}' (tensors of dtype "
+        f"{np.dtype(dtype)})"
+    )
 
 
 def _float_input(x: Tensor, row) -> np.ndarray:
@@ -276,6 +281,8 @@ def make_binary(row: Binary) -> Callable:
                 out = np.asarray(kernel(xa, xb))
         except ValueError:
             raise broadcast_error(name, np.shape(da), np.shape(db)) from None
+        except TypeError:  # NumPy has no loop for the dtype (complex): torch has no kernel
+            raise _int_error(name, dt) from None
         if kind == "bool":
             out = out.astype(np.bool_, copy=False)
         elif out.dtype != dt:

@@ -19,7 +19,7 @@ from ..grad_mode import STATE
 from ..tensor import _PACKAGE_DIR, Tensor
 from ._half_alpha import scaled_add
 from ._half_number import opmath_number
-from ._int_scalars import wrap_ints
+from ._int_scalars import scalar_type_name, wrap_ints
 from ._registry import register
 from ._util import as_tensor_or_scalar, broadcast_error, reduce_grad
 from ._zero_dim import zero_dim_operands
@@ -214,6 +214,32 @@ def _scaled(out, ta, weak):
     return make_result(out, (ta, None), backward, "MulBackward", array_backward=backward)
 
 
+def _alpha(alpha, da, db, op):
+    """``alpha`` of add/sub other than 1 as torch takes it: a Python number (a NumPy scalar
+    would promote the result's dtype), of a kind the result can hold (torch's errors),
+    a bool for bool operands (``a + 2 * b`` of bools is a bool)."""
+    if isinstance(alpha, np.generic):
+        alpha = alpha.item()
+    ka, kb = da.dtype.kind, db.dtype.kind
+    if alpha.__class__ is float and (ka in "fc" or kb in "fc"):  # the common cases first
+        return alpha
+    if alpha.__class__ is int:
+        return bool(alpha) if ka == kb == "b" else alpha
+    kind = np.result_type(da, db).kind
+    if isinstance(alpha, bool):
+        if kind != "b":
+            raise RuntimeError(f"{op}: Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, complex) and kind != "c":
+        raise RuntimeError(
+            f"{op}: For non-complex input tensors, argument alpha must not be a complex number."
+        )
+    elif isinstance(alpha, float) and kind in "iub":
+        raise RuntimeError(
+            f"{op}: For integral input tensors, argument alpha must not be a floating point number."
+        )
+    return alpha
+
+
 def _alpha_scaled(fn, da, db, alpha, op, ta, tb):
     """``fn(da, alpha * db)`` for add and sub; two half tensors as torch rounds them (Note
     [Half tensors and alpha] in ops/_half_alpha.py)."""
@@ -245,6 +271,7 @@ def add(input, other, *, alpha=1):
     if alpha == 1:
         out = _compute(np.add, da, db, "add", ta, tb)
     else:
+        alpha = _alpha(alpha, da, db, "add")
         out = _alpha_scaled(np.add, da, db, alpha, "add", ta, tb)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
@@ -296,6 +323,7 @@ def sub(input, other, *, alpha=1):
     if alpha == 1:
         out = _compute(np.subtract, da, db, "sub", ta, tb)
     else:
+        alpha = _alpha(alpha, da, db, "sub")
         out = _alpha_scaled(np.subtract, da, db, alpha, "sub", ta, tb)
     na = ta is not None and ta._rg
     nb = tb is not None and tb._rg
@@ -646,13 +674,6 @@ def floor_divide(input, other):
     return _rounded_div(input, other, "floor")
 
 
-def _rfloordiv(self, other):
-    return floor_divide(other, self)
-
-
-Tensor.__rfloordiv__ = _rfloordiv
-
-
 def _modulo(name, kernel, quotient, node):
     """remainder / fmod: ``a − b·q`` with ``q`` = floor(a/b) or trunc(a/b).
 
@@ -741,6 +762,13 @@ def _logical(name, fn):
             return Tensor._wrap(np.asanyarray(fn(da, db)))
         except OverflowError:  # Note [Numbers beyond an integer dtype] in ops/_int_scalars.py
             return Tensor._wrap(np.asanyarray(fn(*wrap_ints(da, db))))
+        except TypeError:  # a float or complex operand: torch's bitwise kernel has no such dtype
+            dt, a, b = np.result_type(da, db), _dtype(da), _dtype(db)
+            raise NotImplementedError(
+                f'bitwise_{name}: "bitwise_{name}_cpu" not implemented for '
+                f"'{scalar_type_name(dt)}' (operands of dtype {a or type(da).__name__} and "
+                f"{b or type(db).__name__})"
+            ) from None
 
     logical.__name__ = name
     return logical

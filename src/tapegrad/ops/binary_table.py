@@ -82,6 +82,8 @@ def _xlog1py_kernel(a, b):
 
 
 def _same_dtypes(a, b):
+    if np.dtype(a).kind == "c" or np.dtype(b).kind == "c":
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if a != b:
         raise RuntimeError(
             f"heaviside is not yet implemented for tensors with different dtypes ({a} and {b})."
@@ -90,8 +92,10 @@ def _same_dtypes(a, b):
 
 def _no_bool(name):
     def check(a, b):
-        if np.bool_ in (a, b):
-            raise RuntimeError(f'{name}: "{name}_cpu" not implemented for bool tensors')
+        if np.bool_ in (a, b):  # torch's dispatch stub: NotImplementedError
+            raise NotImplementedError(
+                f"{name}: \"{name}_cpu\" not implemented for 'Bool' (bool tensors)"
+            )
 
     return check
 

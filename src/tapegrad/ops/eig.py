@@ -29,6 +29,8 @@ from .. import _dtypes
 from ..autograd.graph import make_results
 from ..grad_mode import STATE
 from ..tensor import Tensor
+from ._half_number import is_half
+from ._int_scalars import scalar_type_name
 from ._registry import register
 from .complex_ops import conj, real
 from .linalg import matmul
@@ -54,11 +56,19 @@ def _mH(t: Tensor) -> Tensor:
 @register("linalg_eig", method=False, function=False)
 def _eig_op(A):
     A, data = _square(A, "linalg.eig")
-    if A._data.dtype != data.dtype:
-        A = A._cast(data.dtype)
-    cdtype = _COMPLEX_OF.get(data.dtype)
-    if cdtype is None:
-        raise RuntimeError(f"linalg.eig: unsupported dtype {data.dtype}")
+    dt = A._data.dtype
+    if dt != data.dtype or data.dtype not in _COMPLEX_OF:  # torch's: no eig of ints or halves
+        name = scalar_type_name(dt)
+        if is_half(dt):
+            raise NotImplementedError(
+                f"linalg.eig: \"linalg_eig_out_cpu\" not implemented for '{name}' (input of "
+                f"dtype {dt}, shape {list(A.shape)})"
+            )
+        raise RuntimeError(
+            f"linalg.eig: Unknown Complex ScalarType for {name}: the input (dtype {dt}, shape "
+            f"{list(A.shape)}) must be floating point or complex"
+        )
+    cdtype = _COMPLEX_OF[data.dtype]
     if not np.isfinite(data).all():
         raise RuntimeError("linalg.eig: input tensor should not contain infs or NaNs.")
     w, v = _call(np.linalg.eig, "linalg.eig", "the eigensolver did not converge", data)

@@ -9,6 +9,8 @@ factorization is exact: U, S, V are then A's (up to the signs of the singular ve
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..creation import randn
 from ._registry import register
 from ._util import as_tensor
@@ -55,8 +57,14 @@ def _svd_lowrank(A, q, niter, M):
 
 def _float(A, op):
     A = as_tensor(A, op)
-    if A._data.dtype.kind != "f":
-        A = A.float()
+    dt = A._data.dtype
+    if dt not in (np.float32, np.float64):  # torch's errors, not a cast to float32
+        where = f"(input of dtype {dt}, shape {list(A.shape)})"
+        if dt == np.float16:
+            raise NotImplementedError(f"{op}: \"geqrf_cpu\" not implemented for 'Half' {where}")
+        if dt.kind == "c":  # torch takes them; the algorithm here is written with .mT, not .mH
+            raise RuntimeError(f"{op}: complex inputs are not supported {where}")
+        raise RuntimeError(f"{op}: expected a float32 or float64 input {where}")
     if A._data.ndim < 2:
         raise RuntimeError(f"{op}: A must have at least 2 dimensions, got {list(A.shape)}")
     return A

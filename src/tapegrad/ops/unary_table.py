@@ -13,6 +13,7 @@ import numpy as np
 import scipy.special as sc
 
 from ..tensor import Tensor
+from ._dtype_errors import scalar as _scalar_name
 from ._table import NOT_IMPLEMENTED, Unary, install, make_unary
 
 __all__ = ["UNARY", "FUNCTIONS"]
@@ -78,10 +79,25 @@ def _sgn(x):
     return x.copy() if x.dtype == np.bool_ else np.sign(x)
 
 
-def _no_bool(name):
+def _frac_check(dtype):
+    if dtype.kind == "c":  # float_only refuses the other non-float dtypes
+        raise NotImplementedError(
+            f"frac: \"frac_cpu\" not implemented for '{_scalar_name(dtype)}' (tensors of dtype "
+            f"{dtype})"
+        )
+
+
+def _no_bool(name, complex_error=None):
+    """torch's dispatch-stub errors (NotImplementedError) for bool and, with
+    ``complex_error``, complex inputs (NumPy's kernel would raise its own TypeError)."""
+
     def check(dtype):
         if dtype == np.bool_:
-            raise RuntimeError(f'{name}: "{name}_cpu" not implemented for bool tensors')
+            raise NotImplementedError(
+                f"{name}: \"{name}_cpu\" not implemented for 'Bool' (bool tensors)"
+            )
+        if complex_error is not None and dtype.kind == "c":
+            raise NotImplementedError(f"{name}: {complex_error} (tensors of dtype {dtype})")
 
     return check
 
@@ -173,7 +189,14 @@ UNARY = [
     ),
     Unary("i0", np.i0, lambda g, x, o: g * _special("special_i1")(x), special="i0"),
     # -- steps, signs and parts (derivative zero where defined) --
-    Unary("trunc", np.trunc, _zeros, kind="same", aliases=("fix",), check=_no_bool("trunc")),
+    Unary(
+        "trunc",
+        np.trunc,
+        _zeros,
+        kind="same",
+        aliases=("fix",),
+        check=_no_bool("trunc", "trunc is not supported for complex inputs"),
+    ),
     Unary(
         "frac",
         lambda x: x - np.trunc(x),
@@ -182,6 +205,7 @@ UNARY = [
         float_only=True,
         uses="none",
         arrays=True,
+        check=_frac_check,
     ),
     Unary("sgn", _sgn, _zeros, kind="same", notes="sign for real tensors."),
     Unary("angle", _angle, _zeros, inplace=False, notes="0 or π for real input."),
