@@ -262,6 +262,8 @@ from .sampling import binomial  # noqa: E402
 from ._tensor_extras import TypedStorage, UntypedStorage, is_storage  # noqa: E402 - Tensor.data_ptr ...
 from . import _torch_functions  # noqa: E402
 from . import _torch_aliases  # noqa: E402 - Note [Top-level functional aliases]
+from ._torch_flags import has_lapack, has_mkl, has_openmp, has_spectral  # noqa: E402
+from ._torch_flags import layout, set_default_tensor_type  # noqa: E402
 
 globals().update({_n: getattr(_torch_functions, _n) for _n in _torch_functions.__all__})
 globals().update(_torch_aliases.FUNCTIONS)

@@ -13,6 +13,7 @@ from ._interpolate import interpolate
 
 __all__ = [
     "channel_shuffle",
+    "native_channel_shuffle",
     "gumbel_softmax",
     "upsample",
     "upsample_bilinear",
@@ -53,6 +54,9 @@ def channel_shuffle(input, groups):
     rest = tuple(input.shape[2:])
     out = input.reshape((n, groups, c // groups) + rest).transpose(1, 2)
     return out.reshape((n, c) + rest)
+
+
+native_channel_shuffle = channel_shuffle  # torch.nn.functional's name for the same kernel
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
