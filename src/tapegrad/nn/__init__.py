@@ -38,6 +38,7 @@ from .padding import *  # noqa: F403
 from .distance import CosineSimilarity, PairwiseDistance
 from .pooling_lp import LPPool1d, LPPool2d, LPPool3d
 from ._linear_cross_entropy import LinearCrossEntropyOptions
+from .linear_cross_entropy_loss import LinearCrossEntropyLoss
 from ._uninitialized import UninitializedBuffer, UninitializedParameter
 from ._uninitialized import is_lazy as _is_lazy
 from .buffer import Buffer
