@@ -97,6 +97,34 @@ def test_gelu_is_bitwise_the_one_thread_result(dtype):
     assert gelu_kernels._parallel_ok(x, g)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_double_backward_is_bitwise_the_one_thread_result(dtype):
+    """The gradient rule called without the forward's slope (double backward, or the op
+    called directly) splits too (Note [GELU's slope in the forward])."""
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((16, 64, 96)) * 3).astype(dtype)
+    g = rng.standard_normal(x.shape).astype(dtype)
+
+    def run():
+        xt = tg.tensor(x, requires_grad=True)
+        (gx,) = tg.autograd.grad(tg.nn.functional.gelu(xt), xt, tg.tensor(g), create_graph=True)
+        (ggx,) = tg.autograd.grad(gx, xt, tg.tensor(g))
+        direct = gelu_kernels.gelu_backward(tg.tensor(g), tg.tensor(x))
+        return gx.detach().numpy().copy(), ggx.numpy().copy(), direct.numpy().copy()
+
+    with _threads(1):
+        one = run()
+    with _threads(2):
+        assert gelu_kernels._parallel_ok(x, g)
+        two = run()
+    for a, b in zip(one, two, strict=True):
+        np.testing.assert_array_equal(a, b)
+    # the rule without the forward's slope: the same values (float32 Φ + x·φ is summed there
+    # by another route: within float32 rounding of the terms, as torch's own float32 GELU)
+    tol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(one[0], one[2], rtol=tol, atol=tol * np.abs(g).max())
+
+
 def test_gelu_step_replays_split_under_jit():
     rng = np.random.default_rng(1)
     w = tg.tensor(rng.standard_normal((64, 256)).astype(np.float32) * 0.1, requires_grad=True)

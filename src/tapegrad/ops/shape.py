@@ -320,6 +320,11 @@ def unflatten(input, dim, sizes):
         raise RuntimeError("unflatten: cannot unflatten a 0-d tensor (it has no dimension)")
     d = _check_dim(dim, len(shape), "unflatten")
     sizes = shape_arg((sizes,), "unflatten")
+    for i, n in enumerate(sizes):
+        if n < -1:  # torch's check, before the product's
+            raise RuntimeError(
+                f"unflatten: invalid shape dimension {n} at index {i} of shape {list(sizes)}"
+            )
     known = int(np.prod([n for n in sizes if n != -1]))
     if sizes.count(-1) > 1 or (
         -1 not in sizes and known != shape[d] or -1 in sizes and (known == 0 or shape[d] % known)
