@@ -19,7 +19,9 @@ NAMES = (
 __all__ = list(NAMES)
 
 
-def _function(name):
+def method_as_function(name, what="in place"):
+    """torch's top-level function for the Tensor method ``name``, tensor first: TypeError
+    (torch's) for a non-Tensor input, then the method."""
     method = getattr(Tensor, name)
 
     def function(input, *args, **kwargs):
@@ -32,8 +34,8 @@ def _function(name):
 
     function.__name__ = function.__qualname__ = name
     function.__module__ = "tapegrad"
-    function.__doc__ = f"``input.{name}(*args, **kwargs)``: in place, as ``torch.{name}``."
+    function.__doc__ = f"``input.{name}(*args, **kwargs)``: {what}, as ``torch.{name}``."
     return function
 
 
-globals().update({_name: _function(_name) for _name in NAMES})
+globals().update({_name: method_as_function(_name) for _name in NAMES})

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _warn, linalg
 from ._device import device as _device
+from ._inplace_exports import method_as_function
 from .autograd import anomaly as _anomaly
 from .func import vmap
 from .tensor import Tensor
@@ -29,24 +30,7 @@ newaxis = None
 METHODS = "absolute adjoint detach ger get_device is_conj is_inference is_neg is_signed".split()
 
 
-def _method(name):
-    method = getattr(Tensor, name)
-
-    def function(input, *args, **kwargs):
-        if not isinstance(input, Tensor):
-            raise TypeError(
-                f"{name}(): argument 'input' (position 1) must be Tensor, "
-                f"not {type(input).__name__}"
-            )
-        return method(input, *args, **kwargs)
-
-    function.__name__ = function.__qualname__ = name
-    function.__module__ = "tapegrad"
-    function.__doc__ = f"``input.{name}(*args, **kwargs)``, as ``torch.{name}``."
-    return function
-
-
-globals().update({_name: _method(_name) for _name in METHODS})
+globals().update({_name: method_as_function(_name, "the method") for _name in METHODS})
 
 
 def _tensor(op, name, t):
