@@ -9,7 +9,6 @@ import math
 import tapegrad as tg
 
 from . import constraints
-from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, clamp_probs, draw, lazy_property, logits_to_probs, probs_to_logits
 
@@ -43,13 +42,7 @@ class ContinuousBernoulli(ExponentialFamily):
         new = self._get_checked_instance(ContinuousBernoulli, _instance)
         shape = tuple(batch_shape)
         new._lims = self._lims
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(shape))
-                new._param = getattr(new, name)
-        Distribution.__init__(new, shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_probs_or_logits(new, shape)
 
     @lazy_property
     def logits(self):

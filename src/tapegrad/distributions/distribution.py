@@ -84,6 +84,18 @@ class Distribution:
             )
         return type(self).__new__(type(self)) if _instance is None else _instance
 
+    def _expand_probs_or_logits(self, new, shape):
+        """The end of ``expand`` for a family parametrised by ``probs`` or ``logits``: the one
+        ``self`` holds (both, once the other was read) expanded onto ``new``, ``new._param``
+        set, and ``new`` initialised without validation, as torch's families do."""
+        for name in ("probs", "logits"):
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(shape))
+                new._param = getattr(new, name)
+        Distribution.__init__(new, shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     # -- statistics ----------------------------------------------------------------------
 
     @property
