@@ -17,8 +17,12 @@ $(STAMP): pyproject.toml | $(PY)
 demo: $(STAMP)
 	$(PY) -m tapegrad demo
 
+# Bytecode caches on even where the environment turns them off (PYTHONDONTWRITEBYTECODE):
+# without them every test process and every Python a test starts compiles tapegrad and
+# the test modules again (collection 14 s against 23 s, `import tapegrad` 1.0 s against
+# 2.0 s on a 2-core AMD EPYC).
 test: $(STAMP)
-	$(PY) -m pytest -q -rs -n 2
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -rs -n 2
 
 bench: $(STAMP)
 	$(PY) -m tapegrad bench

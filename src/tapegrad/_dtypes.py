@@ -89,8 +89,10 @@ def is_floating(dtype) -> bool:
 
 
 # Note [Lazy bfloat16]
-# ``bfloat16`` is ``ml_dtypes.bfloat16``, which costs about 0.6 s of CPU to import; it is
-# imported on first use of ``tapegrad.bfloat16`` (or the string "bfloat16"), not with tapegrad.
+# ``bfloat16`` is ``ml_dtypes.bfloat16``, which costs about 0.6 s of CPU to import (ml_dtypes
+# 0.7: 1.9 s on a 2-core AMD EPYC); it is imported on first use of ``tapegrad.bfloat16`` (or
+# the string "bfloat16"), not with tapegrad. Nothing may read ``_dtypes.bfloat16`` at import
+# time (``conversions.py`` did, unnoticed for six sessions): tests/test_import_cost.py.
 def _bfloat16() -> np.dtype:
     import ml_dtypes  # noqa: PLC0415 - see Note [Lazy bfloat16]
 

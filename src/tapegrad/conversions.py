@@ -17,8 +17,10 @@ __all__ = []
 
 
 def _conversion(name, dtype):
+    # ``dtype`` is a dtype's name: ``_dtypes.bfloat16`` would import ml_dtypes now, at
+    # ``import tapegrad`` (Note [Lazy bfloat16] in _dtypes.py).
     def convert(self, memory_format=None):
-        return self.to(dtype)
+        return self.to(getattr(_dtypes, dtype))
 
     convert.__name__ = convert.__qualname__ = name
     convert.__doc__ = f"``self.to({dtype})``, as PyTorch's ``Tensor.{name}``."
@@ -26,11 +28,11 @@ def _conversion(name, dtype):
 
 
 for _name, _dtype in (
-    ("half", _dtypes.float16),
-    ("bfloat16", _dtypes.bfloat16),
-    ("short", _dtypes.int16),
-    ("byte", _dtypes.uint8),
-    ("char", _dtypes.int8),
+    ("half", "float16"),
+    ("bfloat16", "bfloat16"),
+    ("short", "int16"),
+    ("byte", "uint8"),
+    ("char", "int8"),
 ):
     setattr(Tensor, _name, _conversion(_name, _dtype))
 del _name, _dtype
