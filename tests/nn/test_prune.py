@@ -305,14 +305,49 @@ def test_pruning_method_prune_and_container_indexing():
     assert len(container) == 2 and isinstance(container[0], tg_prune.Identity)
 
 
-def test_ties_go_to_the_lowest_index():
-    # Note [Ties in pruning]: torch's CPU topk keeps another subset of equal values
-    # (here flat indices 0, 3, 4, 5 pruned for 4 of 6 equal entries); tapegrad is stable
-    m = tg.nn.Linear(3, 2, bias=False)
-    with tg.no_grad():
-        m.weight.fill_(0.5)
-    tg_prune.l1_unstructured(m, "weight", amount=4)
-    np.testing.assert_array_equal(m.weight_mask.numpy(), [[0, 0, 0], [0, 1, 1]])
+def _tie_cases(lib, P):
+    """Pruning where the cut falls among equal values (torch's CPU topk decides)."""
+    lin = lib.nn.Linear(8, 6)  # all-equal weight: std::nth_element's choice
+    big = lib.nn.Linear(40, 10, bias=False)  # k * 64 <= n: std::partial_sort's choice
+    conv = lib.nn.Conv2d(3, 6, 1)  # equal channel norms
+    with lib.no_grad():
+        lin.weight.fill_(0.5)
+        big.weight.copy_(lib.tensor((np.arange(400) % 3).astype(np.float32)).reshape(10, 40))
+        conv.weight.copy_(
+            lib.tensor(np.repeat([1.0, -1.0, 2.0], 6).astype(np.float32)).reshape(6, 3, 1, 1)
+        )
+    P.l1_unstructured(lin, "weight", amount=0.4)
+    P.l1_unstructured(big, "weight", amount=5)
+    P.ln_structured(conv, "weight", amount=3, n=1, dim=0)
+    P.ln_structured(conv, "weight", amount=1, n=2, dim=1)
+    P.global_unstructured([(lin, "bias"), (conv, "bias")], P.RandomUnstructured, amount=0)
+    P.l1_unstructured(lin, "weight", amount=7)
+    return [m.weight_mask for m in (lin, big, conv)]
+
+
+def test_ties_are_broken_as_torchs_cpu_topk(torch_mod):
+    # Note [Ties in pruning]
+    ours = _tie_cases(tg, tg_prune)
+    theirs = _tie_cases(torch_mod, _torch_prune(torch_mod))
+    for o, t in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(o.numpy(), t.numpy())
+    assert ours[0].numpy().sum() == 48 - 19 - 7 and ours[1].numpy().sum() == 395
+
+
+def test_topk_indices_pick_torchs_subset_of_equal_values(torch_mod):
+    from tapegrad.nn.utils._prune_ties import topk_indices
+
+    rng = np.random.default_rng(5)
+    for trial in range(40):
+        n = int(rng.integers(2, 300))
+        v = rng.integers(0, 1 + trial % 5, n).astype(np.float32)
+        if trial % 4 == 0:
+            v[rng.integers(0, n, 2)] = np.nan  # NaN is the largest, as torch's comparator
+        for k in (1, max(1, n // 64), int(rng.integers(1, n + 1))):
+            for largest in (False, True):
+                theirs = torch_mod.topk(torch_mod.tensor(v), k, largest=largest).indices
+                ours = topk_indices(v, k, largest)
+                np.testing.assert_array_equal(np.sort(ours), np.sort(theirs.numpy()))
 
 
 def test_every_public_name_of_torchs_prune_is_here(torch_mod):

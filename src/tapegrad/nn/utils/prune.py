@@ -35,6 +35,7 @@ from ._prune_base import (
     _validate_pruning_amount_init,
     _validate_structured,
 )
+from ._prune_ties import topk_flat_indices
 from .convert_parameters import parameters_to_vector
 
 __all__ = [
@@ -96,13 +97,8 @@ class RandomUnstructured(BasePruningMethod):
 
 
 class L1Unstructured(BasePruningMethod):
-    """Prunes the ``amount`` entries of smallest absolute value (``topk`` of ``|t|``).
-
-    Note [Ties in pruning]: among equal importances torch's CPU ``topk`` keeps whatever
-    ``std::nth_element``/``std::partial_sort`` leave in front, an order no spec fixes;
-    tapegrad's ``topk`` is stable, so ties go to the lowest flat indices. Masks agree with
-    torch whenever the cut does not fall inside a group of equal values.
-    """
+    """Prunes the ``amount`` entries of smallest absolute value (``topk`` of ``|t|``; among
+    equal values the ones torch's CPU ``topk`` picks, Note [Ties in pruning])."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -114,7 +110,7 @@ class L1Unstructured(BasePruningMethod):
         k = _nparams_toprune(self.amount, t.nelement())
         mask = default_mask.clone(memory_format=contiguous_format)
         if k != 0:
-            mask.view(-1)[t.abs().view(-1).topk(k, largest=False).indices] = 0
+            mask.view(-1)[topk_flat_indices(t.abs(), k, largest=False)] = 0
         return mask
 
     @classmethod
@@ -180,7 +176,7 @@ class LnStructured(BasePruningMethod):
         k = _nparams_toprune(self.amount, nchannels)
         dims = list(range(t.dim()))
         dims.remove(dims[self.dim])
-        keep = t.norm(p=self.n, dim=dims).topk(nchannels - k, largest=True).indices
+        keep = topk_flat_indices(t.norm(p=self.n, dim=dims), nchannels - k, largest=True)
         if k == 0:
             return default_mask
         mask = _channel_mask(t, self.dim, keep)
