@@ -359,3 +359,17 @@ def test_every_public_name_of_torchs_prune_is_here(torch_mod):
     }
     assert theirs == set(tg_prune.__all__) and all(hasattr(tg_prune, n) for n in theirs)
     assert tg.nn.utils.prune is tg_prune
+
+
+def test_pruning_tutorial_walks_the_hooks_as_an_ordered_dict():
+    # PyTorch's pruning tutorial: `for hook in module._forward_pre_hooks.values()`
+    conv = tg.nn.Conv2d(1, 6, 3)
+    tg_prune.l1_unstructured(conv, "bias", amount=3)
+    tg_prune.random_unstructured(conv, "weight", amount=0.3)
+    tg_prune.ln_structured(conv, "weight", amount=0.5, n=2, dim=0)
+    hooks = conv._forward_pre_hooks
+    assert hooks.keys() == [0, 1] and [k for k, _ in hooks.items()] == [0, 1]
+    for hook in hooks.values():
+        if hook._tensor_name == "weight":
+            break
+    assert [type(m).__name__ for m in hook] == ["RandomUnstructured", "LnStructured"]
