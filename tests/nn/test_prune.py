@@ -343,6 +343,8 @@ def test_topk_indices_pick_torchs_subset_of_equal_values(torch_mod):
         v = rng.integers(0, 1 + trial % 5, n).astype(np.float32)
         if trial % 4 == 0:
             v[rng.integers(0, n, 2)] = np.nan  # NaN is the largest, as torch's comparator
+        elif trial % 4 == 1:
+            v = v.astype(np.int64) - 2  # integer importances
         for k in (1, max(1, n // 64), int(rng.integers(1, n + 1))):
             for largest in (False, True):
                 theirs = torch_mod.topk(torch_mod.tensor(v), k, largest=largest).indices

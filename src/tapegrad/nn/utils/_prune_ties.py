@@ -40,11 +40,22 @@ def topk_indices(values, k, largest):
     n = values.shape[0]
     if k == 0:
         return np.zeros(0, np.int64)
+    if k == n:
+        return np.arange(n)
+    floating = values.dtype.kind == "f"
+    if not (floating and np.isnan(values).any()):
+        # O(n): the k-th value; without equal values across the cut the set is plain
+        # (``~`` reverses the order of integers and bools without overflow)
+        v = values if not largest else (-values if floating else ~values)
+        cut = v[np.argpartition(v, k - 1)[k - 1]]
+        below, at = int((v < cut).sum()), int((v == cut).sum())
+        if below + at == k:
+            return np.flatnonzero(v <= cut)
     # integer ranks keep the order and the ties (NaN after +inf, as torch's comparator)
     _, rank = np.unique(values, return_inverse=True)
     key = (-rank if largest else rank).astype(np.int64).reshape(-1)
     order = np.argsort(key, kind="stable")
-    if k == n or key[order[k - 1]] != key[order[k]]:
+    if key[order[k - 1]] != key[order[k]]:
         return order[:k]
     if k * 64 <= n:
         return _heap_select(key, k)
