@@ -183,6 +183,7 @@ def _errors(lib, P):
         "negative-int": lambda: P.random_unstructured(lin, "weight", amount=-1),
         "negative-float": lambda: P.ln_structured(lin, "weight", -0.1, 2, 0),
         "str": lambda: P.l1_unstructured(lin, "weight", amount="0.3"),
+        "bool": lambda: P.l1_unstructured(lin, "weight", amount=True),
         "too-many": lambda: P.l1_unstructured(lin, "weight", amount=7),
         "too-many-channels": lambda: P.random_structured(lin, "weight", amount=3, dim=0),
         "structured-1d": lambda: P.ln_structured(lin, "bias", 1, 2, 0),

@@ -25,7 +25,13 @@ __all__ = ["topk_flat_indices", "topk_indices"]
 def topk_flat_indices(t, k, largest):
     """The flat indices of ``t.view(-1).topk(k, largest=largest)``, with torch's CPU choice
     among equal values for CPU tensors (another device keeps its own ``topk``, as torch's
-    CUDA ``topk`` has its own order)."""
+    CUDA ``topk`` has its own order).
+
+    Raises:
+        TypeError: ``k`` is a bool (an ``amount=True`` reaches torch's ``topk`` so).
+    """
+    if isinstance(k, bool):
+        raise TypeError("topk(): argument 'k' must be int, not bool")
     flat = t.reshape(-1)
     if device_of(flat._data) != "cpu":
         return flat.topk(k, largest=largest).indices

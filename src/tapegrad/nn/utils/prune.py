@@ -87,7 +87,7 @@ class RandomUnstructured(BasePruningMethod):
         k = _nparams_toprune(self.amount, t.nelement())
         mask = default_mask.clone(memory_format=contiguous_format)
         if k != 0:
-            mask.view(-1)[rand_like(t).view(-1).topk(k).indices] = 0
+            mask.view(-1)[topk_flat_indices(rand_like(t), k, largest=True)] = 0
         return mask
 
     @classmethod
