@@ -15,8 +15,9 @@ __all__ = ["BasePruningMethod", "PruningContainer"]
 
 # Note [Pruning hooks in a list]: torch keeps forward pre-hooks in an OrderedDict keyed by
 # handle id and finds a pruning method with ``_forward_pre_hooks.items()``; tapegrad keeps
-# them in a list of ``_hooks.Hook`` entries (``.fn`` is the method). The helpers below
-# are the one place that reads that list, so the rest is torch's code, step for step.
+# them in a ``_hooks.HookList`` of ``Hook`` entries (``.fn`` is the method; ``values()``
+# and ``items()`` answer user code written for torch's dict). The helpers below are the
+# one place that reads and edits that list, so the rest is torch's code, step for step.
 
 
 def _pruning_entries(module, name=None):
