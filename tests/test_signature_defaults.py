@@ -11,12 +11,14 @@ import tapegrad as tg
 
 torch = pytest.importorskip("torch")
 from torch._jit_internal import boolean_dispatched  # noqa: E402
+from torch.nn.utils import prune as torch_prune  # noqa: E402  (torch does not import it)
 
 NAMESPACES = [
     ("nn.functional", torch.nn.functional, tg.nn.functional),
     ("nn.init", torch.nn.init, tg.nn.init),
     ("nn", torch.nn, tg.nn),
     ("nn.utils", torch.nn.utils, tg.nn.utils),
+    ("nn.utils.prune", torch_prune, tg.nn.utils.prune),
     ("optim", torch.optim, tg.optim),
     ("optim.lr_scheduler", torch.optim.lr_scheduler, tg.optim.lr_scheduler),
     ("optim.swa_utils", torch.optim.swa_utils, tg.optim.swa_utils),

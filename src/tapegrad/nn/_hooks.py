@@ -13,7 +13,7 @@ from ..autograd.graph import RemovableHandle, make_results
 from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
 
-__all__ = ["Hook", "add", "call_with_hooks", "backward_lists"]
+__all__ = ["Hook", "HookList", "add", "call_with_hooks", "backward_lists"]
 
 
 class Hook:
@@ -25,6 +25,24 @@ class Hook:
         self.fn = fn
         self.with_kwargs = with_kwargs
         self.always_call = always_call
+
+
+class HookList(list):
+    """A module's forward (pre-)hooks in call order: a list of :class:`Hook` entries that
+    also answers torch's ``OrderedDict`` reading, ``values()`` / ``items()`` / ``keys()``
+    (keys are positions, values the hook functions), as code such as PyTorch's pruning
+    tutorial walks ``module._forward_pre_hooks.values()``."""
+
+    __slots__ = ()
+
+    def values(self):
+        return [_fn(entry) for entry in self]
+
+    def items(self):
+        return list(enumerate(self.values()))
+
+    def keys(self):
+        return list(range(len(self)))
 
 
 def add(hooks: list, entry, prepend: bool) -> RemovableHandle:

@@ -49,8 +49,8 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", OrderedDict())
-        object.__setattr__(self, "_forward_pre_hooks", [])
-        object.__setattr__(self, "_forward_hooks", [])
+        object.__setattr__(self, "_forward_pre_hooks", _hooks.HookList())
+        object.__setattr__(self, "_forward_hooks", _hooks.HookList())
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(

@@ -1,11 +1,12 @@
-"""``tapegrad.nn.utils``, as ``torch.nn.utils``: gradient clipping, parametrizations, RNN packing.
+"""``tapegrad.nn.utils``, as ``torch.nn.utils``: gradient clipping, parametrizations, pruning,
+RNN packing.
 
 Each concept lives in its own submodule; its public names are re-exported here.
 """
 
 from . import rnn
 from . import parametrizations, parametrize
-from . import fusion, init, stateless
+from . import fusion, init, prune, stateless
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
