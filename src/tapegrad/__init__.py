@@ -268,6 +268,13 @@ from ._torch_flags import layout, set_default_tensor_type  # noqa: E402
 globals().update({_n: getattr(_torch_functions, _n) for _n in _torch_functions.__all__})
 globals().update(_torch_aliases.FUNCTIONS)
 
+# -- torch's top level, round two (brief n20): device modules, compiler, autocast state ------
+from . import compiler, cpu  # noqa: E402
+from ._device_stubs import mps, mtia, xpu  # noqa: E402 - Note [Device modules without the device]
+from . import _torch_autocast  # noqa: E402
+
+globals().update({_n: getattr(_torch_autocast, _n) for _n in _torch_autocast.__all__})
+
 # Note [Exported ops]
 # Every registered op with ``function=True`` is ``tapegrad.<name>`` as in torch, so a new op
 # needs no line here. Names bound above (hand-picked aliases, namespaces) take precedence.
