@@ -175,10 +175,10 @@ def _autocast_script(m):
         lambda: m.is_autocast_enabled("cpu"),
         lambda: m.set_autocast_dtype("cpu", m.float16),
         lambda: m.get_autocast_dtype("cpu"),
-        lambda: m.set_autocast_enabled(True),
+        lambda: m.set_autocast_enabled("cpu", False),
+        lambda: m.set_autocast_enabled(True),  # no device: CUDA's
         lambda: (m.is_autocast_enabled(), m.is_autocast_enabled("cuda")),
         lambda: m.set_autocast_enabled(False),
-        lambda: m.set_autocast_enabled("cpu", False),
         lambda: [m.autocast_increment_nesting() for _ in range(2)],
         lambda: [m.autocast_decrement_nesting() for _ in range(3)],
         lambda: m.is_autocast_cache_enabled(),

@@ -274,6 +274,9 @@ from ._device_stubs import mps, mtia, xpu  # noqa: E402 - Note [Device modules w
 from . import _torch_autocast  # noqa: E402
 
 globals().update({_n: getattr(_torch_autocast, _n) for _n in _torch_autocast.__all__})
+from . import overrides  # noqa: E402 - Note [__torch_function__ without a dispatcher]
+from ._torch_sym import sym_float, sym_int, sym_ite, sym_max, sym_min, sym_not  # noqa: E402
+from ._torch_sym import sym_sqrt, sym_sum  # noqa: E402
 
 # Note [Exported ops]
 # Every registered op with ``function=True`` is ``tapegrad.<name>`` as in torch, so a new op
@@ -288,6 +291,8 @@ for _name, _info in _OPS.items():
     for _alias in _info.aliases if _info.function else ():
         globals().setdefault(_alias, globals()[_name] if _info.function else _info.fn)
 del _name, _info, _alias
+
+from . import functional, return_types  # noqa: E402 - after the exported ops they name
 
 from ._malloc import tune as _tune_malloc  # noqa: E402
 
