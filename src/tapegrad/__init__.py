@@ -301,10 +301,14 @@ _tune_malloc()  # Note [Array memory and page faults]
 from . import version  # noqa: E402 - torch.version
 from .version import __version__  # noqa: E402
 
-__all__ = [name for name in dir() if not name.startswith("_")] + ["bfloat16"]
+__all__ = [name for name in dir() if not name.startswith("_")] + ["bfloat16", "multiprocessing"]
 
 
 def __getattr__(name):
     if name == "bfloat16":  # Note [Lazy bfloat16] in _dtypes.py
         return _dtypes.bfloat16
+    if name == "multiprocessing":  # imported on first use: import tapegrad stays as fast
+        import importlib
+
+        return importlib.import_module(".multiprocessing", __name__)
     raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")
