@@ -230,3 +230,19 @@ def test_sym_helpers_hand_overloads_to_torch_function(torch_mod):
         warnings.simplefilter("error")
         for m in (tg, torch_mod):
             assert m.sym_float(Hooked()) == 1.5 and m.sym_not(Hooked()) == "negated"
+
+
+# -- flags, device errors, symbolic scalar classes -------------------------------------------
+
+
+def test_flags_error_classes_and_sym_classes_as_torch(torch_mod):
+    for m in (tg, torch_mod):
+        assert m.is_vulkan_available() is False and m.compiled_with_cxx11_abi() is True
+        assert m.cuda.OutOfMemoryError is m.OutOfMemoryError
+        assert issubclass(m.OutOfMemoryError, RuntimeError)
+        assert issubclass(m.AcceleratorError, RuntimeError)
+        assert m.GradScaler is m.amp.GradScaler
+        for value in (3, 2.5, True, m.tensor(1)):  # eager values are never symbolic
+            assert not isinstance(value, (m.SymInt, m.SymFloat, m.SymBool))
+        assert m.SymInt(3).node == 3
+    assert tg.AcceleratorError.__doc__ == torch_mod.AcceleratorError.__doc__

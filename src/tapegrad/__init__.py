@@ -264,6 +264,8 @@ from . import _torch_functions  # noqa: E402
 from . import _torch_aliases  # noqa: E402 - Note [Top-level functional aliases]
 from ._torch_flags import has_lapack, has_mkl, has_openmp, has_spectral  # noqa: E402
 from ._torch_flags import layout, set_default_tensor_type  # noqa: E402
+from ._torch_flags import AcceleratorError, OutOfMemoryError  # noqa: E402
+from ._torch_flags import compiled_with_cxx11_abi, is_vulkan_available  # noqa: E402
 
 globals().update({_n: getattr(_torch_functions, _n) for _n in _torch_functions.__all__})
 globals().update(_torch_aliases.FUNCTIONS)
@@ -277,6 +279,10 @@ globals().update({_n: getattr(_torch_autocast, _n) for _n in _torch_autocast.__a
 from . import overrides  # noqa: E402 - Note [__torch_function__ without a dispatcher]
 from ._torch_sym import sym_float, sym_int, sym_ite, sym_max, sym_min, sym_not  # noqa: E402
 from ._torch_sym import sym_sqrt, sym_sum  # noqa: E402
+from ._torch_sym import SymBool, SymFloat, SymInt  # noqa: E402
+from .amp import GradScaler  # noqa: E402 - torch.GradScaler is torch.amp.GradScaler
+
+cuda.OutOfMemoryError = OutOfMemoryError  # torch.cuda.OutOfMemoryError is torch's
 
 # Note [Exported ops]
 # Every registered op with ``function=True`` is ``tapegrad.<name>`` as in torch, so a new op

@@ -18,7 +18,29 @@ import numpy as np
 from . import overrides
 
 __all__ = ["sym_float", "sym_int", "sym_ite", "sym_max", "sym_min", "sym_not", "sym_sqrt",
-           "sym_sum"]  # fmt: skip
+           "sym_sum", "SymBool", "SymFloat", "SymInt"]  # fmt: skip
+
+
+class _SymNode:
+    """torch's symbolic scalars wrap a node of a traced shape expression. tapegrad traces
+    no shapes, so no value is ever one: ``isinstance(n, (int, torch.SymInt))`` (common in
+    library code) is the int test it means in eager mode."""
+
+    def __init__(self, node):
+        self.node = node
+
+
+class SymInt(_SymNode):
+    """A symbolic int (never produced by tapegrad; see ``_SymNode``)."""
+
+
+class SymFloat(_SymNode):
+    """A symbolic float (never produced by tapegrad; see ``_SymNode``)."""
+
+
+class SymBool(_SymNode):
+    """A symbolic bool (never produced by tapegrad; see ``_SymNode``)."""
+
 
 _ALL = (np.integer, np.floating, int, float)  # torch's __all_and_float_types with NumPy
 _FLOATS = (np.floating, float)
