@@ -114,6 +114,17 @@ def test_copy_variants_own_their_memory(name, torch_mod):
         assert not np.may_share_memory(o._data, x._data), name
 
 
+def test_detach_copy_leaves_the_graph(torch_mod):
+    """A detached copy. torch 2.13's says requires_grad=True with a grad_fn whose backward
+    is not implemented (a backward through it raises): tapegrad's is plainly detached."""
+    x = tg.ones(2, requires_grad=True)
+    y = tg.detach_copy(x * 2)
+    assert not y.requires_grad and y.grad_fn is None and y.tolist() == [2.0, 2.0]
+    t = torch_mod.detach_copy(torch_mod.ones(2, requires_grad=True) * 2)
+    with pytest.raises(RuntimeError):
+        t.sum().backward()
+
+
 # -- scatters into views ----------------------------------------------------------------------
 
 
