@@ -246,3 +246,29 @@ def test_flags_error_classes_and_sym_classes_as_torch(torch_mod):
             assert not isinstance(value, (m.SymInt, m.SymFloat, m.SymBool))
         assert m.SymInt(3).node == 3
     assert tg.AcceleratorError.__doc__ == torch_mod.AcceleratorError.__doc__
+
+
+def test_types_aliases_as_torch(torch_mod):
+    import typing
+
+    names = [n for n in dir(torch_mod.types) if n[0] != "_" or n[1] != "_"]
+    names = [n for n in names if n.startswith(("_", "Number", "Device", "FileLike", "Storage",
+                                               "IntLike", "FloatLike", "BoolLike", "py_sym",
+                                               "PySym"))]  # fmt: skip
+    # dispatch keys, quantization and autograd.graph.GradientEdge: not in tapegrad
+    missing = {"_dispatchkey", "_qscheme", "_TensorOrTensorsOrGradEdge"}
+    assert {n for n in names if not hasattr(tg.types, n)} == missing
+    assert set(tg.types.__all__) == set(torch_mod.types.__all__)
+    spell = {tg.Tensor: "Tensor", tg.device: "device", tg.Size: "Size", tg.SymInt: "SymInt",
+             tg.SymFloat: "SymFloat", tg.SymBool: "SymBool"}  # fmt: skip
+    for name in ("Number", "Device", "_size", "_TensorOrTensors", "IntLikeType", "PySymType"):
+        ours = [spell.get(a, getattr(a, "__name__", str(a))) for a in typing.get_args(
+            getattr(tg.types, name))]  # fmt: skip
+        theirs = [str(a).removeprefix("torch.").removeprefix("<class '").removesuffix("'>")
+                  for a in typing.get_args(getattr(torch_mod.types, name))]  # fmt: skip
+        assert len(ours) == len(theirs), name
+    assert isinstance(2.5, tg.types._Number) and tg.types.py_sym_types == (
+        tg.SymInt,
+        tg.SymFloat,
+        tg.SymBool,
+    )

@@ -281,6 +281,7 @@ from ._torch_sym import sym_float, sym_int, sym_ite, sym_max, sym_min, sym_not  
 from ._torch_sym import sym_sqrt, sym_sum  # noqa: E402
 from ._torch_sym import SymBool, SymFloat, SymInt  # noqa: E402
 from .amp import GradScaler  # noqa: E402 - torch.GradScaler is torch.amp.GradScaler
+from . import types  # noqa: E402 - torch.types: annotation aliases
 
 cuda.OutOfMemoryError = OutOfMemoryError  # torch.cuda.OutOfMemoryError is torch's
 
