@@ -282,6 +282,7 @@ from ._torch_sym import sym_sqrt, sym_sum  # noqa: E402
 from ._torch_sym import SymBool, SymFloat, SymInt  # noqa: E402
 from .amp import GradScaler  # noqa: E402 - torch.GradScaler is torch.amp.GradScaler
 from . import types  # noqa: E402 - torch.types: annotation aliases
+from ._control_flow import cond, while_loop  # noqa: E402
 
 cuda.OutOfMemoryError = OutOfMemoryError  # torch.cuda.OutOfMemoryError is torch's
 
