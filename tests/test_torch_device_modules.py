@@ -173,10 +173,13 @@ def _autocast_script(m):
         *(lambda d=d: m.get_autocast_dtype(d) for d in ("cpu", "cuda", "xla", "mps", "hpu")),
         lambda: m.set_autocast_enabled("cpu", True),
         lambda: m.is_autocast_enabled("cpu"),
-        lambda: m.set_autocast_dtype("cpu", m.float16),
+        lambda: m.set_autocast_dtype(device_type="cpu", dtype=m.float16),
         lambda: m.get_autocast_dtype("cpu"),
-        lambda: m.set_autocast_enabled("cpu", False),
-        lambda: m.set_autocast_enabled(True),  # no device: CUDA's
+        lambda: m.set_autocast_enabled(device_type="cpu", enabled=False),
+        lambda: m.is_autocast_enabled(device_type="cpu"),
+        lambda: m.set_autocast_enabled(enabled=True),  # no device: CUDA's
+        lambda: m.set_autocast_enabled(False),
+        lambda: m.set_autocast_enabled(True),
         lambda: (m.is_autocast_enabled(), m.is_autocast_enabled("cuda")),
         lambda: m.set_autocast_enabled(False),
         lambda: [m.autocast_increment_nesting() for _ in range(2)],

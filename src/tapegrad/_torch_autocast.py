@@ -86,16 +86,20 @@ def get_autocast_dtype(device_type=_MISSING):
     return amp._autocast_default(kind) if dtype is None else dtype
 
 
-def set_autocast_enabled(*args):
+def set_autocast_enabled(*args, **kwargs):
     """``set_autocast_enabled(device_type, enabled)``, or ``(enabled)`` for "cuda"."""
-    if len(args) == 1:
-        kind, enabled = "cuda", _bool("set_autocast_enabled", args[0], 1)
-    elif len(args) == 2:
-        kind = _type("set_autocast_enabled", args[0])
-        enabled = _bool("set_autocast_enabled", args[1], 2)
+    if len(args) + len(kwargs) == 1:
+        (enabled,) = args or (kwargs.pop("enabled"),)
+        kind, enabled = "cuda", _bool("set_autocast_enabled", enabled, 1)
+    elif len(args) + len(kwargs) == 2:
+        names = ("device_type", "enabled")
+        values = dict(zip(names, args), **kwargs)
+        kind = _type("set_autocast_enabled", values["device_type"])
+        enabled = _bool("set_autocast_enabled", values["enabled"], 2)
     else:
         raise TypeError(
-            f"set_autocast_enabled() takes 1 or 2 positional arguments but {len(args)} were given"
+            "set_autocast_enabled() takes (device_type, enabled) or (enabled), got "
+            f"{len(args) + len(kwargs)} arguments"
         )
     _set(kind, enabled=enabled)
 
