@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 import sys
+import threading
 import types
 import unittest
 import warnings
@@ -538,6 +539,32 @@ def samples(op):
     return out
 
 
+def _on_a_shallow_stack(fn, *args):
+    """``fn(*args)`` on a short-lived thread of its own, its result or its exception.
+
+    Note [op_db's seeding stack]: torch's sample generators call set_rng_seed before each
+    sample, and torch.manual_seed queues the seed for the CUDA, XPU and MTIA devices not
+    yet initialised, each with ``traceback.format_stack()`` of the caller: under pytest
+    (a stack of ~80 frames, each formatted with its source line) that was half of
+    test_opdb's CPU. A new thread's stack is a few frames deep. Nothing else differs: the
+    generators, the RNGs and the seeds are the process's, and the main thread waits.
+    """
+    box = {}
+
+    def run():
+        try:
+            box["value"] = fn(*args)
+        except BaseException as e:  # noqa: BLE001 - re-raised on the caller's thread
+            box["error"] = e
+
+    thread = threading.Thread(target=run, name="opdb-samples")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 def run_opinfo(op):
     """``(status, detail)``: status is "pass", "fail", "missing" or "internal"."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -552,7 +579,7 @@ def _run_opinfo(op):
     if fn is None:
         return "missing", "not implemented yet"
     try:
-        cases = samples(op)
+        cases = _on_a_shallow_stack(samples, op)
     except Exception as e:  # noqa: BLE001 - torch's own sample generator failed
         return "internal", f"sample inputs raise: {e!r}"[:200]
     for k, sample in enumerate(cases):

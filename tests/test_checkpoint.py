@@ -424,9 +424,9 @@ def test_budget_measured_peak_never_exceeds_budget():
 
 def test_sqrt_n_keeps_a_quarter_of_the_activations_on_a_64_layer_mlp():
     rng = np.random.default_rng(0)
-    width, batch = 1024, 256
+    width, batch = 256, 64  # the bytes kept scale with both: a quarter at any size
     weights = [
-        tg.tensor((rng.standard_normal((width, width)) / 32).astype(np.float32), requires_grad=True)
+        tg.tensor((rng.standard_normal((width, width)) / 16).astype(np.float32), requires_grad=True)
         for _ in range(4)
     ]
     layers = [(lambda W: lambda x: (x @ W).tanh())(weights[i % 4]) for i in range(64)]

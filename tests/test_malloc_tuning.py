@@ -1,6 +1,7 @@
 """Note [Array memory and page faults]: importing tapegrad keeps freed array memory in the
 process, so a loop that allocates and frees a few MiB of arrays stops faulting pages in."""
 
+import functools
 import os
 import subprocess
 import sys
@@ -14,47 +15,61 @@ pytestmark = pytest.mark.skipif(
     reason="glibc malloc tuning applies on Linux with glibc only",
 )
 
-# A step's worth of arrays (8 x 1 MiB) allocated and freed 20 times; prints faults per round.
+# For each (SIZE, COUNT): COUNT arrays of SIZE float32 allocated and freed 20 times (after 3
+# rounds of warm-up); prints the page faults per round. One interpreter measures every size:
+# its start and ``import tapegrad`` cost more CPU than the rounds.
 _SCRIPT = """
 import resource
+import sys
 import numpy as np
 import tapegrad
 
-def rounds(n):
+def rounds(n, size, count):
     for _ in range(n):
-        arrays = [np.ones(SIZE, np.float32) for _ in range(COUNT)]
+        arrays = [np.ones(size, np.float32) for _ in range(count)]
         del arrays
 
-rounds(3)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-rounds(20)
-print((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 20)
+for arg in sys.argv[1:]:
+    size, count = map(int, arg.split("x"))
+    rounds(3, size, count)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    rounds(20, size, count)
+    print((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 20)
 """
 
+# A step's worth of arrays (8 x 1 MiB), and the 2 x 16 MiB of test_arrays_of_16_mib_...
+_SIZES = ((1 << 18, 8), (1 << 22, 2))
 
-def _faults_per_round(size=1 << 18, count=8, **env):
+
+@functools.cache
+def _faults_per_round(tuning=None):
+    """{(size, count): page faults per round} for each of _SIZES, in one fresh interpreter;
+    ``tuning`` is TAPEGRAD_MALLOC_TUNING's value there (unset: None)."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
-    environ.update(env)
+    environ.pop("TAPEGRAD_MALLOC_TUNING", None)
+    if tuning is not None:
+        environ["TAPEGRAD_MALLOC_TUNING"] = tuning
+    sizes = _SIZES if tuning is None else _SIZES[:1]
     out = subprocess.run(
-        [sys.executable, "-c", f"SIZE, COUNT = {size}, {count}\n" + _SCRIPT],
+        [sys.executable, "-c", _SCRIPT, *(f"{size}x{count}" for size, count in sizes)],
         env=environ,
         capture_output=True,
         text=True,
         check=True,
     )
-    return float(out.stdout.strip())
+    return dict(zip(sizes, map(float, out.stdout.split())))
 
 
 def test_freed_arrays_are_reused_without_page_faults():
     # 8 MiB freed per round would be 2,048 pages faulted in again without the tuning
-    assert _faults_per_round() < 50
-    assert _faults_per_round(TAPEGRAD_MALLOC_TUNING="0") > 500
+    assert _faults_per_round()[1 << 18, 8] < 50
+    assert _faults_per_round(tuning="0")[1 << 18, 8] > 500
 
 
 def test_arrays_of_16_mib_are_reused_too():
     # The per-sample weight gradients of a 64 x 256 x 256 vmap(grad) are exactly 16 MiB; a
     # 16 MiB mmap threshold mapped and faulted them in afresh on every call (4,096 pages).
-    assert _faults_per_round(size=1 << 22, count=2) < 50
+    assert _faults_per_round()[1 << 22, 2] < 50
 
 
 def test_tune_respects_the_users_settings():

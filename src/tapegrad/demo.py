@@ -9,6 +9,8 @@ the training curves and a Graphviz DOT picture of one training step's graph.
 
 from __future__ import annotations
 
+import gzip
+import importlib.util
 import json
 import pathlib
 import time
@@ -19,13 +21,33 @@ import tapegrad as tg
 from tapegrad import nn
 
 
+def _load_digits():
+    """scikit-learn's digits as ``load_digits()`` gives them: images (1797, 8, 8) of 0..16
+    and their labels.
+
+    Note [Digits without importing sklearn]: ``import sklearn.datasets`` costs ~2 s of CPU,
+    more than an epoch of the demo, and each rank of ``demo --distributed`` paid it. The
+    data is the gzipped CSV scikit-learn ships, which ``load_digits()`` reads with this
+    same ``np.loadtxt``; where the file is not where it was, ``load_digits()`` itself.
+    """
+    spec = importlib.util.find_spec("sklearn")  # finds the package, does not import it
+    places = list(spec.submodule_search_locations or []) if spec is not None else []
+    path = pathlib.Path(places[0], "datasets", "data", "digits.csv.gz") if places else None
+    if path is None or not path.is_file():
+        from sklearn.datasets import load_digits  # noqa: PLC0415 - optional 'demo' extra
+
+        digits = load_digits()
+        return digits.images, digits.target
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        data = np.loadtxt(f, delimiter=",")
+    return data[:, :-1].reshape(-1, 8, 8), data[:, -1].astype(int)
+
+
 def load_digits_split(seed: int, test_fraction: float = 0.2):
     """Images as float32 (N, 1, 8, 8) in [0, 1] and int64 labels, split per class."""
-    from sklearn.datasets import load_digits  # noqa: PLC0415 - optional 'demo' extra
-
-    digits = load_digits()
-    images = (digits.images / 16.0).astype(np.float32)[:, None, :, :]
-    labels = digits.target.astype(np.int64)
+    raw_images, raw_labels = _load_digits()
+    images = (raw_images / 16.0).astype(np.float32)[:, None, :, :]
+    labels = raw_labels.astype(np.int64)
     rng = np.random.default_rng(seed)
     test_idx = []
     for c in np.unique(labels):

@@ -1,5 +1,7 @@
 """Run under mpiexec -n N: every collective against what NumPy says it must give."""
 
+import os
+
 import numpy as np
 
 import tapegrad as tg
@@ -7,6 +9,8 @@ import tapegrad.distributed as dist
 
 dist.init_process_group(backend="mpi")
 r, n = dist.get_rank(), dist.get_world_size()
+# what test_launcher_runs_a_script reads (one write: ranks sharing a pipe cannot split it)
+os.write(1, f"hello from {r} of {n}\n".encode())
 assert dist.is_initialized() and dist.get_backend() == "mpi"
 values = [np.arange(6, dtype=np.float64).reshape(2, 3) * (k + 1) + k for k in range(n)]
 mine = values[r]
