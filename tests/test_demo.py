@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 pytest.importorskip("sklearn", reason="the demo needs the 'demo' extra (scikit-learn)")
@@ -40,3 +41,17 @@ def test_data_split_is_stratified_and_disjoint():
     assert xtr.shape[1:] == (1, 8, 8) and xtr.dtype.name == "float32"
     assert len(xtr) + len(xte) == 1797
     assert set(yte.tolist()) == set(range(10))
+
+
+def test_digits_read_from_the_csv_equal_load_digits_and_so_does_the_fallback(monkeypatch):
+    # Note [Digits without importing sklearn]: the shipped CSV read directly, and the
+    # fallback when the file is not found, both give load_digits()'s arrays exactly.
+    datasets = pytest.importorskip("sklearn.datasets")
+    ref = datasets.load_digits()
+    images, labels = demo._load_digits()
+    np.testing.assert_array_equal(images, ref.images)
+    np.testing.assert_array_equal(labels, ref.target)
+    monkeypatch.setattr(demo.importlib.util, "find_spec", lambda name: None)
+    images, labels = demo._load_digits()
+    np.testing.assert_array_equal(images, ref.images)
+    np.testing.assert_array_equal(labels, ref.target)
