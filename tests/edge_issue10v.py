@@ -56,6 +56,21 @@ def rows(E, X, B, U):
         E("unfold_copy", lambda m, x: m.unfold_copy(x, 0, 1, 1), [()], [[(1, 0)], [(2, 0)]]),
         E("unsqueeze_copy", lambda m, x: m.unsqueeze_copy(x, 0), [()], U),
         E("view_copy", lambda m, x: m.view_copy(x, (-1,)), [()], U),
+        E("detach_copy", lambda m, x: m.detach_copy(x) * 2.0, [()], U),
+        E(
+            "select_copy",
+            lambda m, x: m.select_copy(x, 0, 0),
+            X([()]),
+            [[(1, 0)], X([(0, 2)])],
+            names=("select",),
+        ),
+        E(
+            "slice_copy",
+            lambda m, x: m.slice_copy(x, 0, 0, 1),
+            X([()]),
+            [[(0,)], [(2, 0)]],
+            names=("slice",),
+        ),
         # split forms
         E(
             "split_with_sizes",

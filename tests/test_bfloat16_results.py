@@ -32,7 +32,8 @@ KNOWN = {
         "logcumsumexp-large": "torch's float16 backward rounds each step",
         **dict.fromkeys(("matrix_exp", "matrix_exp-batch-big"), _EXPM),
         **dict.fromkeys(
-            ("complex", "imag", "view_as_real", "view_as_complex"), "no complex32 in NumPy"
+            ("complex", "imag", "view_as_real", "view_as_complex", "view_as_real_copy"),
+            "no complex32 in NumPy",
         ),
     },
 }

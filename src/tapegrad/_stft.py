@@ -156,6 +156,8 @@ def istft(
     if spec._data.ndim not in (2, 3):
         raise RuntimeError(f"{ctx}: expected a tensor with 2 or 3 dimensions of complex dtype, "
                            f"but got {spec._data.ndim}")  # fmt: skip
+    if spec._data.size == 0:
+        raise RuntimeError(f"{ctx} : input tensor cannot be empty.")
     batched = spec._data.ndim == 3
     n_freq, n_frames = spec._data.shape[-2:]
     if onesided is None:
