@@ -282,6 +282,9 @@ for _name, _info in _OPS.items():
         globals().setdefault(_alias, globals()[_name] if _info.function else _info.fn)
 del _name, _info, _alias
 
+# ATen recurrent functions (torch.lstm/gru/rnn_tanh/rnn_relu), quasirandom, cond/while_loop
+from .nn._rnn_aten import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402
+
 from ._malloc import tune as _tune_malloc  # noqa: E402
 
 _tune_malloc()  # Note [Array memory and page faults]
