@@ -285,6 +285,7 @@ del _name, _info, _alias
 # ATen recurrent functions (torch.lstm/gru/rnn_tanh/rnn_relu), quasirandom, cond/while_loop
 from .nn._rnn_aten import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402
 from . import quasirandom  # noqa: E402 - SciPy loads on the first SobolEngine
+from ._control_flow import cond, while_loop  # noqa: E402 - Note [Eager control flow]
 
 from ._malloc import tune as _tune_malloc  # noqa: E402
 
