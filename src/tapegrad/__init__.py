@@ -295,9 +295,12 @@ from . import version  # noqa: E402 - torch.version
 from .version import __version__  # noqa: E402
 
 __all__ = [name for name in dir() if not name.startswith("_")] + ["bfloat16"]
+__all__ += sorted(_dtypes._LAZY_FLOAT8)
 
 
 def __getattr__(name):
     if name == "bfloat16":  # Note [Lazy bfloat16] in _dtypes.py
         return _dtypes.bfloat16
+    if name in _dtypes._LAZY_FLOAT8:  # Note [float8 as torch] in _float8.py
+        return getattr(_dtypes, name)
     raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")

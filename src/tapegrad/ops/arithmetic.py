@@ -119,6 +119,10 @@ def _compute(fn, da, db, op, ta, tb, quiet=False):
         out = _dtypes.fix_float_result(out, _dtype(da), _dtype(db))
     elif dt is _C128:  # an integer tensor with a complex scalar: the default complex dtype
         out = _fix_complex_result(out, _dtype(da), _dtype(db))
+    elif dt.itemsize == 1 and dt.kind in "fV":  # Note [float8 as torch] in _float8.py
+        from .. import _float8  # noqa: PLC0415
+
+        _float8.not_implemented(op, dt)
     return out
 
 
@@ -816,6 +820,8 @@ def _cast(input, dtype):
                 f".to({dtype}) first."
             )
         out = _fpquiet.call(input._data.real.astype, dtype)
+    elif src.itemsize == 1 and src.kind in "fV" or dtype.itemsize == 1 and dtype.kind in "fV":
+        out = _float8_cast(input._data, src, dtype)  # Note [float8 as torch] in _float8.py
     else:
         out = _fpquiet.call(input._data.astype, dtype)  # NaN -> int, 1e5 -> float16: silent
     if dtype.kind not in "fc" and not _dtypes.is_floating(dtype):  # bfloat16 is kind "V"
@@ -825,6 +831,16 @@ def _cast(input, dtype):
         return (g._cast(src),)
 
     return make_result(out, (input,), backward, "ToCopyBackward")
+
+
+def _float8_cast(data, src, dtype):
+    from .. import _float8  # noqa: PLC0415
+
+    if src.itemsize == 1 and src.kind in "fV":
+        data = _fpquiet.call(_float8.from_float8, data, np.float32)
+    if dtype.itemsize == 1 and dtype.kind in "fV":
+        return _float8.to_float8(data, dtype)
+    return _fpquiet.call(data.astype, dtype)
 
 
 _CONVERSIONS = frozenset(("to", "float", "double", "half", "bfloat16", "type", "type_as"))
