@@ -73,10 +73,14 @@ WORKS = {  # torch has these for float8 on CPU
     "eq": lambda L, x: x == x,
     "isnan": lambda L, x: x.isnan(),
     "to_float": lambda L, x: x.float(),
+    "copy_overflow": lambda L, x: x.clone().copy_(L.full((3,), 1e5)),
+    "mul_tensors": lambda L, x: x * x,  # torch's one float8 arithmetic kernel on CPU
+    "mul_overflow": lambda L, x: L.mul(y := L.full((3,), 400.0).to(x.dtype), y),  # 448 / inf
 }
 RAISES = {  # NotImplementedError: "<kernel>" not implemented for 'Float8_...'
     "add": lambda L, x: x + x,
     "mul_scalar": lambda L, x: x * 2,
+    "mul_0d": lambda L, x: x * x[0],
     "sub": lambda L, x: x - x,
     "div": lambda L, x: x / x,
     "exp": lambda L, x: x.exp(),
