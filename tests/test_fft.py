@@ -190,3 +190,55 @@ def test_stft_matches_torch(name, dtype, torch_mod):
 def test_stft_needs_return_complex_for_real_input():
     with pytest.raises(RuntimeError, match="return_complex"):
         tg.stft(tg.ones(16), 8)
+
+
+# istft(spectrogram) rows: stft's keywords that made it, and istft's own
+ISTFT = {
+    "default": dict(n_fft=8, hop_length=2, window="hann"),
+    "short_window": dict(n_fft=8, hop_length=3, win_length=6, window="hann", normalized=True),
+    "no_center_length": dict(n_fft=8, hop_length=2, window="hann", center=False, length=18),
+    "twosided_complex": dict(n_fft=6, hop_length=2, window="hann", onesided=False,
+                             return_complex=True),
+    "twosided_real": dict(n_fft=6, hop_length=2, window="hann", onesided=False),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(ISTFT))
+def test_istft_matches_torch_with_gradients(name, torch_mod):
+    kw = dict(ISTFT[name])
+    n_fft, win = kw["n_fft"], kw.pop("win_length", kw["n_fft"])
+    n_freq = n_fft if kw.get("onesided") is False else n_fft // 2 + 1
+    spec = R.standard_normal((2, n_freq, 7)) + 1j * R.standard_normal((2, n_freq, 7))
+
+    def fn(m, a):
+        window = m.tensor(np.hanning(win) + 0.1)
+        return m.istft(a, win_length=win, **{**kw, "window": window})
+
+    ours_dtype, ours = _through(tg, fn, spec)
+    theirs_dtype, theirs = _through(torch_mod, fn, spec)
+    assert ours_dtype == theirs_dtype
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
+def test_istft_inverts_stft_and_refuses_as_torch(torch_mod):
+    x = R.standard_normal(20)
+    for m in (tg, torch_mod):
+        w, hann = m.tensor(np.hanning(8) + 0.1), m.hann_window(8, dtype=m.float64)
+        spec = m.stft(m.tensor(x), 8, 2, window=w, return_complex=True)
+        np.testing.assert_allclose(m.istft(spec, 8, 2, window=w).numpy(), x, atol=1e-12)
+        with pytest.warns(UserWarning, match="padded with zeros"):
+            assert tuple(m.istft(spec, 8, 2, window=w, length=25).shape) == (25,)
+        with pytest.warns(UserWarning, match="A window was not provided"):
+            m.istft(spec, 8, 2)
+        bad = [
+            (lambda: m.istft(m.view_as_real(spec), 8, 2, window=w), "complex-valued input"),
+            (lambda: m.istft(spec, 8, 2, window=w, return_complex=True), "onesided output"),
+            (lambda: m.istft(spec, 6, 2, window=w[:6]), "match n_fft / 2 \\+ 1"),
+            (lambda: m.istft(spec, 8, 9, window=w), "0 < hop_length <= win_length"),
+            (lambda: m.istft(spec, 8, 2, window=m.zeros(8)), "window overlap add min"),
+            (lambda: m.istft(spec, 8, 2, window=hann, center=False), "window overlap add min"),
+        ]
+        for call, match in bad:
+            with pytest.raises(RuntimeError, match=match):
+                call()

@@ -30,7 +30,7 @@ def _float_outs(case, xs):
 # Rows whose graph holds complex tensors (issue 10): forward mode refuses them clearly
 # (reverse mode supports them, docs/complex.md); the tests check that it raises.
 COMPLEX_ROWS = {"complex", "polar", "imag", "view_as_real", "view_as_complex", "linalg_eig"}
-COMPLEX_ROWS |= {"stft"}
+COMPLEX_ROWS |= {"stft", "istft"}
 
 
 def _raises_for_complex(case, run):

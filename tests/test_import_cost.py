@@ -27,10 +27,7 @@ LAZY = (
 
 
 def test_import_tapegrad_loads_no_optional_package():
-    code = (
-        "import sys, tapegrad\n"
-        f"print(','.join(m for m in {LAZY!r} if m in sys.modules))\n"
-    )
+    code = f"import sys, tapegrad\nprint(','.join(m for m in {LAZY!r} if m in sys.modules))\n"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )

@@ -268,7 +268,6 @@ REVIEWED_GAP = {
     **dict.fromkeys("eig lstsq solve symeig reinforce volatile name".split(), _DEPRECATED),
     "grad_dtype": _NOT_YET,
     "index": _NOT_YET,
-    "istft": "the inverse STFT: tg.stft exists, istft does not yet",
     "module_load": "torch.nn.Module.load_state_dict's hook for tensor subclasses",
     "slice_inverse": "internal (slice_scatter's inverse for torch.compile)",
 }

@@ -77,9 +77,12 @@ def test_as_strided_batched_gradient():
 _COPY_ARGS = {
     "alias_copy": ((2, 3), ()),
     "as_strided_copy": ((2, 3), ((2, 2), (1, 2))),
+    "detach_copy": ((2, 3), ()),
     "diagonal_copy": ((3, 3), ()),
     "expand_copy": ((2, 1), ((2, 4),)),
     "permute_copy": ((2, 3), ((1, 0),)),
+    "select_copy": ((2, 3), (1, -1)),
+    "slice_copy": ((2, 5), (1, 1, None, 2)),
     "split_copy": ((4, 2), (2,)),
     "split_with_sizes_copy": ((4, 2), ([1, 3],)),
     "squeeze_copy": ((2, 1), ()),
@@ -89,13 +92,16 @@ _COPY_ARGS = {
     "unfold_copy": ((2, 4), (1, 2, 2)),
     "unsqueeze_copy": ((2, 3), (0,)),
     "view_copy": ((2, 3), ((3, 2),)),
+    "view_as_real_copy": ((2, 3), ()),
+    "view_as_complex_copy": ((3, 2), ()),
 }
+_COPY_DTYPES = {"view_as_real_copy": np.complex128}  # the input's, where not float64
 
 
 @pytest.mark.parametrize("name", sorted(COPIES))
 def test_copy_variants_own_their_memory(name, torch_mod):
     shape, args = _COPY_ARGS[name]
-    data = np.arange(float(np.prod(shape))).reshape(shape)
+    data = np.arange(float(np.prod(shape))).reshape(shape).astype(_COPY_DTYPES.get(name, float))
     x = tg.tensor(data)
     out = getattr(tg, name)(x, *args)
     want = getattr(torch_mod, name)(torch_mod.tensor(data), *args)
@@ -103,8 +109,20 @@ def test_copy_variants_own_their_memory(name, torch_mod):
     wants = want if isinstance(want, tuple) else (want,)
     assert len(outs) == len(wants)
     for o, w in zip(outs, wants):
+        assert str(o.dtype) == str(w.dtype).removeprefix("torch."), name
         np.testing.assert_array_equal(o.numpy(), w.numpy())
         assert not np.may_share_memory(o._data, x._data), name
+
+
+def test_detach_copy_leaves_the_graph(torch_mod):
+    """A detached copy. torch 2.13's says requires_grad=True with a grad_fn whose backward
+    is not implemented (a backward through it raises): tapegrad's is plainly detached."""
+    x = tg.ones(2, requires_grad=True)
+    y = tg.detach_copy(x * 2)
+    assert not y.requires_grad and y.grad_fn is None and y.tolist() == [2.0, 2.0]
+    t = torch_mod.detach_copy(torch_mod.ones(2, requires_grad=True) * 2)
+    with pytest.raises(RuntimeError):
+        t.sum().backward()
 
 
 # -- scatters into views ----------------------------------------------------------------------

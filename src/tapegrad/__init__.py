@@ -264,9 +264,27 @@ from . import _torch_functions  # noqa: E402
 from . import _torch_aliases  # noqa: E402 - Note [Top-level functional aliases]
 from ._torch_flags import has_lapack, has_mkl, has_openmp, has_spectral  # noqa: E402
 from ._torch_flags import layout, set_default_tensor_type  # noqa: E402
+from ._torch_flags import AcceleratorError, OutOfMemoryError  # noqa: E402
+from ._torch_flags import compiled_with_cxx11_abi, is_vulkan_available  # noqa: E402
 
 globals().update({_n: getattr(_torch_functions, _n) for _n in _torch_functions.__all__})
 globals().update(_torch_aliases.FUNCTIONS)
+
+# -- torch's top level, round two (brief n20): device modules, compiler, autocast state ------
+from . import compiler, cpu  # noqa: E402
+from ._device_stubs import mps, mtia, xpu  # noqa: E402 - Note [Device modules without the device]
+from . import _torch_autocast  # noqa: E402
+
+globals().update({_n: getattr(_torch_autocast, _n) for _n in _torch_autocast.__all__})
+from . import overrides  # noqa: E402 - Note [__torch_function__ without a dispatcher]
+from ._torch_sym import sym_float, sym_int, sym_ite, sym_max, sym_min, sym_not  # noqa: E402
+from ._torch_sym import sym_sqrt, sym_sum  # noqa: E402
+from ._torch_sym import SymBool, SymFloat, SymInt  # noqa: E402
+from .amp import GradScaler  # noqa: E402 - torch.GradScaler is torch.amp.GradScaler
+from . import types  # noqa: E402 - torch.types: annotation aliases
+from ._control_flow import cond, while_loop  # noqa: E402
+
+cuda.OutOfMemoryError = OutOfMemoryError  # torch.cuda.OutOfMemoryError is torch's
 
 # Note [Exported ops]
 # Every registered op with ``function=True`` is ``tapegrad.<name>`` as in torch, so a new op
@@ -282,10 +300,11 @@ for _name, _info in _OPS.items():
         globals().setdefault(_alias, globals()[_name] if _info.function else _info.fn)
 del _name, _info, _alias
 
-# ATen recurrent functions (torch.lstm/gru/rnn_tanh/rnn_relu), quasirandom, cond/while_loop
+from . import functional, return_types  # noqa: E402 - after the exported ops they name
+
+# ATen recurrent functions (torch.lstm/gru/rnn_tanh/rnn_relu), torch.quasirandom (brief r20)
 from .nn._rnn_aten import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402
 from . import quasirandom  # noqa: E402 - SciPy loads on the first SobolEngine
-from ._control_flow import cond, while_loop  # noqa: E402 - Note [Eager control flow]
 
 from ._malloc import tune as _tune_malloc  # noqa: E402
 
@@ -294,7 +313,7 @@ _tune_malloc()  # Note [Array memory and page faults]
 from . import version  # noqa: E402 - torch.version
 from .version import __version__  # noqa: E402
 
-__all__ = [name for name in dir() if not name.startswith("_")] + ["bfloat16"]
+__all__ = [name for name in dir() if not name.startswith("_")] + ["bfloat16", "multiprocessing"]
 __all__ += sorted(_dtypes._LAZY_FLOAT8)
 
 
@@ -303,4 +322,8 @@ def __getattr__(name):
         return _dtypes.bfloat16
     if name in _dtypes._LAZY_FLOAT8:  # Note [float8 as torch] in _float8.py
         return getattr(_dtypes, name)
+    if name == "multiprocessing":  # imported on first use: import tapegrad stays as fast
+        import importlib
+
+        return importlib.import_module(".multiprocessing", __name__)
     raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")

@@ -1,18 +1,10 @@
-"""``torch.cond`` and ``torch.while_loop`` with torch's eager semantics.
+"""``torch.cond`` and ``torch.while_loop`` in eager mode.
 
-Note [Eager control flow]
-Outside ``torch.compile``, ``torch.cond`` with a Python bool/int/float predicate just calls
-the chosen branch; with a tensor predicate torch traces both branches and runs the taken
-one. tapegrad has no tracer, so it runs the taken branch only (gradients flow through it,
-as through any code), after torch's input checks: the predicate is a bool or a
-one-element tensor, the branches are callable, the operands a tuple/list (nested
-dict/list/tuple allowed) of tensors only. ``while_loop`` runs ``body_fn`` while
-``cond_fn`` returns True (a bool or a one-element bool tensor) and checks, each step, that
-the body gives back tensors of the carried ones' shapes and dtypes, as torch's trace
-does. Not reproduced, since they need the tracer: the untaken branch's output is not
-checked against the taken one's, an output aliasing an input is not refused, and a loop
-that runs zero times returns ``carried_inputs`` as given (torch: in ``body_fn``'s output
-structure). All failures raise RuntimeError, as torch's (its Dynamo errors subclass it).
+torch compiles both into graph operators (with Dynamo) so that ``torch.export`` keeps both
+branches or the loop; run eagerly, each is what it says: the branch that ``pred`` picks,
+called on ``operands``, or ``body_fn`` applied while ``cond_fn`` holds. tapegrad runs them
+as that Python, so gradients flow through the branch or iterations that ran. The inputs
+are checked as torch checks them, with its messages.
 """
 
 from __future__ import annotations
@@ -23,22 +15,22 @@ __all__ = ["cond", "while_loop"]
 
 
 def _leaves(tree):
+    if isinstance(tree, (tuple, list)):
+        return [leaf for item in tree for leaf in _leaves(item)]
     if isinstance(tree, dict):
-        return [leaf for v in tree.values() for leaf in _leaves(v)]
-    if isinstance(tree, (list, tuple)):
-        return [leaf for v in tree for leaf in _leaves(v)]
+        return [leaf for item in tree.values() for leaf in _leaves(item)]
     return [tree]
 
 
 def cond(pred, true_fn, false_fn, operands=()):
-    """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``.
+    """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``; ``pred`` is a Python
+    bool (or number) or a one-element tensor.
 
-    >>> import tapegrad as tg
-    >>> x = tg.tensor([1.0, -2.0])
-    >>> tg.cond(x.sum() > 0, lambda a: a * 2, lambda a: a - 1, (x,))
-    tensor([ 0., -3.])
+    Raises:
+        RuntimeError: ``pred`` of another kind or size, a branch that is not callable, or
+            operands that are not a tuple/list of tensors (torch's messages).
     """
-    if isinstance(pred, (bool, int, float)):  # torch's eager path: no checks at all
+    if isinstance(pred, (bool, int, float)):  # torch runs the branch without checks here
         return true_fn(*operands) if pred else false_fn(*operands)
     if not isinstance(pred, Tensor):
         raise RuntimeError(f"Expected pred to be bool or tensor, but got {pred}.")
@@ -46,61 +38,70 @@ def cond(pred, true_fn, false_fn, operands=()):
         raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred}.")
     if not callable(true_fn) or not callable(false_fn):
         raise RuntimeError("Expect both branches to be callable.")
-    if not isinstance(operands, (tuple, list)) or not all(
-        isinstance(t, Tensor) for t in _leaves(operands)
+    if not isinstance(operands, (tuple, list)) or any(
+        not isinstance(leaf, Tensor) for leaf in _leaves(operands)
     ):
         raise RuntimeError(
             "Expect operands to be a tuple of possibly nested dict/list/tuple that only "
             f"consists of tensor leaves, but got {operands}."
         )
-    return true_fn(*operands) if bool(pred.item()) else false_fn(*operands)
-
-
-def _keep_going(value):
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, Tensor) and value.numel() == 1 and value.dtype == bool:
-        return bool(value.item())
-    shape = tuple(value.shape) if isinstance(value, Tensor) else type(value).__name__
-    raise RuntimeError(
-        "torch.while_loop: Expected cond_fn to return a bool or a one-element bool tensor "
-        f"but got {shape}" + (f" of dtype {value.dtype}" if isinstance(value, Tensor) else "")
-    )
+    return true_fn(*operands) if bool(pred) else false_fn(*operands)
 
 
 def while_loop(cond_fn, body_fn, carried_inputs):
-    """``while cond_fn(*carried): carried = body_fn(*carried)``; returns the last carried.
+    """Apply ``body_fn`` to the carried values while ``cond_fn`` of them is true; the final
+    values as ``body_fn`` returns them (a tuple, a list or one tensor, as torch), or
+    ``carried_inputs`` as a tuple when the loop never runs. Each step's tensors must keep
+    the carried ones' shapes and dtypes (RuntimeError, as torch's trace).
 
-    >>> import tapegrad as tg
-    >>> tg.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), (tg.tensor(0), tg.ones(2)))
-    (tensor(3), tensor([8., 8.]))
+    Raises:
+        RuntimeError: a function that is not callable, or ``cond_fn`` returning something
+            other than a bool or a one-element bool tensor.
+        AssertionError: a carried value that is not a tensor or int, or ``body_fn``
+            returning another number of values (torch's checks).
     """
     if not callable(cond_fn) or not callable(body_fn):
         raise RuntimeError("Expect cond_fn and body_fn to be callable.")
     if not isinstance(carried_inputs, (tuple, list)):
         raise RuntimeError(
-            "torch.while_loop: carried_inputs must be a tuple or list of tensors, got "
-            f"{type(carried_inputs).__name__}"
+            f"carried_inputs must be a tuple or list, got {type(carried_inputs).__name__}"
         )
     leaves = _leaves(carried_inputs)
-    if not all(isinstance(t, Tensor) for t in leaves):
-        raise RuntimeError(
-            "Expect carried_inputs to be a tuple of possibly nested dict/list/tuple that only "
-            f"consists of tensor leaves, but got {carried_inputs}."
+    if any(not isinstance(leaf, (Tensor, int)) for leaf in leaves):
+        kinds = tuple(type(leaf) for leaf in leaves)
+        raise AssertionError(
+            f"{list(leaves)} can only be of (<class 'torch.Tensor'>, <class 'int'>, "
+            f"<class 'torch.SymInt'>) but got {kinds}"
         )
-    carried, result = carried_inputs, carried_inputs
-    while _keep_going(cond_fn(*carried)):
-        result = body_fn(*carried)
-        carried = result if isinstance(result, (tuple, list)) else (result,)
-        new = _leaves(carried)
-        if len(new) != len(leaves):
+    carried = result = tuple(carried_inputs)
+    while True:
+        pred = cond_fn(*carried)
+        if isinstance(pred, Tensor):
+            if pred.numel() != 1 or pred.dtype.kind != "b":
+                raise RuntimeError(
+                    f"cond_fn must return a boolean scalar tensor or a SymBool but got {pred}"
+                )
+            pred = bool(pred)
+        elif not isinstance(pred, bool):
             raise RuntimeError(
-                f"Expected body_fn_output and carried_inputs to have the same number of "
-                f"tensors, but got {len(new)} and {len(leaves)}"
+                f"cond_fn must return a boolean scalar tensor or a SymBool but got {pred}"
             )
-        for i, (a, b) in enumerate(zip(new, leaves)):
-            if not isinstance(a, Tensor):
-                raise RuntimeError(f"body_fn output pair[{i}] is {type(a).__name__}, not a tensor")
+        if not pred:
+            return result
+        result = body_fn(*carried)  # returned as body_fn gives it (a list, a lone tensor)
+        out = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+        if len(out) != len(carried):
+            raise AssertionError(
+                "body_fn should return the same number of elements as carried_inputs"
+            )
+        _check_metadata(_leaves(out), _leaves(carried))
+        carried = out
+
+
+def _check_metadata(new, old):
+    """torch's trace refuses a body whose tensors change shape or dtype between steps."""
+    for i, (a, b) in enumerate(zip(new, old)):
+        if isinstance(a, Tensor) and isinstance(b, Tensor):
             for what in ("shape", "dtype"):
                 if getattr(a, what) != getattr(b, what):
                     raise RuntimeError(
@@ -108,4 +109,3 @@ def while_loop(cond_fn, body_fn, carried_inputs):
                         f"but found: pair[{i}] differ in '{what}: {getattr(a, what)} vs "
                         f"{getattr(b, what)}'"
                     )
-    return result

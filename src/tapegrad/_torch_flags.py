@@ -1,5 +1,7 @@
-"""torch's build flags (``torch.has_lapack``...), ``torch.layout`` and the deprecated
-``torch.set_default_tensor_type``, which older programs call first."""
+"""torch's build flags (``torch.has_lapack``, ``is_vulkan_available()``...), its device
+error classes (``torch.OutOfMemoryError``, ``AcceleratorError``, which ``except`` clauses
+name), ``torch.layout`` and the deprecated ``torch.set_default_tensor_type``, which older
+programs call first."""
 
 from __future__ import annotations
 
@@ -12,6 +14,10 @@ __all__ = [
     "has_spectral",
     "has_mkl",
     "has_openmp",
+    "is_vulkan_available",
+    "compiled_with_cxx11_abi",
+    "OutOfMemoryError",
+    "AcceleratorError",
     "layout",
     "set_default_tensor_type",
 ]
@@ -20,6 +26,25 @@ has_lapack = True  # SciPy's LAPACK: linalg works
 has_spectral = True  # NumPy's FFTs: tg.fft works
 has_mkl = False  # NumPy/SciPy's own BLAS, not MKL
 has_openmp = False  # tapegrad's pool is Python threads
+
+
+def is_vulkan_available() -> bool:
+    return False
+
+
+def compiled_with_cxx11_abi() -> bool:
+    """True, as every torch build since 2.7 answers (tapegrad has no C++ ABI of its own)."""
+    return True
+
+
+class OutOfMemoryError(RuntimeError):
+    """torch's error for a device allocation that failed (also ``torch.cuda``'s); tapegrad's
+    NumPy allocations raise Python's MemoryError instead."""
+
+
+class AcceleratorError(RuntimeError):
+    """Exception raised while executing on device"""
+
 
 _FLOATS = {name: dtype for name, dtype in legacy._TYPES if dtype.kind == "f"}
 

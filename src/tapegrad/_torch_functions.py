@@ -144,6 +144,40 @@ def typename(obj) -> str:
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
+def is_distributed(input) -> bool:  # noqa: A002 - torch's keyword
+    """False: a tapegrad tensor lives in one process (``tg.distributed`` sends copies)."""
+    _tensor("is_distributed", "input", input)
+    return False
+
+
+def init_num_threads() -> None:
+    """Nothing to set up: tapegrad's thread pool starts on first use."""
+
+
+def get_device_module(device=None):
+    """The module of ``device``'s type (``tg.cpu``, ``tg.cuda``, ``tg.mps``...); without
+    one, the current accelerator's, else ``tg.cpu``, as torch.
+
+    Raises:
+        RuntimeError: ``device`` is not a device or str, names no device type, or a type
+            with no module (``"meta"``), with torch's messages.
+    """
+    import tapegrad
+
+    if isinstance(device, str):  # a tg.device is a str too
+        kind = _device(device).type
+    elif device is None:
+        kind = (tapegrad.accelerator.current_accelerator() or _device("cpu")).type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    module = getattr(tapegrad, kind, None)
+    if module is None:
+        raise RuntimeError(
+            f"Device '{kind}' does not have a corresponding module registered as 'torch.{kind}'."
+        )
+    return module
+
+
 # -- settings -------------------------------------------------------------------------------
 
 _STATE = {"warn_always": False}
@@ -202,7 +236,8 @@ def set_anomaly_enabled(enabled, check_nan=True) -> None:
 
 __all__ = [
     "pi", "e", "inf", "nan", "newaxis", *METHODS, "frobenius_norm", "nuclear_norm",
-    "norm_except_dim", "vander", "unravel_index", "typename", "vmap", "get_default_device",
+    "norm_except_dim", "vander", "unravel_index", "typename", "vmap", "is_distributed",
+    "init_num_threads", "get_device_module", "get_default_device",
     "set_default_device", "set_flush_denormal", "set_warn_always", "is_warn_always_enabled",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
 ]  # fmt: skip

@@ -20,20 +20,24 @@ import warnings
 
 import numpy as np
 
-from . import _warn, cuda
+from . import _warn, cpu, cuda
 from .grad_mode import no_grad
 
 __all__ = ["autocast", "GradScaler", "is_autocast_available", "custom_fwd", "custom_bwd"]
 
 # torch's default autocast dtypes per device type (what get_autocast_dtype answers)
-_DEFAULT_DTYPE = {"cpu": "bfloat16", "cuda": "float16"}
+_DEFAULT_DTYPE = dict.fromkeys(("cpu", "xla", "hpu", "maia"), "bfloat16")  # others float16
 
 
 class _AutocastState(threading.local):
-    """Per thread and device type: (enabled, dtype) of the innermost autocast block."""
+    """Per thread: (enabled, dtype) per device type, of the innermost autocast block or
+    the last ``torch.set_autocast_*`` call; the cache flag and the nesting depth that
+    ``tapegrad._torch_autocast`` reports."""
 
     def __init__(self):
         self.by_device = {}
+        self.cache_enabled = True
+        self.nesting = 0
 
 
 _STATE = _AutocastState()
@@ -63,7 +67,8 @@ class autocast(contextlib.ContextDecorator):  # noqa: N801 - torch's name
         enabled = bool(self._enabled)
         stack = self.__dict__.setdefault("_prev", [])
         stack.append(_autocast_state(self.device_type))
-        _STATE.by_device[self.device_type] = (enabled, self.fast_dtype)
+        dtype = self.fast_dtype if self.fast_dtype is not None else stack[-1][1]
+        _STATE.by_device[self.device_type] = (enabled, dtype)  # None dtype: keep the set one
         return self
 
     def __exit__(self, *exc):
@@ -309,42 +314,46 @@ def _deprecated_cuda(fn, name):
     return wrapper
 
 
-# torch.cuda.amp.* (deprecated spellings); registered in sys.modules so that
-# ``from torch.cuda.amp import GradScaler`` imports, as it does from torch
-cuda.amp = type(cuda)("tapegrad.cuda.amp", "torch.cuda.amp: autocast and GradScaler.")
-sys.modules["tapegrad.cuda.amp"] = cuda.amp
+def _device_amp(module, device_type):
+    """``torch.<device>.amp``: the deprecated ``autocast`` and ``GradScaler`` spellings bound
+    to ``device_type``, registered in sys.modules so that ``from torch.cuda.amp import
+    GradScaler`` imports, as it does from torch."""
+    name = f"{module.__name__}.amp"
+    amp = type(module)(name, f"torch.{device_type}.amp: autocast and GradScaler.")
+    sys.modules[name] = module.amp = amp
+
+    class _Autocast(autocast):
+        __doc__ = f"``torch.{device_type}.amp.autocast``: deprecated, ``autocast`` on it."
+
+        def __init__(self, enabled=True, dtype=None, cache_enabled=True):
+            _warn.warn(
+                f"`torch.{device_type}.amp.autocast(args...)` is deprecated. "
+                f"Please use `torch.amp.autocast('{device_type}', args...)` instead.",
+                FutureWarning,
+            )
+            super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    class _GradScaler(GradScaler):
+        __doc__ = f"``torch.{device_type}.amp.GradScaler``: deprecated, ``GradScaler`` on it."
+
+        def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
+                     growth_interval=2000, enabled=True):  # fmt: skip
+            _warn.warn(
+                f"`torch.{device_type}.amp.GradScaler(args...)` is deprecated. "
+                f"Please use `torch.amp.GradScaler('{device_type}', args...)` instead.",
+                FutureWarning,
+            )
+            super().__init__(device_type, init_scale, growth_factor, backoff_factor,
+                             growth_interval, enabled)  # fmt: skip
+
+    _Autocast.__name__ = _Autocast.__qualname__ = "autocast"
+    _GradScaler.__name__ = _GradScaler.__qualname__ = "GradScaler"
+    amp.autocast, amp.GradScaler = _Autocast, _GradScaler
+    return amp
 
 
-class _CudaAutocast(autocast):
-    """``torch.cuda.amp.autocast``: deprecated, ``autocast("cuda", ...)``."""
-
-    def __init__(self, enabled=True, dtype=None, cache_enabled=True):
-        _warn.warn(
-            "`torch.cuda.amp.autocast(args...)` is deprecated. "
-            "Please use `torch.amp.autocast('cuda', args...)` instead.",
-            FutureWarning,
-        )
-        super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
-
-
-class _CudaGradScaler(GradScaler):
-    """``torch.cuda.amp.GradScaler``: deprecated, ``GradScaler("cuda", ...)``."""
-
-    def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
-                 growth_interval=2000, enabled=True):  # fmt: skip
-        _warn.warn(
-            "`torch.cuda.amp.GradScaler(args...)` is deprecated. "
-            "Please use `torch.amp.GradScaler('cuda', args...)` instead.",
-            FutureWarning,
-        )
-        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
-                         enabled)  # fmt: skip
-
-
-_CudaAutocast.__name__ = _CudaAutocast.__qualname__ = "autocast"
-_CudaGradScaler.__name__ = _CudaGradScaler.__qualname__ = "GradScaler"
-cuda.amp.autocast = _CudaAutocast
-cuda.amp.GradScaler = _CudaGradScaler
+_device_amp(cpu, "cpu")
+_device_amp(cuda, "cuda")
 cuda.amp.custom_fwd = _deprecated_cuda(
     lambda fwd=None, *, cast_inputs=None: custom_fwd(
         fwd, device_type="cuda", cast_inputs=cast_inputs

@@ -35,3 +35,11 @@ CASES += [
         ((2, 12), (6,)),
     ),
 ]
+
+CASES += [
+    OpCase(
+        "istft",  # a positive window (w² + 0.5): istft divides by its overlap-added square
+        lambda m, re, im, w: m.istft(m.complex(re, im), 6, 2, window=w * w + 0.5),
+        ((4, 5), (4, 5), (6,)),
+    ),
+]

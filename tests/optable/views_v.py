@@ -30,6 +30,8 @@ CASES = [
     OpCase("diagonal_copy", lambda m, x: m.diagonal_copy(x, 1, 0, 2), [(3, 2, 4)]),
     OpCase("expand_copy", lambda m, x: m.expand_copy(x, (2, 3, 4)), [(3, 1)]),
     OpCase("permute_copy", lambda m, x: m.permute_copy(x, (2, 0, 1)), [(2, 3, 4)]),
+    OpCase("select_copy", lambda m, x: m.select_copy(x, 1, -1), [(2, 3, 4)]),
+    OpCase("slice_copy", lambda m, x: m.slice_copy(x, -1, 1, None, 2), [(2, 5)]),
     OpCase("split_copy", lambda m, x: _pieces(m.split_copy(x, 2, 1)), [(2, 5)]),
     OpCase(
         "split_with_sizes_copy",

@@ -13,7 +13,7 @@ so second derivatives come from the view op's rule). Ops that return several vie
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import joining, shape, shape_more, strided, tri
+from . import aten, complex_ops, joining, shape, shape_more, strided, tri
 from ._registry import register
 
 __all__ = ["COPIES", "split_with_sizes", "unsafe_split", "unsafe_chunk"]
@@ -60,9 +60,12 @@ def _t(input):
 COPIES = {
     "alias_copy": _alias,
     "as_strided_copy": strided.as_strided,
+    "detach_copy": Tensor.detach,
     "diagonal_copy": tri.diagonal,
     "expand_copy": lambda input, size, *, implicit=False: shape.expand(input, size),
     "permute_copy": shape.permute,
+    "select_copy": shape_more.select,
+    "slice_copy": aten.slice,
     "split_copy": joining.split,
     "split_with_sizes_copy": split_with_sizes,
     "squeeze_copy": shape.squeeze,
@@ -72,6 +75,8 @@ COPIES = {
     "unfold_copy": shape_more.unfold,
     "unsqueeze_copy": shape.unsqueeze,
     "view_copy": shape.view,
+    "view_as_real_copy": complex_ops.view_as_real,
+    "view_as_complex_copy": complex_ops.view_as_complex,
 }
 
 
