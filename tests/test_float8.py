@@ -71,6 +71,7 @@ WORKS = {  # torch has these for float8 on CPU
     "index": lambda L, x: x[1:],
     "clone": lambda L, x: x.clone(),
     "eq": lambda L, x: x == x,
+    "ne_scalar": lambda L, x: x != 1,
     "isnan": lambda L, x: x.isnan(),
     "to_float": lambda L, x: x.float(),
     "copy_overflow": lambda L, x: x.clone().copy_(L.full((3,), 1e5)),
@@ -87,6 +88,11 @@ RAISES = {  # NotImplementedError: "<kernel>" not implemented for 'Float8_...'
     "sin": lambda L, x: L.sin(x),
     "tanh": lambda L, x: x.tanh(),
     "sigmoid": lambda L, x: x.sigmoid(),
+    "neg": lambda L, x: -x,
+    "sum": lambda L, x: x.sum(),
+    "mean": lambda L, x: x.mean(),
+    "gt": lambda L, x: x > 1,
+    "le": lambda L, x: x <= x,
 }
 
 

@@ -506,6 +506,10 @@ Tensor.__rtruediv__ = _rdiv
 @register("neg", operators=("__neg__",))
 def neg(input):
     """``-input``."""
+    if input._data.dtype.itemsize == 1 and input._data.dtype.kind in "fV":  # float8
+        from .. import _float8  # noqa: PLC0415
+
+        _float8.not_implemented("neg", input._data.dtype)
     try:
         out = np.negative(input._data)
     except TypeError:  # bool: NumPy's message names its ufunc
@@ -737,9 +741,17 @@ def _rmod(self, other):
 Tensor.__rmod__ = _rmod
 
 
-def _comparison(name, fn):
+def _is_float8(dt):
+    return dt is not None and dt.itemsize == 1 and dt.kind in "fV"
+
+
+def _comparison(name, fn, ordered=False):
     def compare(input, other):
         _, da, _, db = _operands(input, other, name)
+        if ordered and _is_float8(getattr(da, "dtype", None)):  # float8: only eq/ne
+            from .. import _float8  # noqa: PLC0415
+
+            _float8.not_implemented(name, da.dtype)
         if db.__class__ is int or da.__class__ is int:  # Note [Numbers beyond an integer dtype]
             da, db = wrap_ints(da, db)
         try:
@@ -754,11 +766,15 @@ def _comparison(name, fn):
 
 eq = register("eq", operators=("__eq__",), differentiable=False)(_comparison("eq", np.equal))
 ne = register("ne", operators=("__ne__",), differentiable=False)(_comparison("ne", np.not_equal))
-lt = register("lt", operators=("__lt__",), differentiable=False)(_comparison("lt", np.less))
-le = register("le", operators=("__le__",), differentiable=False)(_comparison("le", np.less_equal))
-gt = register("gt", operators=("__gt__",), differentiable=False)(_comparison("gt", np.greater))
+lt = register("lt", operators=("__lt__",), differentiable=False)(_comparison("lt", np.less, True))
+le = register("le", operators=("__le__",), differentiable=False)(
+    _comparison("le", np.less_equal, True)
+)
+gt = register("gt", operators=("__gt__",), differentiable=False)(
+    _comparison("gt", np.greater, True)
+)
 ge = register("ge", operators=("__ge__",), differentiable=False)(
-    _comparison("ge", np.greater_equal)
+    _comparison("ge", np.greater_equal, True)
 )
 
 
