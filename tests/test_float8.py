@@ -7,15 +7,16 @@ import pytest
 
 import tapegrad as tg
 
-NAMES = ["float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"]
+NAMES = ["float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu"]
 
 
 def _sweep():
     rng = np.random.default_rng(0)
-    mags = 10.0 ** rng.uniform(-12, 6, 4000)
+    mags = 10.0 ** rng.uniform(-40, 38, 4000)
     special = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 448, 449, 464, 465, 480, 1e4,
                57344, 57345, 61440, 61441, 1e30, 240, 241, 248, 256, 2**-9, 2**-10, 2**-11,
-               3 * 2**-11, 2**-17, 2**-16, 1.5 * 2**-15, 2**-18, 2**-20, 1e-45]  # fmt: skip
+               3 * 2**-11, 2**-17, 2**-16, 1.5 * 2**-15, 2**-18, 2**-20, 1e-45, 1.0, 1.5,
+               3.0, 0.75, 2**-127, 1.5 * 2**-127, 2**-126, 2**127, 1.5 * 2**127, 3e38]  # fmt: skip
     vals = np.concatenate([rng.standard_normal(4000) * mags, special, np.negative(special)])
     return vals.astype(np.float32)
 

@@ -135,7 +135,9 @@ def opmath(array: np.ndarray) -> np.ndarray:
 
 
 # torch's float8 dtypes: ml_dtypes' too, as lazy (Note [float8 as torch] in _float8.py)
-_LAZY_FLOAT8 = frozenset(("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"))
+_LAZY_FLOAT8 = frozenset(
+    ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")
+)
 
 
 def _float8_dtype(name) -> np.dtype:

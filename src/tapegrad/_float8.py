@@ -2,7 +2,8 @@
 ``float8_e5m2fnuz``): storage types, as on torch's CPU.
 
 Note [float8 as torch]
-The dtypes are ml_dtypes' (imported on first use, as bfloat16: Note [Lazy bfloat16]).
+The dtypes (and ``float8_e8m0fnu``, a power-of-two scale) are ml_dtypes' (imported on
+first use, as bfloat16: Note [Lazy bfloat16]).
 torch keeps float8 for storage: conversions, copies, views, cat, indexing and comparisons
 work; arithmetic raises ``NotImplementedError: "<kernel>" not implemented for
 'Float8_e4m3fn'`` and promotion with any other dtype raises RuntimeError. tapegrad raises
@@ -18,11 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
-NAMES = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
+NAMES = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")
 # torch's ScalarType names, used in its messages
 TORCH_NAMES = {
     "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
     "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2fnuz": "Float8_e5m2fnuz",
+    "float8_e8m0fnu": "Float8_e8m0fnu",
     "float16": "Half", "float32": "Float", "float64": "Double", "bfloat16": "BFloat16",
     "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
     "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "bool": "Bool",
@@ -33,6 +35,7 @@ _NAN = {
     "float8_e5m2": 0x7F,
     "float8_e4m3fnuz": 0x80,
     "float8_e5m2fnuz": 0x80,
+    "float8_e8m0fnu": 0xFF,
 }
 _SIGNED_NAN = ("float8_e4m3fn", "float8_e5m2")  # the fnuz types have one NaN, no -0
 _TO_F32 = {}  # name -> the float32 bit pattern of each of the 256 float8 bytes
@@ -65,6 +68,8 @@ def to_float8(array, d):
         src = src.astype(np.float64).astype(np.float32)
     elif src.dtype != np.float32:
         src = src.astype(np.float32)
+    if d.name == "float8_e8m0fnu":
+        return _to_e8m0(src, d)
     out = src.astype(d)
     bits = out.view(np.uint8)
     isnan_in = np.isnan(src)
@@ -80,6 +85,20 @@ def to_float8(array, d):
         else:
             bits[isnan_in] = nan
     return out
+
+
+def _to_e8m0(src, d):
+    """float8_e8m0fnu (a power of two, 2**-127 .. 2**127) as torch's: the float32 bits'
+    exponent field, plus one when the mantissa is at least a half (more than a half for
+    float32 subnormals), the sign ignored (0 reads as 2**-127); NaN, inf and overflow
+    give NaN (0xFF). ml_dtypes rounds the value and gives NaN for 0 and negatives."""
+    bits = src.view(np.uint32) & np.uint32(0x7FFFFFFF)
+    exp, man = bits >> np.uint32(23), bits & np.uint32(0x7FFFFF)
+    half = np.uint32(0x400000)
+    up = (man > half) | ((man == half) & (exp > 0))  # a half rounds up, but not 2**-127
+    byte = np.minimum(exp + up, np.uint32(255))
+    byte[exp == 255] = 255
+    return byte.astype(np.uint8).view(d)
 
 
 def from_float8(array, target):
@@ -104,4 +123,4 @@ def _torch_nan_bits(name, byte):
         return sign | 0x7F800000 | ((byte & 0x7) << 20)
     if name == "float8_e5m2":
         return sign | 0x7FC00000 | ((byte & 0x3) << 21)
-    return 0x7F800001
+    return 0x7F800001  # the fnuz NaN and float8_e8m0fnu's
