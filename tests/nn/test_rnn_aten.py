@@ -115,3 +115,10 @@ def test_errors_as_torch(call, match):
     p = list(tg.nn.LSTM(3, 4)._flat_weights)
     with pytest.raises(RuntimeError, match=match):
         call(p, tg.randn(5, 2, 3), tg.zeros(1, 2, 4))
+
+
+def test_unbatched_input_is_an_index_error_as_torch(torch_mod):
+    for lib in (torch_mod, tg):
+        p = list(lib.nn.GRU(3, 4)._flat_weights)
+        with pytest.raises(IndexError, match="range"):
+            lib.gru(lib.randn(5, 3), lib.zeros(1, 4), p, True, 1, 0.0, False, False, False)

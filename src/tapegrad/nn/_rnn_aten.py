@@ -80,8 +80,11 @@ def _call(mode, op, args, kwargs):
         batch_sizes = [int(s) for s in np.asarray(getattr(sizes, "_data", sizes)).ravel()]
     else:
         x = b["input"]
-        if x.ndim != 3:
-            raise RuntimeError(f"{op}: expected a 3-D input (L, N, H_in), got {x.ndim}-D")
+        if x.ndim != 3:  # torch's error type: its kernel indexes dim 2
+            raise IndexError(
+                f"{op}: expected a 3-D input (L, N, H_in), got {x.ndim}-D (Dimension out of "
+                f"range (expected to be in range of [-{x.ndim}, {x.ndim - 1}], but got 2))"
+            )
         if b["batch_first"]:
             x = x.transpose(0, 1)
         steps, n = x.shape[0], x.shape[1]
