@@ -302,6 +302,10 @@ del _name, _info, _alias
 
 from . import functional, return_types  # noqa: E402 - after the exported ops they name
 
+# ATen recurrent functions (torch.lstm/gru/rnn_tanh/rnn_relu), torch.quasirandom (brief r20)
+from .nn._rnn_aten import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402
+from . import quasirandom  # noqa: E402 - SciPy loads on the first SobolEngine
+
 from ._malloc import tune as _tune_malloc  # noqa: E402
 
 _tune_malloc()  # Note [Array memory and page faults]
@@ -310,11 +314,14 @@ from . import version  # noqa: E402 - torch.version
 from .version import __version__  # noqa: E402
 
 __all__ = [name for name in dir() if not name.startswith("_")] + ["bfloat16", "multiprocessing"]
+__all__ += sorted(_dtypes._LAZY_FLOAT8)
 
 
 def __getattr__(name):
     if name == "bfloat16":  # Note [Lazy bfloat16] in _dtypes.py
         return _dtypes.bfloat16
+    if name in _dtypes._LAZY_FLOAT8:  # Note [float8 as torch] in _float8.py
+        return getattr(_dtypes, name)
     if name == "multiprocessing":  # imported on first use: import tapegrad stays as fast
         import importlib
 

@@ -50,7 +50,9 @@ def cond(pred, true_fn, false_fn, operands=()):
 
 def while_loop(cond_fn, body_fn, carried_inputs):
     """Apply ``body_fn`` to the carried values while ``cond_fn`` of them is true; the final
-    values, as a tuple (``carried_inputs`` itself, as a tuple, when the loop never runs).
+    values as ``body_fn`` returns them (a tuple, a list or one tensor, as torch), or
+    ``carried_inputs`` as a tuple when the loop never runs. Each step's tensors must keep
+    the carried ones' shapes and dtypes (RuntimeError, as torch's trace).
 
     Raises:
         RuntimeError: a function that is not callable, or ``cond_fn`` returning something
@@ -71,7 +73,7 @@ def while_loop(cond_fn, body_fn, carried_inputs):
             f"{list(leaves)} can only be of (<class 'torch.Tensor'>, <class 'int'>, "
             f"<class 'torch.SymInt'>) but got {kinds}"
         )
-    carried = tuple(carried_inputs)
+    carried = result = tuple(carried_inputs)
     while True:
         pred = cond_fn(*carried)
         if isinstance(pred, Tensor):
@@ -85,12 +87,25 @@ def while_loop(cond_fn, body_fn, carried_inputs):
                 f"cond_fn must return a boolean scalar tensor or a SymBool but got {pred}"
             )
         if not pred:
-            return carried
-        out = body_fn(*carried)
-        if not isinstance(out, tuple):
-            out = (out,)
+            return result
+        result = body_fn(*carried)  # returned as body_fn gives it (a list, a lone tensor)
+        out = tuple(result) if isinstance(result, (tuple, list)) else (result,)
         if len(out) != len(carried):
             raise AssertionError(
                 "body_fn should return the same number of elements as carried_inputs"
             )
+        _check_metadata(_leaves(out), _leaves(carried))
         carried = out
+
+
+def _check_metadata(new, old):
+    """torch's trace refuses a body whose tensors change shape or dtype between steps."""
+    for i, (a, b) in enumerate(zip(new, old)):
+        if isinstance(a, Tensor) and isinstance(b, Tensor):
+            for what in ("shape", "dtype"):
+                if getattr(a, what) != getattr(b, what):
+                    raise RuntimeError(
+                        "Expected body_fn_output and carried_inputs to have same metadata "
+                        f"but found: pair[{i}] differ in '{what}: {getattr(a, what)} vs "
+                        f"{getattr(b, what)}'"
+                    )

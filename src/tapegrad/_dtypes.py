@@ -78,14 +78,19 @@ def to_dtype(dtype) -> np.dtype | None:
     try:
         return np.dtype(dtype)
     except TypeError:
-        if isinstance(dtype, str) and dtype.rsplit(".", 1)[-1] == "bfloat16":
+        name = dtype.rsplit(".", 1)[-1] if isinstance(dtype, str) else None
+        if name == "bfloat16":
             return _bfloat16()
+        if name in _LAZY_FLOAT8:  # Note [float8 as torch] in _float8.py
+            return _float8_dtype(name)
         raise TypeError(f"not a dtype: {dtype!r}") from None
 
 
 def is_floating(dtype) -> bool:
     """True for dtypes that can carry gradients (floating point)."""
-    return dtype.kind == "f" or (dtype.kind == "V" and dtype.name == "bfloat16")
+    return dtype.kind == "f" or (
+        dtype.kind == "V" and (dtype.name == "bfloat16" or dtype.name in _LAZY_FLOAT8)
+    )
 
 
 # Note [Lazy bfloat16]
@@ -129,9 +134,23 @@ def opmath(array: np.ndarray) -> np.ndarray:
     return array.astype(float32).view(Opmath)
 
 
+# torch's float8 dtypes: ml_dtypes' too, as lazy (Note [float8 as torch] in _float8.py)
+_LAZY_FLOAT8 = frozenset(
+    ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")
+)
+
+
+def _float8_dtype(name) -> np.dtype:
+    from . import _float8  # noqa: PLC0415
+
+    return _float8.dtype(name)
+
+
 def __getattr__(name):
     if name == "bfloat16":
         return _bfloat16()
+    if name in _LAZY_FLOAT8:
+        return _float8_dtype(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -52,14 +52,15 @@ class finfo:  # noqa: N801 - torch's name
                 "torch.finfo() requires a floating point input type. Use torch.iinfo to "
                 "handle 'torch.finfo'"
             )
-        if d.name == "bfloat16":
+        if d.name == "bfloat16" or d.itemsize == 1:  # bfloat16, float8
             import ml_dtypes  # noqa: PLC0415 - Note [Lazy bfloat16] in _dtypes.py
 
             info = ml_dtypes.finfo(d)
         else:
             info = np.finfo(d)
         self.bits = int(info.bits)
-        self.eps = float(info.eps)
+        # torch's eps of float8_e5m2fnuz is 2**-3 (ml_dtypes: 2**-2, its 2 mantissa bits)
+        self.eps = 0.125 if d.name == "float8_e5m2fnuz" else float(info.eps)
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)

@@ -56,6 +56,13 @@ def promote_types(type1, type2):
     """The dtype both ``type1`` and ``type2`` convert to without losing category or width."""
     a, b = _dtypes.to_dtype(type1), _dtypes.to_dtype(type2)
     ca, cb = _category(a), _category(b)
+    if a != b and (a.itemsize == 1 and a.kind in "fV" or b.itemsize == 1 and b.kind in "fV"):
+        from ._float8 import torch_name  # noqa: PLC0415 - Note [float8 as torch]
+
+        raise RuntimeError(
+            "Promotion for Float8 Types is not supported, attempted to promote "
+            f"{torch_name(a)} and {torch_name(b)}"
+        )
     if ca == cb:
         if a == b:
             return a

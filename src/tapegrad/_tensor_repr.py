@@ -122,7 +122,7 @@ def tensor_str(a: np.ndarray, indent: int, opts) -> str:
     ``indent`` (the length of the prefix, ``tensor(``)."""
     if a.size == 0:
         return "[]"
-    if a.dtype.kind == "f" and a.dtype.itemsize < 4 or a.dtype.name == "bfloat16":
+    if a.dtype.kind in "fV" and a.dtype.itemsize < 4:  # float16, bfloat16, float8
         a = a.astype(np.float32)  # (the values print exactly; NumPy formats these slowly)
     summarize = a.size > opts["threshold"]
     fmt = _Formatter(_summarized(a, opts["edgeitems"]) if summarize else a, opts)

@@ -158,7 +158,12 @@ def full(size, fill_value, dtype=None, requires_grad=False, device="cpu") -> Ten
             dtype = _dtypes.get_default_dtype()
     xp = _backend.namespace_for_device(device)
     size = _size((size,), "full")
-    return _finish(xp.full(size, fill_value, _dtypes.to_dtype(dtype)), requires_grad)
+    dtype = _dtypes.to_dtype(dtype)
+    if dtype.itemsize == 1 and dtype.kind in "fV" and xp is np:  # float8: torch's rounding
+        from ._float8 import to_float8  # noqa: PLC0415
+
+        return _finish(to_float8(np.full(size, fill_value, np.float64), dtype), requires_grad)
+    return _finish(xp.full(size, fill_value, dtype), requires_grad)
 
 
 def _like(t, dtype):

@@ -125,6 +125,11 @@ def _convert(data, dtype, device):
     if isinstance(data, Tensor):
         data = data._data
     xp = _backend.namespace_for_device(device)
+    if dtype is not None and dtype.itemsize == 1 and dtype.kind in "fV" and xp is np:
+        if getattr(data, "dtype", None) != dtype:
+            from ._float8 import to_float8  # noqa: PLC0415 - Note [float8 as torch]
+
+            return to_float8(np.asarray(data, dtype=np.float64), dtype)
     if xp is np and isinstance(data, np.ndarray):
         # Copy with ndarray methods, which keep the graph cache's tracing subclass
         # (tapegrad.jit) and so its record of where the values came from.

@@ -114,6 +114,11 @@ class RNNBase(Module):
         """A no-op kept for compatibility (torch packs cuDNN weights here)."""
 
     @property
+    def _flat_weights(self):
+        """The parameters in ``torch.lstm``'s ``params`` order, as torch's attribute."""
+        return [getattr(self, name) for name in self._flat_weights_names]
+
+    @property
     def all_weights(self):
         return [[getattr(self, name) for name in names] for names in self._all_weights]
 
@@ -186,22 +191,10 @@ class RNNBase(Module):
         dirs = 2 if self.bidirectional else 1
         h_out = self.proj_size if self.proj_size > 0 else self.hidden_size
         h0, c0 = self._initial_state(hx, lstm, batched, n, dirs, h_out, data, perm)
-        hs, cs = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(dirs):
-                k = layer * dirs + d
-                out, h, c = self._run(
-                    data, batch_sizes, h0[k], None if c0 is None else c0[k], layer, d
-                )
-                outs.append(out)
-                hs.append(h)
-                cs.append(c)
-            data = outs[0] if dirs == 1 else cat(outs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                data = F.dropout(data, self.dropout, True)
-        h_n = stack(hs, 0)
-        c_n = stack(cs, 0) if lstm else None
+        data, h_n, c_n = run_layers(
+            self.mode, data, batch_sizes, h0, c0, self._weights, self.num_layers, dirs,
+            self.dropout, self.training,
+        )  # fmt: skip
         if perm is not None:
             unperm = input.unsorted_indices
             h_n = h_n.index_select(1, unperm)
@@ -268,62 +261,87 @@ class RNNBase(Module):
             out.append(t)
         return out[0], (out[1] if lstm else None)
 
-    def _run(self, data, batch_sizes, h, c, layer, direction):
-        """One layer in one direction over packed ``data``; returns (outputs, h_n, c_n)."""
-        w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
-        mode = self.mode
-        gx_all = linear(data, w_ih, b_ih)  # every time step's input projection: one GEMM
-        w_hh_t = w_hh.mT
-        if b_hh is not None and mode != "GRU":  # GRU's b_hn sits inside r·(W_hn h + b_hn)
-            gx_all = gx_all + b_hh
-            b_hh = None
-        # one split Node (its backward is one cat), not a slice per step
-        gxs = split(gx_all, batch_sizes, 0) if len(batch_sizes) > 1 else (gx_all,)
-        steps = range(len(batch_sizes))
-        if direction == 1:
-            steps = reversed(steps)
+
+def run_layers(mode, data, batch_sizes, h0, c0, weights, num_layers, dirs, dropout, train):
+    """Every layer and direction over packed ``data`` (rows of each time step contiguous,
+    ``batch_sizes`` non-increasing); ``h0``/``c0`` (num_layers·dirs, N, H) in that sorted
+    batch order, ``weights(layer, direction)`` -> (w_ih, w_hh, b_ih, b_hh, w_hr).
+
+    Returns (output data, h_n, c_n); c_n is None unless ``mode == "LSTM"``. Shared by the
+    modules and the ATen functions ``torch.lstm``/``gru``/``rnn_tanh``/``rnn_relu``.
+    """
+    hs, cs = [], []
+    for layer in range(num_layers):
         outs = []
-        finished_h, finished_c = [], []
-        full_h, full_c = h, c
-        cur = batch_sizes[0] if direction == 0 else batch_sizes[-1]
-        h = h[:cur] if cur != h.shape[0] else h
-        if c is not None and cur != c.shape[0]:
-            c = c[:cur]
-        for t in steps:
-            bs = batch_sizes[t]
-            if bs != cur:
-                if direction == 0:  # rows bs..cur ended at the previous step
-                    finished_h.append(h[bs:cur])
-                    h = h[:bs]
-                    if c is not None:
-                        finished_c.append(c[bs:cur])
-                        c = c[:bs]
-                else:  # rows cur..bs start here, from the initial state
-                    h = cat([h, full_h[cur:bs]], 0)
-                    if c is not None:
-                        c = cat([c, full_c[cur:bs]], 0)
-                cur = bs
-            gx = gxs[t]
-            if mode == "LSTM":
-                h, c = lstm_pointwise(gx, h @ w_hh_t, c)
-                if w_hr is not None:
-                    h = linear(h, w_hr)
-            elif mode == "GRU":
-                gh = h @ w_hh_t
-                h = gru_pointwise(gx, gh if b_hh is None else gh + b_hh, h)
-            elif mode == "RNN_TANH":
-                h = (gx + h @ w_hh_t).tanh()
-            else:
-                h = (gx + h @ w_hh_t).relu()
-            outs.append(h)
-        if direction == 1:
-            outs.reverse()
-        out = outs[0] if len(outs) == 1 else cat(outs, 0)
-        if finished_h:
-            h = cat([h] + finished_h[::-1], 0)
-            if c is not None:
-                c = cat([c] + finished_c[::-1], 0)
-        return out, h, c
+        for d in range(dirs):
+            k = layer * dirs + d
+            c = None if c0 is None else c0[k]
+            out, h, c = _run(mode, data, batch_sizes, h0[k], c, weights(layer, d), d)
+            outs.append(out)
+            hs.append(h)
+            cs.append(c)
+        data = outs[0] if dirs == 1 else cat(outs, -1)
+        if dropout and train and layer < num_layers - 1:
+            data = F.dropout(data, dropout, True)
+    return data, stack(hs, 0), (stack(cs, 0) if mode == "LSTM" else None)
+
+
+def _run(mode, data, batch_sizes, h, c, weights, direction):
+    """One layer in one direction over packed ``data``; returns (outputs, h_n, c_n).
+    ``weights`` is (w_ih, w_hh, b_ih, b_hh, w_hr), absent ones None."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    gx_all = linear(data, w_ih, b_ih)  # every time step's input projection: one GEMM
+    w_hh_t = w_hh.mT
+    if b_hh is not None and mode != "GRU":  # GRU's b_hn sits inside r·(W_hn h + b_hn)
+        gx_all = gx_all + b_hh
+        b_hh = None
+    # one split Node (its backward is one cat), not a slice per step
+    gxs = split(gx_all, batch_sizes, 0) if len(batch_sizes) > 1 else (gx_all,)
+    steps = range(len(batch_sizes))
+    if direction == 1:
+        steps = reversed(steps)
+    outs = []
+    finished_h, finished_c = [], []
+    full_h, full_c = h, c
+    cur = batch_sizes[0] if direction == 0 else batch_sizes[-1]
+    h = h[:cur] if cur != h.shape[0] else h
+    if c is not None and cur != c.shape[0]:
+        c = c[:cur]
+    for t in steps:
+        bs = batch_sizes[t]
+        if bs != cur:
+            if direction == 0:  # rows bs..cur ended at the previous step
+                finished_h.append(h[bs:cur])
+                h = h[:bs]
+                if c is not None:
+                    finished_c.append(c[bs:cur])
+                    c = c[:bs]
+            else:  # rows cur..bs start here, from the initial state
+                h = cat([h, full_h[cur:bs]], 0)
+                if c is not None:
+                    c = cat([c, full_c[cur:bs]], 0)
+            cur = bs
+        gx = gxs[t]
+        if mode == "LSTM":
+            h, c = lstm_pointwise(gx, h @ w_hh_t, c)
+            if w_hr is not None:
+                h = linear(h, w_hr)
+        elif mode == "GRU":
+            gh = h @ w_hh_t
+            h = gru_pointwise(gx, gh if b_hh is None else gh + b_hh, h)
+        elif mode == "RNN_TANH":
+            h = (gx + h @ w_hh_t).tanh()
+        else:
+            h = (gx + h @ w_hh_t).relu()
+        outs.append(h)
+    if direction == 1:
+        outs.reverse()
+    out = outs[0] if len(outs) == 1 else cat(outs, 0)
+    if finished_h:
+        h = cat([h] + finished_h[::-1], 0)
+        if c is not None:
+            c = cat([c] + finished_c[::-1], 0)
+    return out, h, c
 
 
 class RNN(RNNBase):

@@ -54,10 +54,24 @@ def float_data(t: Tensor):
     carries and Tensor._wrap rounds to bfloat16 once (Note [bfloat16 opmath])."""
     data = t._data
     if data.dtype.kind in "fc":
+        if data.dtype.itemsize == 1:  # float8_e5m2 (ml_dtypes gives it kind "f")
+            _no_float8(data.dtype)
         return data
     if data.dtype.kind == "V":
+        if data.dtype.itemsize == 1:
+            _no_float8(data.dtype)
         return _dtypes.opmath(data)
     return data.astype(_dtypes.get_default_dtype())
+
+
+def _no_float8(dtype):
+    """torch has no float8 arithmetic on CPU (Note [float8 as torch] in _float8.py)."""
+    import inspect  # noqa: PLC0415 - error path only
+
+    from .. import _float8  # noqa: PLC0415
+
+    caller = inspect.stack()[2].function.lstrip("_")  # the op that asked for float data
+    _float8.not_implemented(caller, dtype)
 
 
 def kernel_result(out, x):

@@ -119,6 +119,13 @@ def _compute(fn, da, db, op, ta, tb, quiet=False):
         out = _dtypes.fix_float_result(out, _dtype(da), _dtype(db))
     elif dt is _C128:  # an integer tensor with a complex scalar: the default complex dtype
         out = _fix_complex_result(out, _dtype(da), _dtype(db))
+    elif dt.itemsize == 1 and dt.kind in "fV":  # Note [float8 as torch] in _float8.py
+        from .. import _float8  # noqa: PLC0415
+
+        if op == "mul" and np.ndim(da) and np.ndim(db):  # torch's one float8 kernel
+            f32 = np.float32
+            return _float8.to_float8(np.asarray(da, f32) * np.asarray(db, f32), dt)
+        _float8.not_implemented(op, dt)
     return out
 
 
@@ -499,6 +506,10 @@ Tensor.__rtruediv__ = _rdiv
 @register("neg", operators=("__neg__",))
 def neg(input):
     """``-input``."""
+    if input._data.dtype.itemsize == 1 and input._data.dtype.kind in "fV":  # float8
+        from .. import _float8  # noqa: PLC0415
+
+        _float8.not_implemented("neg", input._data.dtype)
     try:
         out = np.negative(input._data)
     except TypeError:  # bool: NumPy's message names its ufunc
@@ -730,9 +741,17 @@ def _rmod(self, other):
 Tensor.__rmod__ = _rmod
 
 
-def _comparison(name, fn):
+def _is_float8(dt):
+    return dt is not None and dt.itemsize == 1 and dt.kind in "fV"
+
+
+def _comparison(name, fn, ordered=False):
     def compare(input, other):
         _, da, _, db = _operands(input, other, name)
+        if ordered and _is_float8(getattr(da, "dtype", None)):  # float8: only eq/ne
+            from .. import _float8  # noqa: PLC0415
+
+            _float8.not_implemented(name, da.dtype)
         if db.__class__ is int or da.__class__ is int:  # Note [Numbers beyond an integer dtype]
             da, db = wrap_ints(da, db)
         try:
@@ -747,11 +766,15 @@ def _comparison(name, fn):
 
 eq = register("eq", operators=("__eq__",), differentiable=False)(_comparison("eq", np.equal))
 ne = register("ne", operators=("__ne__",), differentiable=False)(_comparison("ne", np.not_equal))
-lt = register("lt", operators=("__lt__",), differentiable=False)(_comparison("lt", np.less))
-le = register("le", operators=("__le__",), differentiable=False)(_comparison("le", np.less_equal))
-gt = register("gt", operators=("__gt__",), differentiable=False)(_comparison("gt", np.greater))
+lt = register("lt", operators=("__lt__",), differentiable=False)(_comparison("lt", np.less, True))
+le = register("le", operators=("__le__",), differentiable=False)(
+    _comparison("le", np.less_equal, True)
+)
+gt = register("gt", operators=("__gt__",), differentiable=False)(
+    _comparison("gt", np.greater, True)
+)
 ge = register("ge", operators=("__ge__",), differentiable=False)(
-    _comparison("ge", np.greater_equal)
+    _comparison("ge", np.greater_equal, True)
 )
 
 
@@ -816,6 +839,8 @@ def _cast(input, dtype):
                 f".to({dtype}) first."
             )
         out = _fpquiet.call(input._data.real.astype, dtype)
+    elif src.itemsize == 1 and src.kind in "fV" or dtype.itemsize == 1 and dtype.kind in "fV":
+        out = _float8_cast(input._data, src, dtype)  # Note [float8 as torch] in _float8.py
     else:
         out = _fpquiet.call(input._data.astype, dtype)  # NaN -> int, 1e5 -> float16: silent
     if dtype.kind not in "fc" and not _dtypes.is_floating(dtype):  # bfloat16 is kind "V"
@@ -825,6 +850,16 @@ def _cast(input, dtype):
         return (g._cast(src),)
 
     return make_result(out, (input,), backward, "ToCopyBackward")
+
+
+def _float8_cast(data, src, dtype):
+    from .. import _float8  # noqa: PLC0415
+
+    if src.itemsize == 1 and src.kind in "fV":
+        data = _fpquiet.call(_float8.from_float8, data, np.float32)
+    if dtype.itemsize == 1 and dtype.kind in "fV":
+        return _float8.to_float8(data, dtype)
+    return _fpquiet.call(data.astype, dtype)
 
 
 _CONVERSIONS = frozenset(("to", "float", "double", "half", "bfloat16", "type", "type_as"))

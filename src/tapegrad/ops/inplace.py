@@ -454,6 +454,11 @@ def copy_(self, src):
             f"copy_: source of shape {list(np.shape(src_data))} cannot be broadcast to "
             f"the destination's shape {list(self.shape)}"
         )
+    dt = self._data.dtype
+    if dt.itemsize == 1 and dt.kind in "fV" and np.result_type(src_data) != dt:
+        from .._float8 import to_float8  # noqa: PLC0415 - torch's rounding (saturation)
+
+        src_data = to_float8(src_data, dt)
 
     def fast(a):
         a[...] = src_data

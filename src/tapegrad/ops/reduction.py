@@ -48,7 +48,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None)
         dtype = _dtypes.to_dtype(dtype)
     elif (kind := data.dtype.kind) in "biu":
         dtype = _dtypes.int64
-    elif kind == "V":
+    elif kind == "V" or data.dtype.itemsize == 1:
+        _float8_check("sum", data.dtype)  # Note [float8 as torch] in _float8.py
         dtype, wide = np.dtype(np.float32), True
     token = _fpquiet.enter()  # inf + -inf = NaN silently (Note [No floating-point warnings])
     try:
@@ -95,6 +96,13 @@ def _float_mean(data, dims, keepdim, count):
     return ret.dtype.type(ret / count)
 
 
+def _float8_check(op, dt):
+    if dt.kind in "fV" and dt.itemsize == 1:
+        from .._float8 import not_implemented  # noqa: PLC0415
+
+        not_implemented(op, dt)
+
+
 @register("mean")
 def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
     """Mean over ``dim`` (all dimensions when None); NaN for an empty reduction."""
@@ -108,6 +116,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
             f"mean: expected a floating point input, got dtype {data.dtype}; "
             "pass dtype= or convert with .float()"
         )
+    if data.dtype.itemsize == 1:
+        _float8_check("mean", data.dtype)  # torch: "sum_cpu" not implemented for float8
     dims = normalize_dims(dim, data.ndim, "mean")
     in_shape = data.shape
     count = 1
