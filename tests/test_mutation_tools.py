@@ -5,6 +5,7 @@ import ast
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,79 @@ def test_mutation_gaps_classifies_mutants_by_the_line_map(tools, tmp_path):
     assert got[(9, "x * 2")] == "never"
     owners = mutation_gaps._owners(__import__("ast").parse(src.read_text()))
     assert owners[6] == "f" and owners[9] == "g" and 1 not in owners
+
+
+PATCHED = textwrap.dedent(
+    """\
+    import functools
+
+    def make(k):
+        def inner(x):
+            return x + k
+        return inner
+
+    add2 = make(2)
+    table = {"twice": lambda x: x * 2, "neg": lambda x: -x}
+
+    class C:
+        def method(self, x):
+            return x + 1
+
+    @functools.lru_cache
+    def cached(x):
+        return x + 10
+    """
+)
+
+
+def _load(path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("patched_module", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    "old, new, check",
+    [
+        ("return x + k", "return x - k", lambda m: m.add2(5) == 3),  # a closure made at import
+        ("lambda x: x * 2", "lambda x: x / 2", lambda m: m.table["twice"](4) == 2),
+        ("return x + 1", "return x * 1", lambda m: m.C().method(5) == 5),
+        (
+            "return x + 10",
+            "return x - 10",
+            lambda m: m.cached.cache_clear() or m.cached(20) == 10,
+        ),  # behind a cache
+    ],
+    ids=["closure", "lambda-in-a-table", "method", "lru-cached"],
+)
+def test_the_fork_server_puts_a_mutant_into_every_live_function(tools, tmp_path, old, new, check):
+    """Note [Fork server]: the live functions of the file run the mutated code."""
+    import forkserver
+
+    path = tmp_path / "patched_module.py"
+    path.write_text(PATCHED)
+    module = _load(path)
+    assert not check(module)
+    functions = [f for f in vars(module).values() if isinstance(f, types.FunctionType)]
+    functions += [module.C.method, module.cached.__wrapped__, *module.table.values()]
+    assert forkserver.patch(str(path), PATCHED, PATCHED.replace(old, new), functions) >= 1
+    assert check(module)
+
+
+def test_the_fork_server_refuses_a_mutant_it_cannot_put_in_place(tools, tmp_path):
+    """A dropped statement that held a lambda, or one that drops a free variable's last
+    use: the caller then runs the mutant in a fresh interpreter."""
+    import forkserver
+
+    path = tmp_path / "patched_module.py"
+    path.write_text(PATCHED)
+    module = _load(path)
+    functions = [f for f in vars(module).values() if isinstance(f, types.FunctionType)]
+    no_lambda = PATCHED.replace('"neg": lambda x: -x', '"neg": None')
+    assert forkserver.patch(str(path), PATCHED, no_lambda, functions) == 0
+    no_free = PATCHED.replace("return x + k", "return x")
+    assert forkserver.patch(str(path), PATCHED, no_free, [module.add2]) == 0
+    assert forkserver.patch(str(path), PATCHED, PATCHED, functions) == 0  # nothing changed

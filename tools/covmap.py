@@ -191,6 +191,7 @@ NOT_FINGERPRINTED = {
     "tools/mutation_gaps.py",
     "tools/covmap.py",
     "tools/covmap_plugin.py",
+    "tools/forkserver.py",
     "tools/covmap_child/sitecustomize.py",
     "tools/covmap_child/_covmap_default_reads.py",
 }
