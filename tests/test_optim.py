@@ -86,10 +86,10 @@ def test_trajectory_matches_torch(torch_mod, name, kwargs):
     for idx, entry in theirs_state.items():
         assert ours_state[idx].keys() == entry.keys()
         for key, value in entry.items():
-            # float32 state: within 1e-5 of the buffer's largest entry. torch's CPU kernels
-            # fuse multiply-adds where AVX-512 has them (addcdiv_, addcmul_), so a small entry
-            # of a centered RMSprop's momentum differed by 2.4e-6 (3.5e-5 of itself) on an
-            # AVX-512 Xeon while the parameters agreed to 1e-5.
+            # float32 state: within 1e-5 of the buffer's largest entry. On an AVX-512 Xeon
+            # torch's addcmul_ fuses its multiply-add (bitwise a - b*c rounded once; NumPy
+            # rounds b*c first), so a small entry of a centered RMSprop's momentum differed
+            # by 2.4e-6 (3.5e-5 of itself) while the parameters agreed to 1e-5.
             want = value.numpy()
             atol = max(1e-6, 1e-5 * float(np.abs(want).max(initial=0.0)))
             np.testing.assert_allclose(
