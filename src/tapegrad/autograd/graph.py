@@ -269,14 +269,10 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable",)
 
-    def __init__(self, variable: Tensor):
-        meta = ((variable.shape, variable.dtype),)
-        super().__init__(_accumulate_marker, (), "AccumulateGrad", meta)
-        self.variable = variable
-
-    def apply(self, grads: list, create_graph: bool):
-        accumulate_into(self.variable, grads[0], create_graph)
-        return ()
+    def __init__(self, *args, **kwargs):
+        # As torch: only the engine makes one (accumulator_of); the engine also runs it
+        # itself (engine._run_backward's leaf branch), so it has no apply of its own.
+        raise RuntimeError("Cannot construct")
 
     def release(self) -> None:
         pass  # nothing saved; the same Node serves later graphs
@@ -291,8 +287,8 @@ class AccumulateGrad(Node):
         return grads
 
 
-def _accumulate_marker(*_):  # pragma: no cover - AccumulateGrad overrides apply
-    raise AssertionError("AccumulateGrad is applied by its own apply()")
+def _accumulate_marker(*_):  # pragma: no cover - the engine accumulates a leaf's gradient
+    raise AssertionError("AccumulateGrad is run by the engine (engine._run_backward)")
 
 
 # Note [Concurrent accumulation]
@@ -421,8 +417,8 @@ def accumulator_of(leaf: Tensor) -> AccumulateGrad:
     ref = leaf._accumulator
     node = ref() if ref is not None else None
     if node is None:
-        # AccumulateGrad(leaf) inlined (keep in step with Node.__init__): a leaf's Node
-        # dies with each freed graph, so every training step makes one per parameter.
+        # Node.__init__ inlined (keep in step with it): a leaf's Node dies with each freed
+        # graph, so every training step makes one per parameter.
         node = _new_node(AccumulateGrad)
         node._backward = _accumulate_marker
         node._array_backward = None
