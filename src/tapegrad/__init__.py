@@ -173,7 +173,7 @@ from ._settings import (  # noqa: E402
 from .creation import randint_like, randperm  # noqa: E402
 from .random import get_rng_state, initial_seed, seed, set_rng_state  # noqa: E402
 from .sampling import bernoulli, multinomial, normal, poisson  # noqa: E402
-from ._tensor_compat import equal, is_floating_point, numel  # noqa: E402 - binds Tensor.stride ...
+from ._tensor_compat import is_floating_point, numel  # noqa: E402 - binds Tensor.stride ...
 
 half = float16
 short = int16

@@ -1,33 +1,15 @@
 """Tensor methods and functions PyTorch programs use around the math: ``type_as``, the
 memory queries (``stride``, ``element_size``, ``nelement``, ``get_device``,
-``pin_memory``), and ``tapegrad.equal``/``numel``/``is_floating_point``. Bound to Tensor
+``pin_memory``), and ``tapegrad.numel``/``is_floating_point``. Bound to Tensor
 here (plain methods, not graph ops; ``type_as`` casts through ``to``). ``Tensor.type``,
-``new``/``new_*`` and ``is_cuda`` live with the legacy tensor types in ``legacy.py``."""
+``new``/``new_*`` and ``is_cuda`` live with the legacy tensor types in ``legacy.py``;
+``equal`` is a registered op (ops/misc_math.py)."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from .tensor import Tensor
 
-__all__ = ["equal", "numel", "is_floating_point"]
-
-
-def equal(input, other) -> bool:
-    """True when both tensors have the same shape and elements (dtypes may differ).
-
-    Raises:
-        TypeError: if either argument is not a Tensor.
-    """
-    for name, t in (("input", input), ("other", other)):
-        if not isinstance(t, Tensor):
-            raise TypeError(
-                f"equal(): argument '{name}' must be Tensor, not {builtins_type(t).__name__}"
-            )
-    return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
-
-
-builtins_type = __builtins__["type"] if isinstance(__builtins__, dict) else __builtins__.type
+__all__ = ["numel", "is_floating_point"]
 
 
 def type_as(self, other):
@@ -87,7 +69,7 @@ def share_memory_(self):
     return self
 
 
-for _fn in (type_as, equal, stride, element_size, nelement, get_device, pin_memory, is_pinned,
+for _fn in (type_as, stride, element_size, nelement, get_device, pin_memory, is_pinned,
             share_memory_):  # fmt: skip
     setattr(Tensor, _fn.__name__, _fn)
 del _fn

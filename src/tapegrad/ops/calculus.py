@@ -159,9 +159,9 @@ def _gradient_along(f, d, h, edge_order, ndim):
 
 
 def _zeros_without(y, d):
+    # torch keeps y's dtype here, whatever it is (an int or bool sum over nothing included)
     shape = tuple(n for i, n in enumerate(y._data.shape) if i != d)
-    dtype = y._data.dtype if y._data.dtype.kind == "f" else _dtypes.get_default_dtype()
-    return Tensor._wrap(np.zeros(shape, dtype))
+    return Tensor._wrap(np.zeros(shape, y._data.dtype))
 
 
 def _dx(x, y, d, op):
@@ -212,7 +212,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoid rule along ``dim`` (one element shorter than ``y`` there)."""
     d, x, dx = _trapezoid_args(y, x, dx, dim, "cumulative_trapezoid")
     if y._data.shape[d] == 0:
-        return y.to(_dtypes.get_default_dtype()) if y._data.dtype.kind != "f" else y * 1
+        return y.to(_dtypes.get_default_dtype()) if y._data.dtype.kind not in "fc" else y * 1
     pairs = _slice(y, d, None, -1) + _slice(y, d, 1)
     if x is not None:
         return (pairs * _dx(x, y, d, "cumulative_trapezoid")).cumsum(d) / 2.0

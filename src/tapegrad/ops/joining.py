@@ -252,6 +252,21 @@ def chunk(input, chunks, dim=0):
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
+def _pad_widths(pad):
+    """``pad`` as a list of ints; a float or bool width (or a float/bool tensor) raises
+    torch's TypeError instead of being truncated."""
+    for i, p in enumerate(pad):
+        kind = p._data.dtype.kind if isinstance(p, Tensor) else None
+        if isinstance(p, (bool, float, np.bool_, np.floating)) or kind in ("b", "f", "c"):
+            mod = type(p).__module__
+            name = f"numpy.{type(p).__name__}" if mod == "numpy" else type(p).__name__
+            raise TypeError(
+                "pad(): argument 'pad' (position 2) must be tuple of ints, but found element "
+                f"of type {name} at pos {i}"
+            )
+    return [int(p) for p in pad]
+
+
 @register("pad", method=False)
 def pad(input, pad, mode="constant", value=None):
     """Pad (or, with negative widths, crop) the last dimensions.
@@ -262,7 +277,7 @@ def pad(input, pad, mode="constant", value=None):
     """
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
-    pad = [int(p) for p in pad]
+    pad = _pad_widths(pad)
     data = input._data
     if len(pad) % 2 or len(pad) // 2 > data.ndim:
         raise RuntimeError(

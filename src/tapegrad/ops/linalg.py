@@ -66,15 +66,13 @@ def matmul(input, other):
             G = G.reshape(G._data.shape + (1,))
         if ad.ndim == 1:  # restore the promoted n = 1 before it
             G = G.reshape(G._data.shape[:-1] + (1,) + G._data.shape[-1:])
+        # No casts: a, b and g share one dtype (matmul refuses mixed dtypes, the engine
+        # hands g in the output's, and a product of one dtype keeps it, bfloat16 too).
         ga = gb = None
         if na:
             ga = sum_to(G @ B.mT, A._data.shape).reshape(batched_shape(ad.shape))
-            if ga._data.dtype != ad.dtype:
-                ga = ga._cast(ad.dtype)
         if nb:
             gb = sum_to(A.mT @ G, B._data.shape).reshape(batched_shape(bd.shape))
-            if gb._data.dtype != bd.dtype:
-                gb = gb._cast(bd.dtype)
         return ga, gb
 
     def array_backward(g):  # Note [Array backward] in autograd/engine.py

@@ -252,10 +252,18 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 @register("equal", differentiable=False)
 def equal(input, other):
-    """True if both tensors have the same shape and elements (a Python bool)."""
-    a = as_tensor(input, "equal")
-    b = as_tensor(other, "equal")
-    return a._data.shape == b._data.shape and bool(np.array_equal(a._data, b._data))
+    """True if both tensors have the same shape and elements (a Python bool).
+
+    The dtypes may differ (``equal(ones(2), ones(2, dtype=float64))`` is True).
+
+    Raises:
+        TypeError: if either argument is not a Tensor (as PyTorch).
+    """
+    for name, t in (("input", input), ("other", other)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"equal(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    a, b = input._data, other._data
+    return a.shape == b.shape and bool(np.array_equal(a, b))
 
 
 @register("rsub")
