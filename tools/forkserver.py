@@ -105,7 +105,29 @@ def _child(items, req):
                 with open(req["why"], "w") as fh:
                     fh.write(f"FAILED {item.nodeid}")
                 os._exit(1)
+    if req.get("files"):
+        _collect_again(req)
     os._exit(0)
+
+
+def _collect_again(req):
+    """Run the test files whose collection runs the mutated line whole, collected again
+    under the mutant: their modules leave ``sys.modules`` and a nested pytest imports them."""
+    import sys
+
+    import pytest
+
+    root = os.getcwd()
+    files = {os.path.normpath(os.path.join(root, f)) for f in req["files"]}
+    for name, module in list(sys.modules.items()):
+        if os.path.normpath(getattr(module, "__file__", None) or "") in files:
+            del sys.modules[name]
+    args = [*req["files"], "-x", "-q", "-p", "no:cacheprovider", "-p", "no:forkserver"]
+    code = pytest.main([*args, f"--basetemp={os.path.join(root, '.basetemp-files')}"])
+    if code not in (0, 5):  # 5: nothing collected
+        with open(req["why"], "w") as fh:
+            fh.write(f"FAILED in {' '.join(req['files'])} (collected again)")
+        os._exit(1)
 
 
 def _serve(items_by_id, req):
@@ -213,8 +235,9 @@ class Server:
             raise RuntimeError(f"the fork server stopped; see {self.log.name}")
         return json.loads(line)
 
-    def run(self, path, original, mutated, tests, cpu, wall):
+    def run(self, path, original, mutated, tests, cpu, wall, files=()):
         req = dict(path=str(path), original=original, mutated=mutated, tests=list(tests))
+        req.update(files=list(files))
         req.update(cpu=cpu, wall=wall, why=self.why)
         self.requests.write(json.dumps(req) + "\n")
         self.requests.flush()

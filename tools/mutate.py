@@ -384,6 +384,16 @@ def _seconds(cmap, test):
     return cmap["seconds"][i] if i is not None else 60.0  # a whole file: a guess
 
 
+def _file_seconds(cmap, path):
+    """A test file's duration in the unmutated run (the sum of its tests')."""
+    if "_file_seconds" not in cmap:
+        per = {}
+        for t, s in zip(cmap["tests"], cmap["seconds"]):
+            per[t.split("::")[0]] = per.get(t.split("::")[0], 0.0) + s
+        cmap["_file_seconds"] = per
+    return cmap["_file_seconds"].get(path, 60.0)
+
+
 def run_selected(work: Path, m: Mutant, cmap, args, timeout):
     """Run the tests that can observe ``m`` (Note [Mutant test selection] in covmap.py).
 
@@ -423,22 +433,31 @@ def run_selected(work: Path, m: Mutant, cmap, args, timeout):
 
 def run_forked(server, work: Path, m: Mutant, cmap, timeout):
     """Decide ``m`` in the fork server (Note [Fork server] in tools/forkserver.py), or
-    return None when it must run in a fresh interpreter: code that runs at import or
-    while test modules are collected, a default argument, or a mutant the live
-    interpreter cannot take."""
+    return None when it must run in a fresh interpreter: code that runs at import, a
+    default argument, or a mutant the live interpreter cannot take. Test modules whose
+    collection runs the line are collected again in the fork, under the mutant."""
     ids, outside = covmap.select(cmap, m.path, *m.lines)
-    if outside or not m.in_body or covmap.collected_by(cmap, m.path, *m.lines):
+    if outside or not m.in_body:
         return None
+    # the test files whose collection runs the line, collected again in the fork
+    files = covmap.collected_by(cmap, m.path, *m.lines)
     tests = sorted({cmap["tests"][i] for i in ids}, key=lambda t: (_seconds(cmap, t), t))
     spawners = [t for t in cmap["spawners"] if t not in set(tests)]
-    mode = f"{len(tests)}+{len(spawners)} fork"
+    mode = f"{len(tests)}+{len(spawners)}" + (f" +{len(files)} files" if files else "") + " fork"
     run = tests + spawners
-    if not run:
+    if not run and not files:
         return "passed", 0.0, "no test runs this line", mode
-    budget = min(timeout, 120 + 10 * sum(_seconds(cmap, t) for t in run))
+    secs = sum(_seconds(cmap, t) for t in run) + sum(_file_seconds(cmap, f) for f in files)
+    budget = min(timeout, 120 + 10 * secs)
     original = (work / m.path).read_text()
     reply = server.run(
-        work / m.path, original, apply(original, m), run, cpu=budget, wall=max(600, 4 * budget)
+        work / m.path,
+        original,
+        apply(original, m),
+        run,
+        cpu=budget,
+        wall=max(600, 4 * budget),
+        files=files,
     )
     if reply["status"] in ("unsupported", "error"):
         return None
