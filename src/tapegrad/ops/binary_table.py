@@ -57,10 +57,13 @@ def _fmax_grads(ge):
     return first, second
 
 
-def _xlogy_grads(log):
+def _xlogy_grads(log, edge):
+    # torch: xlogy(g, y) (xlog1py(g, y)), with 0 where x == 0 and y <= edge (0, or -1 for
+    # xlog1py), where the value is 0 whatever y; so log(y) where x == 0 < y.
     def first(g, a, b, o):
-        nonzero = _mask(a._data != 0, o._data.dtype)
-        return g * log(nonzero, b)
+        zero = (a._data == 0) & (b._data <= edge)
+        d = log(g, b)
+        return d.masked_fill(Tensor._wrap(zero), 0.0) if zero.any() else d
 
     return first
 
@@ -150,7 +153,7 @@ BINARY = [
     Binary(
         "xlogy",
         _xlogy_kernel,
-        (_xlogy_grads(lambda m, b: m.xlogy(b)), lambda g, a, b, o: g * a / b),
+        (_xlogy_grads(lambda m, b: m.xlogy(b), 0.0), lambda g, a, b, o: g * a / b),
         domain=[(-2.0, 2.0), (0.2, 3.0)],
         special="xlogy",
         notes="0 where x == 0 (unless y is NaN).",
@@ -159,7 +162,7 @@ BINARY = [
         "special_xlog1py",
         _xlog1py_kernel,
         (
-            _xlogy_grads(lambda m, b: _xlog1py(m, b)),
+            _xlogy_grads(lambda m, b: _xlog1py(m, b), -1.0),
             lambda g, a, b, o: g * a / (b + 1.0),
         ),
         domain=[(-2.0, 2.0), (-0.5, 3.0)],

@@ -109,8 +109,11 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
                 f"(dim {d} of a tensor of shape {list(input._data.shape)} has size "
                 f"{input._data.shape[d]})"
             )
-    if input._data.dtype.kind in "biu":
-        input = input.to(_dtypes.get_default_dtype())
+    # An integer input stays integer: torch takes its differences exactly, in the input's
+    # dtype, and only the division by the spacing makes them floating (uint8, which would
+    # wrap, it refuses).
+    if input._data.dtype == np.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
     spacings = _spacing_list(spacing, dims, ndim)
     return tuple(_gradient_along(input, d, s, edge_order, ndim) for d, s in zip(dims, spacings))
 

@@ -479,10 +479,7 @@ def clamp_(self, min=None, max=None):
         np.clip(a, _data(min), _data(max), out=a)
 
     def graph(old):
-        clamp = getattr(Tensor, "clamp", None)
-        if clamp is None:
-            raise NotImplementedError("clamp_: Tensor.clamp is not available")
-        return clamp(old, _swap(min, self, old), _swap(max, self, old))
+        return Tensor.clamp(old, _swap(min, self, old), _swap(max, self, old))
 
     return _run(self, "clamp_", (min, max), graph, fast, copy_old=True)
 

@@ -23,6 +23,7 @@ from .. import _trace
 from ..autograd.graph import make_results
 from ..grad_mode import STATE
 from ..tensor import Tensor
+from ._dtype_errors import scalar as _scalar_name
 from ._mathutil import const
 from ._registry import register
 from ._util import as_tensor
@@ -224,6 +225,11 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
         raise RuntimeError(
             f"linalg.lu_solve: B must have at least 2 dimensions, got {list(B.shape)}"
         )
+    if B._data.dtype != LU._data.dtype:  # torch promotes nothing here
+        raise RuntimeError(
+            "linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
+            f"{_scalar_name(LU._data.dtype)} and B of type {_scalar_name(B._data.dtype)} instead"
+        )
     n = LU._data.shape[-1]
     if B._data.shape[-2 if left else -1] != n:
         raise RuntimeError(
@@ -235,8 +241,6 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     piv = pivots._data if isinstance(pivots, Tensor) else np.asarray(pivots)
     L, U = _unpack(LU, n, n)
     P = const(_permutation(piv, n, LU._data.dtype))
-    if B._data.dtype != LU._data.dtype:
-        B = B._cast(np.result_type(B._data.dtype, LU._data.dtype))
     if adjoint:  # Aᵀ = Uᵀ Lᵀ Pᵀ: X = P L⁻ᵀ U⁻ᵀ B
         y = solve_triangular(_mT(U), B, upper=False)
         return matmul(P, solve_triangular(_mT(L), y, upper=True, unitriangular=True))

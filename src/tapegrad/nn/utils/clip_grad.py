@@ -74,6 +74,8 @@ def _fast_total_norm(arrays, norm_type, error_if_nonfinite):
             for a in arrays
         ]
         total = np.max(np.concatenate(parts))
+    if dtype.kind == "c":  # the norm of complex gradients is real, as torch's
+        total, dtype = np.abs(total), np.finfo(dtype).dtype
     total = np.asarray(total, dtype=dtype)
     _check_finite(total, norm_type, error_if_nonfinite)
     return total
@@ -129,9 +131,11 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     clip_value = float(clip_value)
     if math.isnan(clip_value):
         raise ValueError("clip_value must not be NaN")
+    # torch's foreach path (its default) clamps twice, min then max: two versions
+    bump = 1 if foreach is False else 2
     for g in _grads(parameters):
         np.clip(g._data, -clip_value, clip_value, out=g._data)
-        g._vc.value += 1
+        g._vc.value += bump
 
 
 def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):

@@ -101,8 +101,8 @@ class _SpectralNorm(Module):
             u[...] = x / max(np.sqrt((x * x).sum()), self.eps)
             y = mat.T @ u
             v[...] = y / max(np.sqrt((y * y).sum()), self.eps)
-        self._u._vc.value += 1
-        self._v._vc.value += 1
+        self._u._vc.value += n  # torch writes each buffer once per iteration
+        self._v._vc.value += n
 
     def forward(self, weight):
         if weight.ndim == 1:
