@@ -77,6 +77,7 @@ class _Level(threading.local):
 
 _STATE = _Level()
 _OPEN = [0]  # open levels over all threads (the hook stays installed while any is open)
+_OPEN_LOCK = threading.Lock()  # the count and the hooks change together, one thread at a time
 
 
 NESTED = "Nested forward mode AD is not supported at the moment"
@@ -94,10 +95,11 @@ def enter_dual_level() -> int:
     _STATE.transform = False
     _STATE.tangents = {}
     _STATE.batch = ()
-    _OPEN[0] += 1
-    graph.FORWARD[0] = _propagate
-    graph.FORWARD[1] = _inplace_guard
-    grad_mode.NO_GRAD_HOOK[0] = _warn_no_grad
+    with _OPEN_LOCK:
+        _OPEN[0] += 1
+        graph.FORWARD[0] = _propagate
+        graph.FORWARD[1] = _inplace_guard
+        grad_mode.NO_GRAD_HOOK[0] = _warn_no_grad
     return 0
 
 
@@ -114,12 +116,12 @@ def exit_dual_level(*, level=None) -> None:
     _STATE.transform = False
     _STATE.tangents = None
     _STATE.batch = ()
-    _OPEN[0] -= 1
-    if _OPEN[0] <= 0:
-        _OPEN[0] = 0
-        graph.FORWARD[0] = None
-        graph.FORWARD[1] = None
-        grad_mode.NO_GRAD_HOOK[0] = None
+    with _OPEN_LOCK:
+        _OPEN[0] -= 1
+        if _OPEN[0] == 0:
+            graph.FORWARD[0] = None
+            graph.FORWARD[1] = None
+            grad_mode.NO_GRAD_HOOK[0] = None
 
 
 @contextlib.contextmanager
