@@ -390,6 +390,8 @@ def embedding(
     ``scale_grad_by_freq``: each position's gradient is divided by how often its index
     occurs in ``input``. ``sparse`` is accepted; the gradient stays dense.
     """
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     idx = input._data if isinstance(input, Tensor) else np.asarray(input)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"embedding: indices must be integers, got dtype {idx.dtype}")

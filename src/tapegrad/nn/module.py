@@ -133,19 +133,21 @@ class Module:
                 return
         object.__delattr__(self, name)
 
-    def _check_name(self, name, kind):
+    def _check_name(self, name, kind, table):
         if not isinstance(name, str):
             raise TypeError(f"{kind} name should be a string, got {type(name).__name__}")
         if name == "" or "." in name:
             raise KeyError(f'{kind} name can\'t be empty or contain ".", got: {name!r}')
-        if name in self.__dict__ and not any(
-            name in t for t in (self._parameters, self._buffers, self._modules)
+        # as torch: a name held by a plain attribute or by another table is taken
+        if name not in table and (
+            name in self.__dict__
+            or any(name in t for t in (self._parameters, self._buffers, self._modules))
         ):
             raise KeyError(f"attribute '{name}' already exists")
 
     def register_parameter(self, name, param):
         """Register ``param`` (a Parameter or None) under ``name``."""
-        self._check_name(name, "parameter")
+        self._check_name(name, "parameter", self._parameters)
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(
                 f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
@@ -156,7 +158,7 @@ class Module:
 
     def register_buffer(self, name, tensor, persistent=True):
         """Register a non-learnable tensor (saved in state_dict unless ``persistent=False``)."""
-        self._check_name(name, "buffer")
+        self._check_name(name, "buffer", self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(
                 f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
@@ -169,7 +171,7 @@ class Module:
 
     def add_module(self, name, module):
         """Register ``module`` (a Module or None) as a child called ``name``."""
-        self._check_name(name, "module")
+        self._check_name(name, "module", self._modules)
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._forget(name, self._modules)
