@@ -256,6 +256,8 @@ def embedding_bag(
             f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
             "GitHub."
         )
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
     idx = input._data if isinstance(input, Tensor) else np.asarray(input)
     n = weight.shape[0]
     if padding_idx is not None and padding_idx < 0:
