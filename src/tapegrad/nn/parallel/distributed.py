@@ -147,7 +147,11 @@ class DistributedDataParallel(Module):
         if self.broadcast_buffers and self.training:
             buffers = list(self.module.buffers())
             if buffers:
+                # torch syncs them under _unsafe_preserve_version_counter: no version bump
+                versions = [b._vc.value for b in buffers]
                 _broadcast_coalesced(buffers, self.process_group)
+                for b, v in zip(buffers, versions, strict=True):
+                    b._vc.value = v
         output = self.module(*inputs, **kwargs)
         if is_grad_enabled() and self.require_backward_grad_sync and self._buckets:
             self._arm(output)
@@ -294,7 +298,8 @@ def _tensors_in(output):
 
 
 def _broadcast_coalesced(tensors, group) -> None:
-    """Broadcast ``tensors`` from rank 0 with one message per dtype."""
+    """Broadcast ``tensors`` from rank 0 with one message per dtype. Each non-empty tensor
+    is written in place (one version; torch copies empty ones back not at all)."""
     by_dtype = {}
     for t in tensors:
         by_dtype.setdefault(t._data.dtype, []).append(t)
@@ -302,13 +307,15 @@ def _broadcast_coalesced(tensors, group) -> None:
     for dtype, ts in by_dtype.items():
         if dtype.name in ("float16", "bfloat16"):
             for t in ts:
-                dist.broadcast(t, 0, group)
+                if t._data.size:  # every rank holds the same shapes
+                    dist.broadcast(t, 0, group)
             continue
         flat = np.concatenate([t._data.reshape(-1) for t in ts]) if ts else np.empty(0, dtype)
         comm.Bcast(flat, root=0)
         offset = 0
         for t in ts:
             n = t._data.size
-            t._data[...] = flat[offset : offset + n].reshape(t._data.shape)
-            t._vc.value += 1
+            if n:
+                t._data[...] = flat[offset : offset + n].reshape(t._data.shape)
+                t._vc.value += 1
             offset += n
