@@ -6,12 +6,13 @@ return values and stateless.functional_call's warning location. Each test was se
 on its mutant."""
 
 import importlib
-import types
 
 import numpy as np
 import pytest
 
 import tapegrad as tg
+
+from ._fake_world import fake_world_of_one
 
 
 def test_attention_value_gradient_is_laid_out_heads_last_like_its_input():
@@ -77,29 +78,12 @@ def test_trunc_normal_keeps_values_equal_to_the_upper_bound():
     assert 0.4 < (values == hi).mean() < 0.52
 
 
-def _fake_world_of_one(monkeypatch):
-    """A process group of one rank without MPI: broadcasts and all-reduces change nothing."""
-    from tapegrad.nn.parallel import distributed as ddp
-
-    request = types.SimpleNamespace(Test=lambda: True, Wait=lambda: None)
-    comm = types.SimpleNamespace(Iallreduce=lambda send, recv, op: request)
-    mpi = types.SimpleNamespace(IN_PLACE=object(), SUM="sum", MAX="max")
-    monkeypatch.setattr(ddp.dist, "is_initialized", lambda: True)
-    monkeypatch.setattr(ddp.dist, "get_world_size", lambda group=None: 1)
-    monkeypatch.setattr(ddp.dist._mpi, "mpi", lambda: mpi)
-    monkeypatch.setattr(
-        ddp.dist.process_group, "resolve", lambda group: types.SimpleNamespace(comm=comm)
-    )
-    broadcasts = []
-    monkeypatch.setattr(ddp, "_broadcast_coalesced", lambda ts, group: broadcasts.append(list(ts)))
-    return ddp, broadcasts
-
-
 def test_ddp_broadcasts_the_buffers_before_each_training_forward(monkeypatch):
     """parallel/distributed.py:150 [drop] '_broadcast_coalesced(buffers,
     self.process_group)' -> 'pass': rank 0's BatchNorm statistics reach every rank before
     each forward in training (not in eval, nor with broadcast_buffers=False)."""
-    ddp, broadcasts = _fake_world_of_one(monkeypatch)
+    broadcasts = []
+    ddp = fake_world_of_one(monkeypatch, broadcasts)
     bn = tg.nn.BatchNorm1d(2)
     model = ddp.DistributedDataParallel(bn)
     broadcasts.clear()  # the constructor's parameters and buffers
@@ -129,7 +113,7 @@ class _TwoHeads(tg.nn.Module):
 def test_ddp_leaves_the_gradient_of_a_parameter_no_rank_used_untouched(monkeypatch):
     """parallel/distributed.py:201 [const] '0' -> '1' (an unused parameter counted as used):
     with find_unused_parameters a parameter used on no rank keeps ``.grad`` None, as torch."""
-    ddp, _ = _fake_world_of_one(monkeypatch)
+    ddp = fake_world_of_one(monkeypatch, [])
     model = ddp.DistributedDataParallel(_TwoHeads(), find_unused_parameters=True)
     model(tg.ones(3, 2)).sum().backward()
     assert model.module.a.weight.grad.tolist() == [[3.0, 3.0]]

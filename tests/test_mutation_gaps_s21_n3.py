@@ -14,6 +14,8 @@ import pytest
 
 import tapegrad as tg
 
+from ._fake_world import fake_world_of_one
+
 
 def test_max_pool_with_a_one_by_one_kernel_returns_torchs_indices(torch_mod):
     """_pool_ops.py:198 [const] '0' -> '1' (both occurrences, 'taps[1]'): a 1x1 kernel tiles
@@ -92,8 +94,6 @@ def test_ddp_hands_each_step_a_fresh_used_flags_array(monkeypatch):
     find_unused_parameters the flags are all-reduced in place by a non-blocking request, so
     each step writes its flags into a new array: the previous step's request (which a
     backward that raised never waits for) keeps its own, untouched."""
-    from tapegrad.nn.parallel import distributed as ddp
-
     handed = []  # (array, its values when handed over) of each MAX all-reduce
     request = types.SimpleNamespace(Test=lambda: True, Wait=lambda: None)
 
@@ -102,15 +102,7 @@ def test_ddp_hands_each_step_a_fresh_used_flags_array(monkeypatch):
             handed.append((recv, recv.copy()))
         return request
 
-    comm = types.SimpleNamespace(Iallreduce=iallreduce)
-    mpi = types.SimpleNamespace(IN_PLACE=object(), SUM="sum", MAX="max")
-    monkeypatch.setattr(ddp.dist, "is_initialized", lambda: True)
-    monkeypatch.setattr(ddp.dist, "get_world_size", lambda group=None: 1)
-    monkeypatch.setattr(ddp.dist._mpi, "mpi", lambda: mpi)
-    monkeypatch.setattr(
-        ddp.dist.process_group, "resolve", lambda group: types.SimpleNamespace(comm=comm)
-    )
-    monkeypatch.setattr(ddp, "_broadcast_coalesced", lambda ts, group: None)
+    ddp = fake_world_of_one(monkeypatch, [], Iallreduce=iallreduce)
     inner = _Either()
     model = ddp.DistributedDataParallel(inner, find_unused_parameters=True)
     model(tg.ones(3, 2)).sum().backward()

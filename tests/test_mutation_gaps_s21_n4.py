@@ -15,6 +15,8 @@ import pytest
 
 import tapegrad as tg
 
+from ._fake_world import fake_world_of_one
+
 
 def test_sdpa_casts_a_float32_mask_to_a_float16_query(torch_mod):
     """_attention.py:40 [drop] 'return Tensor._wrap(m.astype(dtype))' -> 'pass': a float32
@@ -130,29 +132,14 @@ def test_add_module_over_another_kind_raises_keyerror(torch_mod, kind):
             m.register_parameter("foo", lib.nn.Parameter(lib.zeros(2)))
 
 
-def _fake_ddp(monkeypatch, tests):
-    from tapegrad.nn.parallel import distributed as ddp
-
-    request = types.SimpleNamespace(Test=lambda: tests.append(1), Wait=lambda: None)
-    comm = types.SimpleNamespace(Iallreduce=lambda send, recv, op: request)
-    mpi = types.SimpleNamespace(IN_PLACE=object(), SUM="sum", MAX="max")
-    monkeypatch.setattr(ddp.dist, "is_initialized", lambda: True)
-    monkeypatch.setattr(ddp.dist, "get_world_size", lambda group=None: 1)
-    monkeypatch.setattr(ddp.dist._mpi, "mpi", lambda: mpi)
-    monkeypatch.setattr(
-        ddp.dist.process_group, "resolve", lambda group: types.SimpleNamespace(comm=comm)
-    )
-    monkeypatch.setattr(ddp, "_broadcast_coalesced", lambda ts, group: None)
-    return ddp
-
-
 def test_ddp_bucket_cap_and_request_progress(monkeypatch):
     """parallel/distributed.py:97 [const] '1024' -> '1025' (both): the cap is torch's
     bucket_cap_mb MiB. parallel/distributed.py:191 [drop] 'other.request.Test()' -> 'pass':
     a gradient that becomes ready lets MPI progress the requests in flight (one bucket per
     parameter here, so the second parameter's gradient tests the first's request)."""
     tests = []
-    ddp = _fake_ddp(monkeypatch, tests)
+    request = types.SimpleNamespace(Test=lambda: tests.append(1), Wait=lambda: None)
+    ddp = fake_world_of_one(monkeypatch, [], Iallreduce=lambda send, recv, op: request)
     assert ddp.DistributedDataParallel(tg.nn.Linear(2, 1)).bucket_bytes_cap == 25 * 1024 * 1024
     model = ddp.DistributedDataParallel(tg.nn.Linear(2, 1), bucket_cap_mb=1e-6)
     assert model.bucket_bytes_cap == int(1e-6 * 1024 * 1024)

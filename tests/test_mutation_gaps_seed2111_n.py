@@ -6,11 +6,11 @@ buffer broadcast before a training forward bumps none), random_unstructured's ch
 largest random scores, and ``_Orthogonal``'s default trivialization. Each test that names a
 mutant was seen to fail on it."""
 
-import types
-
 import numpy as np
 
 import tapegrad as tg
+
+from ._fake_world import fake_world_of_one
 
 _PCG_MULT = 0x2360ED051FC65DA44385DF649FCCF645
 _U128 = (1 << 128) - 1
@@ -79,15 +79,8 @@ def test_ddp_broadcasts_bump_versions_as_torch(monkeypatch):
     a training forward keeps the versions (torch's _unsafe_preserve_version_counter; fixed
     with this test: it bumped them). The process group is faked: one rank, whose broadcast
     leaves the values as they are."""
-    from tapegrad.nn.parallel import distributed as ddp
-
     sent = []
-    comm = types.SimpleNamespace(Bcast=lambda buf, root: sent.append(buf.copy()))
-    monkeypatch.setattr(ddp.dist, "is_initialized", lambda: True)
-    monkeypatch.setattr(ddp.dist, "get_world_size", lambda group=None: 1)
-    monkeypatch.setattr(
-        ddp.dist.process_group, "resolve", lambda group: types.SimpleNamespace(comm=comm)
-    )
+    ddp = fake_world_of_one(monkeypatch, Bcast=lambda buf, root: sent.append(buf.copy()))
     model = tg.nn.Linear(2, 3)
     model.register_buffer("scale", tg.ones(2))
     model.register_buffer("empty", tg.ones(0))
