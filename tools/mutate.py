@@ -448,15 +448,21 @@ def run_forked(server, work: Path, m: Mutant, cmap, timeout):
     if not run and not files:
         return "passed", 0.0, "no test runs this line", mode
     secs = sum(_seconds(cmap, t) for t in run) + sum(_file_seconds(cmap, f) for f in files)
-    budget = min(timeout, 120 + 10 * secs)
+    # The child's CPU limit counts its own work, not the processes the spawners start
+    # (their waiting costs no CPU): six times the in-process tests' time in the map (itself
+    # measured under coverage) also leaves room for BLAS threads, and ends a mutant that
+    # loops in a minute or two instead of 15 (seed 2212: counting.py:116 ran 936 s). The
+    # wall clock, as before, bounds the spawners.
+    own = sum(_seconds(cmap, t) for t in tests if t not in set(cmap["spawners"]))
+    own += sum(_file_seconds(cmap, f) for f in files)
     original = (work / m.path).read_text()
     reply = server.run(
         work / m.path,
         original,
         apply(original, m),
         run,
-        cpu=budget,
-        wall=max(600, 4 * budget),
+        cpu=min(timeout, 60 + 6 * own),
+        wall=max(600, 4 * min(timeout, 120 + 10 * secs)),
         files=files,
     )
     if reply["status"] in ("unsupported", "error"):
