@@ -227,7 +227,7 @@ def _alpha(alpha, da, db, op):
     a bool for bool operands (``a + 2 * b`` of bools is a bool)."""
     if isinstance(alpha, np.generic):
         alpha = alpha.item()
-    ka, kb = da.dtype.kind, db.dtype.kind
+    ka, kb = _kind(da), _kind(db)
     if alpha.__class__ is float and (ka in "fc" or kb in "fc"):  # the common cases first
         return alpha
     if alpha.__class__ is int:
@@ -247,11 +247,42 @@ def _alpha(alpha, da, db, op):
     return alpha
 
 
+def _kind(d):
+    """The dtype kind of an operand: an array's, or a Python number's (0 and NaN, large
+    ints and half tensors' numbers stay numbers, Note [Scalar operands as 0-d arrays])."""
+    dt = getattr(d, "dtype", None)
+    if dt is not None:
+        return dt.kind
+    if isinstance(d, bool):
+        return "b"
+    return "i" if isinstance(d, int) else "f" if isinstance(d, float) else "c"
+
+
 def _alpha_scaled(fn, da, db, alpha, op, ta, tb):
     """``fn(da, alpha * db)`` for add and sub; two half tensors as torch rounds them (Note
-    [Half tensors and alpha] in ops/_half_alpha.py)."""
-    if ta is not None and tb is not None and da.itemsize == 2:
-        out = scaled_add(da, db, alpha if fn is np.add else -alpha)
+    [Half tensors and alpha] in ops/_half_alpha.py). A real number beside a float tensor is
+    first rounded to the tensor's dtype, as torch casts it (a half tensor's then takes the
+    same rule as a 0-d half tensor)."""
+    if tb is None and ta is not None and not hasattr(db, "dtype") and da.dtype.kind in "fcV":
+        if isinstance(db, (int, float)):
+            token = _fpquiet.enter()  # a number beyond the dtype is inf, as in torch
+            try:
+                db = np.asarray(float(db) if isinstance(db, float) else db, da.dtype)
+            except OverflowError:  # beyond float64: NumPy's plain path reports it
+                pass
+            finally:
+                _fpquiet.leave(token)
+    elif db.__class__ is bool and da.dtype.kind == "b":  # True * True is 1, not True
+        db = np.asarray(db)
+    if ta is not None and da.itemsize == 2 and (tb is not None or db.__class__ is np.ndarray):
+        s = alpha if fn is np.add else -alpha
+        perm = np.argsort([-st for st in da.strides], kind="stable") if tb is None else None
+        if perm is not None and da.transpose(perm).flags.c_contiguous:
+            dense = da.transpose(perm)  # a number beside a dense tensor: torch's loop runs
+            out = scaled_add(dense.reshape(-1), db, s)  # once over its memory
+            out = out if out is None else out.reshape(dense.shape).transpose(np.argsort(perm))
+        else:
+            out = scaled_add(da, db, s)
         if out is not None:
             return out
     return _compute(fn, da, db * alpha, op, ta, tb)
