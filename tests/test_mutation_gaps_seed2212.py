@@ -6,7 +6,8 @@ way, fixed), autograd/profiler.py:57, ops/solve.py:79, nn/transformer.py:326,
 nn/_losses_margin.py:216 (its error now torch's RuntimeError), nn/utils/_prune_ties.py:66,
 nn/utils/parametrizations.py:34, nn/_layers_functional.py:155, ops/indexing.py:255 and
 :322, ops/reduction.py:178 (a bug, fixed), nn/utils/fusion.py:68, ops/scan.py:32 and
-nn/_rnn_aten.py:49 (a bug, fixed).
+nn/_rnn_aten.py:49 (a bug, fixed), nn/init.py:197, autograd/profiler_util.py:22 and
+nn/_attention_split.py:30.
 """
 
 import numpy as np
@@ -305,3 +306,46 @@ def test_a_binary_op_with_a_complex_number_promotes_to_complex(torch_mod):
     for lib in (torch_mod, tg):
         with pytest.raises(NotImplementedError, match="copysign_cpu.*ComplexFloat"):
             lib.copysign(lib.tensor([1.0, -2.0]), 1j)
+
+
+def test_trunc_normal_warns_only_for_a_mean_beyond_two_std_of_its_range(torch_mod):
+    """init.py:197 [binop] ``a - 2 * std`` -> ``(a + 2 * std)``: a mean inside [a, b] draws
+    without the warning; one below a - 2·std warns, as torch."""
+    import warnings
+
+    for lib in (torch_mod, tg):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            t = lib.nn.init.trunc_normal_(lib.empty(50), mean=0.0, std=1.0, a=-1.0, b=1.0)
+        assert float(t.abs().max()) <= 1.0
+        with pytest.warns(UserWarning, match="mean is more than 2 std from"):
+            lib.nn.init.trunc_normal_(lib.empty(5), mean=-3.5, std=1.0, a=-1.0, b=1.0)
+
+
+def test_profile_table_gives_a_lone_range_all_of_the_time():
+    """profiler_util.py:22 [const] ``100.0`` -> ``101.0``: a range's share is its time over
+    the total, in percent: a profile of one range shows 100.00% (self and total)."""
+    with tg.autograd.profiler.profile() as prof:
+        with tg.autograd.profiler.record_function("only"):
+            pass
+    row = [line for line in prof.key_averages().table().splitlines() if "only" in line]
+    assert len(row) == 1 and row[0].split().count("100.00%") == 2
+
+
+def test_attention_splits_over_threads_only_when_there_are_several(monkeypatch, torch_mod):
+    """_attention_split.py:30 [compare] ``num_threads() > 1`` -> ``>= 1``: with one thread
+    (and no step pool) the split kernel is not used (the same values, so the path is
+    checked); with two it is, and gives torch's values."""
+    from tapegrad.nn import _attention_split
+
+    monkeypatch.setattr(_attention_split, "STEP", [False])
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((2, 4, 128, 8)) for _ in range(3))
+    monkeypatch.setattr(_attention_split, "num_threads", lambda: 1)
+    assert _attention_split.forward(q, k, v, None, 0.5, None) is None
+    monkeypatch.setattr(_attention_split, "num_threads", lambda: 2)
+    out = _attention_split.forward(q, k, v, None, 0.5, None)[0]
+    want = torch_mod.nn.functional.scaled_dot_product_attention(
+        *(torch_mod.tensor(a) for a in (q, k, v)), scale=0.5
+    )
+    np.testing.assert_allclose(out, want.numpy(), rtol=1e-10, atol=1e-12)
