@@ -6,8 +6,8 @@ way, fixed), autograd/profiler.py:57, ops/solve.py:79, nn/transformer.py:326,
 nn/_losses_margin.py:216 (its error now torch's RuntimeError), nn/utils/_prune_ties.py:66,
 nn/utils/parametrizations.py:34, nn/_layers_functional.py:155, ops/indexing.py:255 and
 :322, ops/reduction.py:178 (a bug, fixed), nn/utils/fusion.py:68, ops/scan.py:32 and
-nn/_rnn_aten.py:49 (a bug, fixed), nn/init.py:197, autograd/profiler_util.py:22 and
-nn/_attention_split.py:30.
+nn/_rnn_aten.py:49 (a bug, fixed), nn/init.py:197, autograd/profiler_util.py:22,
+nn/_attention_split.py:30 and nn/utils/_prune_ties.py:80.
 """
 
 import numpy as np
@@ -349,3 +349,22 @@ def test_attention_splits_over_threads_only_when_there_are_several(monkeypatch, 
         *(torch_mod.tensor(a) for a in (q, k, v)), scale=0.5
     )
     np.testing.assert_allclose(out, want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_l1_pruning_where_torch_nth_element_runs_out_of_depth(torch_mod):
+    """_prune_ties.py:80 [const] ``nth + 1 - first`` -> ``nth + 2 - first``: introselect
+    that exhausts its depth limit (2·floor(log2 n) partitions; this 14-value vector, found
+    by search, does) finishes by heap select of the ``nth + 1 - first`` smallest of the
+    remaining range: the set torch's topk keeps among ties, so torch's mask."""
+    import importlib
+
+    w = [5.0, 5.0, 2.0, 1.0, 1.0, 1.0, 3.0, 2.0, 0.0, 0.0, 4.0, 5.0, 5.0, 5.0]
+    masks = []
+    for lib in (torch_mod, tg):
+        prune = importlib.import_module(lib.__name__ + ".nn.utils.prune")
+        m = lib.nn.Linear(len(w), 1, bias=False)
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor([w]))
+        prune.l1_unstructured(m, "weight", amount=6)
+        masks.append(m.weight_mask.numpy().copy())
+    np.testing.assert_array_equal(masks[1], masks[0])
