@@ -368,3 +368,26 @@ def test_l1_pruning_where_torch_nth_element_runs_out_of_depth(torch_mod):
         prune.l1_unstructured(m, "weight", amount=6)
         masks.append(m.weight_mask.numpy().copy())
     np.testing.assert_array_equal(masks[1], masks[0])
+
+
+@pytest.mark.parametrize(
+    "name, error, match",
+    [
+        ("xlogy", NotImplementedError, "xlogy_cpu\" not implemented for 'ComplexFloat'"),
+        ("maximum", RuntimeError, "maximum not implemented for complex tensors"),
+        ("minimum", RuntimeError, "minimum not implemented for complex tensors"),
+        ("fmax", RuntimeError, "fmax not implemented for complex tensors"),
+        ("fmin", RuntimeError, "fmin not implemented for complex tensors"),
+    ],
+)
+def test_ops_without_a_complex_kernel_refuse_complex_tensors(torch_mod, name, error, match):
+    """Found beside _table.py:246: xlogy (and special.xlog1py) computed with SciPy's complex
+    loop and maximum/minimum/fmax/fmin ordered complex numbers as NumPy does; torch has no
+    such kernel (a bug, fixed)."""
+    for lib in (torch_mod, tg):
+        a = lib.tensor([1 + 1j, 2 + 0j])
+        with pytest.raises(error, match=match):
+            getattr(lib, name)(a, lib.tensor([2 + 0j, 1 + 0j]))
+        if name == "xlogy":
+            with pytest.raises(error, match="xlog1py_cpu\" not implemented for 'ComplexFloat'"):
+                lib.special.xlog1py(a, a)
