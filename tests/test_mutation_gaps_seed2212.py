@@ -391,3 +391,46 @@ def test_ops_without_a_complex_kernel_refuse_complex_tensors(torch_mod, name, er
         if name == "xlogy":
             with pytest.raises(error, match="xlog1py_cpu\" not implemented for 'ComplexFloat'"):
                 lib.special.xlog1py(a, a)
+
+
+def test_add_and_sub_take_a_true_alpha_as_a_bool_like_torch(torch_mod):
+    """Found beside arithmetic.py:85: ``alpha=True`` equals 1, so it took the alpha-free
+    path; torch checks it as a bool alpha (refused unless the result is bool)."""
+    for lib in (torch_mod, tg):
+        for x in (lib.tensor([1.0, 2.0]), lib.tensor([1, 2])):
+            for other in (3, x):
+                for op in (lib.add, lib.sub):
+                    with pytest.raises(RuntimeError, match="Boolean alpha only supported"):
+                        op(x, other, alpha=True)
+        b = lib.tensor([True, False])
+        assert lib.add(b, b, alpha=True).tolist() == [True, False]
+
+
+@pytest.mark.parametrize(
+    "dtype, other, alpha",
+    [
+        ("float32", 3, True),  # refused, as a bool alpha
+        ("float32", "self", True),
+        ("bool", True, 2),  # a bool result: True
+        ("float32", 16777217, 3),  # the number rounded to float32 first
+        ("float16", 0.1, 3),  # torch's half rule for a number
+        ("int64", 2, 3),
+    ],
+)
+def test_inplace_add_and_sub_with_alpha_match_torch(torch_mod, dtype, other, alpha):
+    """add_/sub_ with ``alpha``, as the out-of-place ops above (same bugs in the in-place
+    path: a True alpha taken as 1, a number scaled before its cast, a bool number made an
+    int; fixed)."""
+    for op in ("add_", "sub_"):
+        res = []
+        for lib in (torch_mod, tg):
+            x = lib.tensor([1.0, 0.0, 3.0] * 12).to(getattr(lib, dtype))
+            try:
+                getattr(x, op)(x.clone() if other == "self" else other, alpha=alpha)
+                res.append(x.to(lib.float64).numpy())
+            except RuntimeError as e:
+                res.append(type(e))
+        if isinstance(res[0], np.ndarray):
+            np.testing.assert_array_equal(res[1], res[0])
+        else:
+            assert res[1] is res[0]
