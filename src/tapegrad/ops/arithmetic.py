@@ -255,7 +255,11 @@ def _kind(d):
         return dt.kind
     if isinstance(d, bool):
         return "b"
-    return "i" if isinstance(d, int) else "f" if isinstance(d, float) else "c"
+    if isinstance(d, int):
+        return "i"
+    return (
+        "f" if isinstance(d, float) else "c" if isinstance(d, complex) else np.asarray(d).dtype.kind
+    )
 
 
 def _number_operand(da, db):
