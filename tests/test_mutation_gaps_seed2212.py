@@ -7,7 +7,7 @@ nn/_losses_margin.py:216 (its error now torch's RuntimeError), nn/utils/_prune_t
 nn/utils/parametrizations.py:34, nn/_layers_functional.py:155, ops/indexing.py:255 and
 :322, ops/reduction.py:178 (a bug, fixed), nn/utils/fusion.py:68, ops/scan.py:32 and
 nn/_rnn_aten.py:49 (a bug, fixed), nn/init.py:197, autograd/profiler_util.py:22,
-nn/_attention_split.py:30 and nn/utils/_prune_ties.py:80.
+nn/_attention_split.py:30, nn/utils/_prune_ties.py:80 and nn/_linear_split.py:57.
 """
 
 import numpy as np
@@ -434,3 +434,20 @@ def test_inplace_add_and_sub_with_alpha_match_torch(torch_mod, dtype, other, alp
             np.testing.assert_array_equal(res[1], res[0])
         else:
             assert res[1] is res[0]
+
+
+def test_linear_splits_a_product_of_exactly_two_blocks(monkeypatch):
+    """_linear_split.py:57 [compare] ``m * n * k >= 2 * BLOCK_MNK`` -> ``>``: a product of
+    exactly two blocks (128 x 128 x 128 = 2 · 2^20) is split under
+    TAPEGRAD_INTRA_OP=step, each row block at the least size; one more row short is not
+    (the same values either way, so the path is checked)."""
+    from tapegrad.nn import _linear_split
+
+    monkeypatch.setattr(_linear_split, "STEP", [True])
+    assert _linear_split.BLOCK_MNK == 1 << 20
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((128, 128)), rng.standard_normal((128, 128))
+    out = _linear_split.forward(x, w, None)
+    assert out is not None
+    np.testing.assert_allclose(out, x @ w.T, rtol=1e-12, atol=1e-12)
+    assert _linear_split.forward(x[:127].copy(), w, None) is None
