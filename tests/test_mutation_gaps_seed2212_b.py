@@ -1,9 +1,9 @@
 """Tests for survivors of the seed-2212 mutation sample (continued): each is seen to fail
 on its mutant, or is the regression test of a bug found beside one.
 
-Covers nn/_linear_split.py:57; and bugs found beside ops/_table.py:246 (ops without a
-complex kernel took complex tensors) and ops/arithmetic.py:85 (a True alpha, add_/sub_
-with alpha and a number), fixed.
+Covers nn/_linear_split.py:57 and nn/layers_ext.py:136; and bugs found beside
+ops/_table.py:246 (ops without a complex kernel took complex tensors) and
+ops/arithmetic.py:85 (a True alpha, add_/sub_ with alpha and a number), fixed.
 """
 
 import numpy as np
@@ -93,3 +93,16 @@ def test_linear_splits_a_product_of_exactly_two_blocks(monkeypatch):
     assert out is not None
     np.testing.assert_allclose(out, x @ w.T, rtol=1e-12, atol=1e-12)
     assert _linear_split.forward(x[:127].copy(), w, None) is None
+
+
+def test_embedding_bag_draws_its_weight_from_a_normal_with_a_zero_padding_row(torch_mod):
+    """layers_ext.py:136 [drop] ``self.reset_parameters()``: EmbeddingBag's weight is
+    init.normal_'s draw (the same draw under the same seed, as torch's), padding row 0."""
+    for lib in (torch_mod, tg):
+        lib.manual_seed(0)
+        w = lib.nn.EmbeddingBag(50, 8, padding_idx=1).weight.detach()
+        lib.manual_seed(0)
+        want = lib.nn.init.normal_(lib.empty(50, 8))
+        want[1] = 0
+        assert bool((w == want).all())
+        assert 0.8 < float(w.std()) < 1.2
