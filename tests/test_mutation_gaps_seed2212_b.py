@@ -1,7 +1,8 @@
 """Tests for survivors of the seed-2212 mutation sample (continued): each is seen to fail
 on its mutant, or is the regression test of a bug found beside one.
 
-Covers nn/_linear_split.py:57 and nn/layers_ext.py:136; and bugs found beside
+Covers nn/_linear_split.py:57, nn/layers_ext.py:136, ops/_spatial_mean.py:34 and
+autograd/graph.py:351; and bugs found beside
 ops/_table.py:246 (ops without a complex kernel took complex tensors) and
 ops/arithmetic.py:85 (a True alpha, add_/sub_ with alpha and a number), fixed.
 """
@@ -106,3 +107,28 @@ def test_embedding_bag_draws_its_weight_from_a_normal_with_a_zero_padding_row(to
         want[1] = 0
         assert bool((w == want).all())
         assert 0.8 < float(w.std()) < 1.2
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_spatial_mean_of_a_channels_last_half_batch_matches_torch(torch_mod, dtype):
+    """_spatial_mean.py:34 [boolop] ``... not in _FLOATS or not data.size`` -> ``and``: the
+    GEMV kernel is for float32/float64 only; a channels-last float16 batch keeps NumPy's
+    mean (the half GEMV rounded differently from torch)."""
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((2, 6, 7, 3)) * 30 + 50).astype(np.float32)  # N, H, W, C
+    outs = []
+    for lib in (torch_mod, tg):
+        x = lib.tensor(a).to(getattr(lib, dtype)).permute(0, 3, 1, 2)  # channels-last
+        outs.append(x.mean(dim=(2, 3)).to(lib.float64).numpy())
+    np.testing.assert_array_equal(outs[1], outs[0])
+
+
+def test_fresh_grad_outside_a_backward_is_a_plain_tensor():
+    """graph.py:351 [compare] ``owned is not None`` -> ``(owned is None)``: outside a
+    backward (a rule called directly) there is no ``owned`` dict to register in."""
+    from tapegrad.autograd import graph
+
+    assert graph.OWNED.current is None
+    t = graph.fresh_grad(np.array([1.0, 2.0]))
+    assert isinstance(t, tg.Tensor)
+    np.testing.assert_array_equal(t.numpy(), [1.0, 2.0])
