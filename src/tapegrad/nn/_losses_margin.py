@@ -28,7 +28,7 @@ __all__ = [
 
 
 def _target_range_error(op):
-    return IndexError(f"{op}: target out of range")
+    return RuntimeError(f"{op}: target out of range")
 
 
 def _int_array(t):

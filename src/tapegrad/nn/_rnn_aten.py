@@ -45,8 +45,9 @@ def _bind(op, args, kwargs, packed):
 def _call(mode, op, args, kwargs):
     lstm = mode == "LSTM"
     # the packed overload's second argument is the batch_sizes tensor; the padded one's is
-    # hx, a tensor too for GRU/RNN: then the third (params list vs hx tensor) decides
-    second = args[1] if len(args) > 1 else kwargs.get("batch_sizes", kwargs.get("hx"))
+    # hx, a tensor too for GRU/RNN: then the third (params list vs hx tensor) decides; by
+    # keyword, batch_sizes names the packed one
+    second = args[1] if len(args) > 1 else None
     third = args[2] if len(args) > 2 else kwargs.get("hx", kwargs.get("params"))
     packed = "batch_sizes" in kwargs or (
         isinstance(second, Tensor) and (lstm or isinstance(third, Tensor))

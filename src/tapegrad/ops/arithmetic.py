@@ -227,7 +227,7 @@ def _alpha(alpha, da, db, op):
     a bool for bool operands (``a + 2 * b`` of bools is a bool)."""
     if isinstance(alpha, np.generic):
         alpha = alpha.item()
-    ka, kb = da.dtype.kind, db.dtype.kind
+    ka, kb = _kind(da), _kind(db)
     if alpha.__class__ is float and (ka in "fc" or kb in "fc"):  # the common cases first
         return alpha
     if alpha.__class__ is int:
@@ -247,11 +247,57 @@ def _alpha(alpha, da, db, op):
     return alpha
 
 
+def _kind(d):
+    """The dtype kind of an operand: an array's, or a Python number's (0 and NaN, large
+    ints and half tensors' numbers stay numbers, Note [Scalar operands as 0-d arrays])."""
+    dt = getattr(d, "dtype", None)
+    if dt is not None:
+        return dt.kind
+    if isinstance(d, bool):
+        return "b"
+    if isinstance(d, int):
+        return "i"
+    return (
+        "f" if isinstance(d, float) else "c" if isinstance(d, complex) else np.asarray(d).dtype.kind
+    )
+
+
+def _number_operand(da, db):
+    """A number ``db`` beside the array ``da`` as torch casts it before scaling it by
+    alpha: a real number to a float array's dtype, a bool to a bool array's (``True *
+    True`` is 1, not True); else ``db`` unchanged."""
+    if hasattr(db, "dtype"):
+        return db
+    kind = da.dtype.kind
+    if kind in "fcV" and isinstance(db, (int, float)):
+        token = _fpquiet.enter()  # a number beyond the dtype is inf, as in torch
+        try:
+            return np.asarray(float(db) if isinstance(db, float) else db, da.dtype)
+        except OverflowError:  # beyond float64: NumPy's plain path reports it
+            return db
+        finally:
+            _fpquiet.leave(token)
+    if db.__class__ is bool and kind == "b":
+        return np.asarray(db)
+    return db
+
+
 def _alpha_scaled(fn, da, db, alpha, op, ta, tb):
     """``fn(da, alpha * db)`` for add and sub; two half tensors as torch rounds them (Note
-    [Half tensors and alpha] in ops/_half_alpha.py)."""
-    if ta is not None and tb is not None and da.itemsize == 2:
-        out = scaled_add(da, db, alpha if fn is np.add else -alpha)
+    [Half tensors and alpha] in ops/_half_alpha.py). A real number beside a float tensor is
+    first rounded to the tensor's dtype, as torch casts it (a half tensor's then takes the
+    same rule as a 0-d half tensor)."""
+    if tb is None and ta is not None:
+        db = _number_operand(da, db)
+    if ta is not None and da.itemsize == 2 and (tb is not None or db.__class__ is np.ndarray):
+        s = alpha if fn is np.add else -alpha
+        perm = np.argsort([-st for st in da.strides], kind="stable") if tb is None else None
+        if perm is not None and da.transpose(perm).flags.c_contiguous:
+            dense = da.transpose(perm)  # a number beside a dense tensor: torch's loop runs
+            out = scaled_add(dense.reshape(-1), db, s)  # once over its memory
+            out = out if out is None else out.reshape(dense.shape).transpose(np.argsort(perm))
+        else:
+            out = scaled_add(da, db, s)
         if out is not None:
             return out
     return _compute(fn, da, db * alpha, op, ta, tb)
@@ -260,7 +306,7 @@ def _alpha_scaled(fn, da, db, alpha, op, ta, tb):
 @register("add", operators=("__add__", "__radd__"))
 def add(input, other, *, alpha=1):
     """``input + alpha * other``, broadcasting."""
-    if alpha == 1 and (weak := _weak_number(input, other)) is not None:
+    if alpha == 1 and alpha is not True and (weak := _weak_number(input, other)) is not None:
         out = np.add(input._data, weak)
         if STATE.enabled and input._rg:
             return make_result(
@@ -275,7 +321,7 @@ def add(input, other, *, alpha=1):
         da = _weak(da, db)
     elif da.ndim != db.ndim and not (da.ndim and db.ndim):  # Note [0-d tensor operands]
         da, db = zero_dim_operands(da, db)
-    if alpha == 1:
+    if alpha == 1 and alpha is not True:  # a True alpha: torch checks it as a bool
         out = _compute(np.add, da, db, "add", ta, tb)
     else:
         alpha = _alpha(alpha, da, db, "add")
@@ -308,7 +354,7 @@ def add(input, other, *, alpha=1):
 @register("sub", operators=("__sub__",))
 def sub(input, other, *, alpha=1):
     """``input - alpha * other``, broadcasting."""
-    if alpha == 1 and (weak := _weak_number(input, other)) is not None:
+    if alpha == 1 and alpha is not True and (weak := _weak_number(input, other)) is not None:
         out = np.subtract(input._data, weak)
         if STATE.enabled and input._rg:
             return make_result(
@@ -327,7 +373,7 @@ def sub(input, other, *, alpha=1):
         da = _weak(da, db)
     elif da.ndim != db.ndim and not (da.ndim and db.ndim):  # Note [0-d tensor operands]
         da, db = zero_dim_operands(da, db)
-    if alpha == 1:
+    if alpha == 1 and alpha is not True:
         out = _compute(np.subtract, da, db, "sub", ta, tb)
     else:
         alpha = _alpha(alpha, da, db, "sub")

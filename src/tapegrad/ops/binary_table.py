@@ -77,11 +77,23 @@ def _igamma_grad(sign):
 
 
 def _xlogy_kernel(a, b):
+    if a.dtype.kind == "c":  # SciPy has a complex loop, torch no kernel (the op's error)
+        raise TypeError
     return sc.xlogy(a, b)
 
 
 def _xlog1py_kernel(a, b):
+    if a.dtype.kind == "c":
+        raise TypeError
     return sc.xlog1py(a, b)
+
+
+def _no_complex(name):
+    def check(a, b):
+        if np.dtype(a).kind == "c" or np.dtype(b).kind == "c":  # NumPy orders them
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
+
+    return check
 
 
 def _same_dtypes(a, b):
@@ -177,6 +189,7 @@ BINARY = [
         _fmax_grads(np.greater_equal),
         kind="same",
         inplace=False,
+        check=_no_complex("fmax"),
         notes="NaN-ignoring maximum.",
     ),
     Binary(
@@ -185,6 +198,7 @@ BINARY = [
         _fmax_grads(np.less_equal),
         kind="same",
         inplace=False,
+        check=_no_complex("fmin"),
         notes="NaN-ignoring minimum.",
     ),
     Binary(

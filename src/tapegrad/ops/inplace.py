@@ -285,11 +285,22 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
     def general(self, other, alpha):
         if is_sub:
             check_sub(self._data, other)
-        scaled = other if alpha == 1 else _data(other) * alpha
-        half = alpha != 1 and other.__class__ is Tensor and (is_sub or ufunc is np.add)
+        number = None
+        if alpha != 1 or alpha is True:  # checked and applied as the out-of-place op does
+            alpha = arithmetic._alpha(alpha, self._data, _data(other), name[:-1])
+            if other.__class__ is not Tensor:
+                number = arithmetic._number_operand(self._data, other)
+        scaled = other if alpha == 1 else (_data(other) if number is None else number) * alpha
+        half = alpha != 1 and (is_sub or ufunc is np.add)
+        half = half and (other.__class__ is Tensor or number.__class__ is np.ndarray)
 
         def fast(a):
-            if half and a.itemsize == 2:  # Note [Half tensors and alpha]
+            if half and a.itemsize == 2 and number is not None:  # as add(a, number, alpha=)
+                res = arithmetic._alpha_scaled(ufunc, a, number, alpha, name[:-1], self, None)
+                if res.shape == a.shape and res.dtype == a.dtype:
+                    np.copyto(a, res)
+                    return
+            elif half and a.itemsize == 2:  # Note [Half tensors and alpha]
                 res = scaled_add(a, other._data, -alpha if is_sub else alpha)
                 if res is not None and res.shape == a.shape:
                     np.copyto(a, res)
@@ -345,7 +356,7 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
     if has_alpha:
 
         def op(self, other, *, alpha=1):
-            if alpha == 1 and fast_path(self, other) is not None:
+            if alpha == 1 and alpha is not True and fast_path(self, other) is not None:
                 return self
             return general(self, other, alpha)
 

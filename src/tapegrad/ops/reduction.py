@@ -175,6 +175,6 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
             g = g * (1.0 / max(count, 1))
         else:
             g = g / float(max(count, 1))
-        return (g if g._data.dtype == in_dtype or in_dtype.kind != "f" else g._cast(in_dtype),)
+        return (g if g._data.dtype == in_dtype else g._cast(in_dtype),)
 
     return make_result(out, (input,), backward, "MeanBackward", array_backward=array_backward)
