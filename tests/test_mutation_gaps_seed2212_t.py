@@ -1,7 +1,8 @@
 """Tests for survivors of the seed-2212 mutation sample (list t, the second half): each is
 seen to fail on its mutant.
 
-Covers nn/_fold.py:85.
+Covers nn/_fold.py:85, nn/utils/_prune_ties.py:81, nn/_attention.py:118 and
+nn/losses_more.py:220.
 """
 
 import numpy as np
@@ -30,3 +31,43 @@ def test_fold_with_a_different_padding_per_dim_matches_torch(torch_mod, padding)
     (go * tg.tensor(w)).sum().backward()
     np.testing.assert_allclose(go.detach().numpy(), to.detach().numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(gx.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_topk_indices_after_introselect_runs_out_of_depth_are_torchs(torch_mod):
+    """utils/_prune_ties.py:81 [binop] ``last - first`` -> ``(last + first)``: an organ pipe
+    of pairs (0, 0, 1, 1, ..., 14, 14, 14, 14, ..., 0, 0) exhausts introselect's depth with
+    the segment away from the front, so the heap select of ``[first, last)`` decides the
+    set; the kept indices are torch's CPU topk's."""
+    from tapegrad.nn.utils._prune_ties import topk_indices
+
+    half = np.arange(30)
+    v = (np.concatenate([half, half[::-1]]) // 2).astype(np.float32)
+    for k in (10, 13, 14, 15):
+        for largest in (False, True):
+            theirs = torch_mod.topk(torch_mod.tensor(v), k, largest=largest).indices.numpy()
+            np.testing.assert_array_equal(np.sort(topk_indices(v, k, largest)), np.sort(theirs))
+
+
+@pytest.mark.parametrize("lead", [(), (1,)])
+def test_sdpa_gqa_with_unequal_key_and_value_heads_names_both(torch_mod, lead):
+    """_attention.py:118 [binop] ``value.shape[-3]`` -> ``value.shape[3]`` (in the message):
+    key and value with 2 and 3 heads under enable_gqa raise a RuntimeError, as torch, that
+    names the value's 3 heads (3-D inputs: no IndexError)."""
+    shapes = [lead + (4, 2, 5), lead + (2, 2, 5), lead + (3, 2, 5)]
+    with pytest.raises(RuntimeError):
+        torch_mod.nn.functional.scaled_dot_product_attention(
+            *[torch_mod.zeros(s) for s in shapes], enable_gqa=True
+        )
+    with pytest.raises(RuntimeError, match=r"\(key 2, value 3\)"):
+        F.scaled_dot_product_attention(*[tg.zeros(*s) for s in shapes], enable_gqa=True)
+
+
+@pytest.mark.parametrize("margin", [0, 0.0, -1.0])
+def test_triplet_margin_with_distance_loss_rejects_a_zero_margin_like_torch(torch_mod, margin):
+    """losses_more.py:220 [compare] ``margin <= 0`` -> ``(margin < 0)``: a margin of 0 is
+    refused with torch's ValueError and message."""
+    with pytest.raises(ValueError) as theirs:
+        torch_mod.nn.TripletMarginWithDistanceLoss(margin=margin)
+    with pytest.raises(ValueError) as ours:
+        tg.nn.TripletMarginWithDistanceLoss(margin=margin)
+    assert str(ours.value) == str(theirs.value)
