@@ -2,7 +2,7 @@
 seen to fail on its mutant.
 
 Covers nn/_fold.py:85, nn/utils/_prune_ties.py:81, nn/_attention.py:118 and
-nn/losses_more.py:220.
+nn/losses_more.py:220, ops/arithmetic.py:409.
 """
 
 import numpy as np
@@ -71,3 +71,23 @@ def test_triplet_margin_with_distance_loss_rejects_a_zero_margin_like_torch(torc
     with pytest.raises(ValueError) as ours:
         tg.nn.TripletMarginWithDistanceLoss(margin=margin)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_mul_by_a_cached_number_without_grad_takes_the_weak_fast_path(torch_mod, monkeypatch):
+    """arithmetic.py:409 [drop] ``return Tensor._wrap(out)`` (path): ``tensor * number``
+    for a number met before, with nothing to record, returns the fast path's product and
+    never reaches the general operand handling (``_operands``); the values are torch's."""
+    from tapegrad.ops import arithmetic
+
+    x = tg.tensor([1.0, 2.0, 3.0])
+    first = x * 3.0  # caches 3.0's 0-d float32 array
+    monkeypatch.setattr(arithmetic, "_operands", lambda *a: pytest.fail("general path"))
+    expected = (torch_mod.tensor([1.0, 2.0, 3.0]) * 3.0).numpy()
+    for out in (first, x * 3.0, x.mul(3.0)):
+        assert out.dtype == tg.float32
+        np.testing.assert_array_equal(out.numpy(), expected)
+    w = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with tg.no_grad():
+        out = w * 3.0
+    assert out.grad_fn is None and not out.requires_grad
+    np.testing.assert_array_equal(out.numpy(), expected)
