@@ -2,7 +2,9 @@
 seen to fail on its mutant.
 
 Covers nn/_fold.py:85, nn/utils/_prune_ties.py:81, nn/_attention.py:118 and
-nn/losses_more.py:220, ops/arithmetic.py:409.
+nn/losses_more.py:220, ops/arithmetic.py:409 and nn/_losses_margin.py:216; and
+multilabel_margin_loss's range check of every target entry, with torch's RuntimeError (a bug
+found on the way, fixed).
 """
 
 import numpy as np
@@ -91,3 +93,38 @@ def test_mul_by_a_cached_number_without_grad_takes_the_weak_fast_path(torch_mod,
         out = w * 3.0
     assert out.grad_fn is None and not out.requires_grad
     np.testing.assert_array_equal(out.numpy(), expected)
+
+
+@pytest.mark.parametrize(
+    "target", [[[3, 4, -1, 0]], [[-2, 0, -1, 1]], [[0, -1, 7, 1]], [[0, -1, -3, 1]], [0, -1, 4, 1]]
+)
+def test_multilabel_margin_loss_target_out_of_range_raises_like_torch(torch_mod, target):
+    """_losses_margin.py:216 [drop] the range check of multilabel_margin_loss: a target
+    outside [-1, C) raises torch's RuntimeError, after a row's first -1 too (a bug: those
+    were ignored, and the others raised IndexError from the check or from gather)."""
+    x = np.array([0.1, 0.2, 0.4, 0.8], np.float32)
+    x = x if np.ndim(target) == 1 else x[None]
+    with pytest.raises(RuntimeError, match="out of range"):
+        torch_mod.nn.functional.multilabel_margin_loss(
+            torch_mod.tensor(x), torch_mod.tensor(target)
+        )
+    with pytest.raises(RuntimeError, match="target out of range"):
+        F.multilabel_margin_loss(tg.tensor(x), tg.tensor(target))
+
+
+def test_margin_losses_in_range_targets_after_minus_one_match_torch(torch_mod):
+    """_losses_margin.py:216: entries after a row's first -1 that are in range are
+    ignored, as torch; multi_margin_loss's out-of-range target is a RuntimeError too."""
+    x = np.array([[0.1, 0.2, 0.4, 0.8], [0.5, -0.3, 0.9, 0.0]], np.float32)
+    t = [[0, -1, 3, 1], [2, 1, -1, -1]]
+    tx = torch_mod.tensor(x, requires_grad=True)
+    gx = tg.tensor(x, requires_grad=True)
+    theirs = torch_mod.nn.functional.multilabel_margin_loss(tx, torch_mod.tensor(t))
+    ours = F.multilabel_margin_loss(gx, tg.tensor(t))
+    theirs.backward()
+    ours.backward()
+    np.testing.assert_allclose(ours.item(), theirs.item(), rtol=1e-6)
+    np.testing.assert_allclose(gx.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+    for lib in (torch_mod, tg):
+        with pytest.raises(RuntimeError, match="target out of range"):
+            lib.nn.functional.multi_margin_loss(lib.tensor(x), lib.tensor([0, 4]))
