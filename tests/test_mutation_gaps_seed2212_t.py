@@ -1,7 +1,7 @@
 """Tests for survivors of the seed-2212 mutation sample (list t, the second half): each is
 seen to fail on its mutant.
 
-Covers nn/_fold.py:85, nn/utils/_prune_ties.py:81, nn/_attention.py:118 and
+Covers nn/_fold.py:85, nn/utils/_prune_ties.py:81, nn/_attention.py:118,
 nn/losses_more.py:220, ops/arithmetic.py:409 and nn/_losses_margin.py:216; and
 multilabel_margin_loss's range check of every target entry, with torch's RuntimeError (a bug
 found on the way, fixed).
