@@ -1,7 +1,7 @@
 """Tests for survivors of the seed-2212 mutation sample (list t, the second half): each is
 seen to fail on its mutant.
 
-Covers nn/_fold.py:85, nn/utils/_prune_ties.py:81, nn/_attention.py:118,
+Covers nn/_fold.py:85, nn/utils/_prune_ties.py:80 and :81, nn/_attention.py:118,
 nn/losses_more.py:220, ops/arithmetic.py:409 and nn/_losses_margin.py:216; and
 multilabel_margin_loss's range check of every target entry, with torch's RuntimeError (a bug
 found on the way, fixed).
@@ -36,7 +36,8 @@ def test_fold_with_a_different_padding_per_dim_matches_torch(torch_mod, padding)
 
 
 def test_topk_indices_after_introselect_runs_out_of_depth_are_torchs(torch_mod):
-    """utils/_prune_ties.py:81 [binop] ``last - first`` -> ``(last + first)``: an organ pipe
+    """utils/_prune_ties.py:81 [binop] ``last - first`` -> ``(last + first)`` and :80
+    [binop] ``nth + 1 - first`` -> ``(nth + 1 + first)``: an organ pipe
     of pairs (0, 0, 1, 1, ..., 14, 14, 14, 14, ..., 0, 0) exhausts introselect's depth with
     the segment away from the front, so the heap select of ``[first, last)`` decides the
     set; the kept indices are torch's CPU topk's."""
