@@ -2,10 +2,13 @@
 seen to fail on its mutant.
 
 Covers nn/_fold.py:85, nn/utils/_prune_ties.py:80 and :81, nn/_attention.py:118,
-nn/losses_more.py:220, ops/arithmetic.py:409 and nn/_losses_margin.py:216; and
-multilabel_margin_loss's range check of every target entry, with torch's RuntimeError (a bug
-found on the way, fixed).
+nn/losses_more.py:220, ops/arithmetic.py:409, nn/_losses_margin.py:216 and
+autograd/anomaly.py:76; and two bugs found on the way, fixed: multilabel_margin_loss's range
+check of every target entry, with torch's RuntimeError, and the anomaly context managers'
+``as`` (None, as torch).
 """
+
+import warnings
 
 import numpy as np
 import pytest
@@ -129,3 +132,18 @@ def test_margin_losses_in_range_targets_after_minus_one_match_torch(torch_mod):
     for lib in (torch_mod, tg):
         with pytest.raises(RuntimeError, match="target out of range"):
             lib.nn.functional.multi_margin_loss(lib.tensor(x), lib.tensor([0, 4]))
+
+
+def test_anomaly_context_managers_bind_none_like_torch(torch_mod):
+    """anomaly.py:76 [drop] ``return self`` (set_detect_anomaly.__enter__): torch's
+    set_detect_anomaly and detect_anomaly give None to ``as`` (a bug: tapegrad gave the
+    object); anomaly mode is on inside and restored after, as torch."""
+    for lib in (torch_mod, tg):
+        before = lib.is_anomaly_enabled()
+        with lib.autograd.set_detect_anomaly(not before) as m:
+            assert m is None and lib.is_anomaly_enabled() is (not before)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch warns that anomaly mode is slow
+            with lib.autograd.detect_anomaly() as m:
+                assert m is None and lib.is_anomaly_enabled()
+        assert lib.is_anomaly_enabled() is before
