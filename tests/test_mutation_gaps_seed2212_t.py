@@ -2,10 +2,10 @@
 seen to fail on its mutant.
 
 Covers nn/_fold.py:85, nn/utils/_prune_ties.py:80 and :81, nn/_attention.py:118,
-nn/losses_more.py:220, ops/arithmetic.py:409, nn/_losses_margin.py:216 and
-autograd/anomaly.py:76; and two bugs found on the way, fixed: multilabel_margin_loss's range
-check of every target entry, with torch's RuntimeError, and the anomaly context managers'
-``as`` (None, as torch).
+nn/losses_more.py:220, ops/arithmetic.py:409, nn/_losses_margin.py:216,
+autograd/anomaly.py:76 and nn/_linear_split.py:85 (a path); and two bugs found on the way,
+fixed: multilabel_margin_loss's range check of every target entry, with torch's
+RuntimeError, and the anomaly context managers' ``as`` (None, as torch).
 """
 
 import warnings
@@ -147,3 +147,26 @@ def test_anomaly_context_managers_bind_none_like_torch(torch_mod):
             with lib.autograd.detect_anomaly() as m:
                 assert m is None and lib.is_anomaly_enabled()
         assert lib.is_anomaly_enabled() is before
+
+
+def test_linear_input_gradient_of_a_small_product_runs_one_gemm(monkeypatch):
+    """nn/_linear_split.py:85 [drop] ``return None`` (path): under TAPEGRAD_INTRA_OP=step
+    the input gradient of a product below the split's size (or of float16) is the caller's
+    one GEMM, not row blocks on the pool (speed only, so the path is checked)."""
+    from tapegrad import _parallel
+    from tapegrad.nn import _linear_split
+
+    calls = []
+    real = _linear_split.map_rows
+    monkeypatch.setattr(_linear_split, "map_rows", lambda *a: calls.append(1) or real(*a))
+    prev, _parallel.STEP[0] = _parallel.STEP[0], True
+    try:
+        for dtype in (np.float32, np.float16):
+            g2, wd = np.ones((4, 2), dtype), np.ones((2, 3), dtype)
+            assert _linear_split.grad_input(g2, wd) is None
+        x = tg.ones(4, 3, requires_grad=True)
+        F.linear(x, tg.ones(2, 3)).sum().backward()
+    finally:
+        _parallel.STEP[0] = prev
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((4, 3), 2.0))
+    assert calls == []
