@@ -3,11 +3,12 @@ seen to fail on its mutant.
 
 Covers nn/_fold.py:85, nn/utils/_prune_ties.py:80 and :81, nn/_attention.py:118,
 nn/losses_more.py:220, ops/arithmetic.py:409, nn/_losses_margin.py:216,
-autograd/anomaly.py:76 and nn/_linear_split.py:85 (a path); and two bugs found on the way,
+autograd/anomaly.py:76, nn/_linear_split.py:85 (a path) and nn/lazy.py:146; and two bugs found,
 fixed: multilabel_margin_loss's range check of every target entry, with torch's
 RuntimeError, and the anomaly context managers' ``as`` (None, as torch).
 """
 
+import re
 import warnings
 
 import numpy as np
@@ -170,3 +171,14 @@ def test_linear_input_gradient_of_a_small_product_runs_one_gemm(monkeypatch):
         _parallel.STEP[0] = prev
     np.testing.assert_array_equal(x.grad.numpy(), np.full((4, 3), 2.0))
     assert calls == []
+
+
+@pytest.mark.parametrize("cls", ["LazyConv2d", "LazyConvTranspose3d"])
+def test_lazy_conv_of_an_input_of_the_wrong_rank_names_the_ranks_like_torch(torch_mod, cls):
+    """lazy.py:146 [const] ``n + 1`` -> ``n + 2`` (in the message): a 2-D input to a lazy
+    conv raises torch's RuntimeError naming the unbatched and batched ranks."""
+    with pytest.raises(RuntimeError) as theirs:
+        getattr(torch_mod.nn, cls)(4, 3)(torch_mod.ones(2, 3))
+    expected = str(theirs.value).split(", but got")[0]
+    with pytest.raises(RuntimeError, match=re.escape(expected + ", but got input of size")):
+        getattr(tg.nn, cls)(4, 3)(tg.ones(2, 3))
