@@ -3,8 +3,8 @@ seen to fail on its mutant.
 
 Covers nn/_fold.py:85, nn/utils/_prune_ties.py:80 and :81, nn/_attention.py:118,
 nn/losses_more.py:220, ops/arithmetic.py:409, nn/_losses_margin.py:216,
-autograd/anomaly.py:76, nn/_linear_split.py:85 (a path) and nn/lazy.py:146; and two bugs found,
-fixed: multilabel_margin_loss's range check of every target entry, with torch's
+autograd/anomaly.py:76, nn/_linear_split.py:85 (a path), nn/lazy.py:146 and
+nn/_attention_split.py:29 (a path); and two bugs found, fixed: multilabel_margin_loss's range check of every target entry, with torch's
 RuntimeError, and the anomaly context managers' ``as`` (None, as torch).
 """
 
@@ -182,3 +182,27 @@ def test_lazy_conv_of_an_input_of_the_wrong_rank_names_the_ranks_like_torch(torc
     expected = str(theirs.value).split(", but got")[0]
     with pytest.raises(RuntimeError, match=re.escape(expected + ", but got input of size")):
         getattr(tg.nn, cls)(4, 3)(tg.ones(2, 3))
+
+
+def test_attention_splits_from_exactly_twice_the_least_block():
+    """nn/_attention_split.py:29 [compare] ``n_scores >= 2 * MIN_ELEMENTS`` -> ``>`` (path):
+    under TAPEGRAD_INTRA_OP=step attention of exactly 2 * MIN_ELEMENTS scores runs in row
+    blocks (one score fewer does not), with the product of the whole."""
+    from tapegrad import _parallel
+    from tapegrad.nn import _attention_split
+
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((2, 128, 1)).astype(np.float32)
+    prev, _parallel.STEP[0] = _parallel.STEP[0], True
+    try:
+        for s, splits in ((2 * _parallel.MIN_ELEMENTS // 256, True), (255, False)):
+            k = rng.standard_normal((2, s, 1)).astype(np.float32)
+            v = rng.standard_normal((2, s, 1)).astype(np.float32)
+            got = _attention_split.forward(q, k, v, None, 1.0, None)
+            assert (got is not None) is splits
+            if splits:
+                w = np.exp(q @ k.transpose(0, 2, 1))
+                want = (w / w.sum(-1, keepdims=True)) @ v
+                np.testing.assert_allclose(got[0], want, rtol=1e-4, atol=1e-5)
+    finally:
+        _parallel.STEP[0] = prev
