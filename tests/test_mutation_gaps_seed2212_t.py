@@ -4,8 +4,9 @@ seen to fail on its mutant.
 Covers nn/_fold.py:85, nn/utils/_prune_ties.py:80 and :81, nn/_attention.py:118,
 nn/losses_more.py:220, ops/arithmetic.py:409, nn/_losses_margin.py:216,
 autograd/anomaly.py:76, nn/_linear_split.py:85 (a path), nn/lazy.py:146 and
-nn/_attention_split.py:29 (a path); and two bugs found, fixed: multilabel_margin_loss's range check of every target entry, with torch's
-RuntimeError, and the anomaly context managers' ``as`` (None, as torch).
+nn/_attention_split.py:29 (a path); and two bugs found on the way, fixed:
+multilabel_margin_loss's range check of every target entry, with torch's RuntimeError, and
+the anomaly context managers' ``as`` (None, as torch).
 """
 
 import re
