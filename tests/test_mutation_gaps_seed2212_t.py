@@ -207,3 +207,13 @@ def test_attention_splits_from_exactly_twice_the_least_block():
                 np.testing.assert_allclose(got[0], want, rtol=1e-4, atol=1e-5)
     finally:
         _parallel.STEP[0] = prev
+
+
+def test_unflatten_of_an_empty_dim_and_a_size_that_does_not_divide_like_torch(torch_mod):
+    """ops/shape.py:330 [compare] ``-1 in sizes`` -> ``(-1 not in sizes)`` (the second):
+    an empty dim unflattens into (0, 5) as torch; (4, -1) of a dim of 6 is torch's
+    RuntimeError, from the check (its message)."""
+    for lib in (torch_mod, tg):
+        assert tuple(lib.zeros(2, 0).unflatten(1, (0, 5)).shape) == (2, 0, 5)
+        with pytest.raises(RuntimeError, match="don't multiply up to the size"):
+            lib.zeros(2, 6).unflatten(1, (4, -1))
