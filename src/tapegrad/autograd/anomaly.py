@@ -72,8 +72,8 @@ class set_detect_anomaly:
     def __init__(self, mode: bool, check_nan: bool = True):
         self._previous = _set(mode, check_nan)
 
-    def __enter__(self):
-        return self
+    def __enter__(self) -> None:  # torch's binds nothing to ``as``
+        pass
 
     def __exit__(self, *exc):
         _set(*self._previous)
@@ -100,8 +100,7 @@ class detect_anomaly:
         self._saved = []
 
     def __enter__(self):
-        self._saved.append(_set(True, self.check_nan))
-        return self
+        self._saved.append(_set(True, self.check_nan))  # ``as`` gets None, as torch
 
     def __exit__(self, *exc):
         _set(*self._saved.pop())

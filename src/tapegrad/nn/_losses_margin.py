@@ -28,7 +28,7 @@ __all__ = [
 
 
 def _target_range_error(op):
-    return RuntimeError(f"{op}: target out of range")
+    return RuntimeError(f"{op}: target out of range")  # torch's type
 
 
 def _int_array(t):
@@ -211,9 +211,10 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         )
     n, c = x.shape
     t2 = t2.astype(np.int64)
+    # torch checks every entry, those after a row's first -1 too
+    _trace.raise_if((t2 < -1) | (t2 >= c), _target_range_error, "multilabel_margin_loss")
     # A position counts while no -1 came before it in its row.
     valid = np.cumprod(t2 != -1, axis=1).astype(bool)
-    _trace.raise_if(valid & ((t2 < 0) | (t2 >= c)), _target_range_error, "multilabel_margin_loss")
     safe = np.where(valid, t2, 0)
     is_target = ((safe[:, :, None] == np.arange(c)) & valid[:, :, None]).any(axis=1)
     dtype = x._data.dtype
