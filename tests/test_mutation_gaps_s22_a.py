@@ -294,3 +294,160 @@ def test_a_multi_output_node_whose_complex_rule_is_replaced_drops_its_array_rule
     (a.abs().sum() + b.abs().sum()).backward()
     want = 2 * z.detach().numpy() / np.abs(z.detach().numpy())
     np.testing.assert_allclose(z.grad.numpy(), want, rtol=1e-6)
+
+
+# -- autograd/forward_ad.py -----------------------------------------------------------------
+
+
+def test_make_dual_refuses_a_tangent_of_another_dtype():
+    """forward_ad.py:192 [drop] the RuntimeError: tapegrad refuses a tangent whose float dtype
+    is not the primal's (torch keeps the tangent's dtype: a deviation, docs/testing.md)."""
+    fwAD = tg.autograd.forward_ad
+    with fwAD.dual_level():
+        with pytest.raises(RuntimeError, match="tangent's dtype float64 must match the primal's"):
+            fwAD.make_dual(tg.tensor([1.0, 2.0]), tg.tensor([1.0, 2.0], dtype=tg.float64))
+
+
+def test_forward_ad_through_bfloat16():
+    """A bug fixed (forward_ad.py, _propagate/_derived took only kind "f" as float): a dual
+    cast to bfloat16 crashed with AttributeError; now it carries a bfloat16 tangent, as in
+    torch (whose first forward-mode call takes seconds: the numbers are checked against
+    the derivative here). Also covers forward_ad.py:299 (the dead tangent cast, removed)."""
+    fwAD = tg.autograd.forward_ad
+    with fwAD.dual_level():
+        d = fwAD.make_dual(tg.tensor([1.0, 2.0]), tg.tensor([1.0, 0.3]))
+        b = d.to(tg.bfloat16)
+        y = ((b * 3).sin()).float()
+        tb, ty = fwAD.unpack_dual(b).tangent, fwAD.unpack_dual(y).tangent
+    assert tb.dtype == tg.bfloat16 and ty.dtype == tg.float32
+    np.testing.assert_array_equal(tb.float().numpy(), [1.0, 0.30078125])  # 0.3 in bfloat16
+    want = 3 * np.cos(3 * np.array([1.0, 2.0])) * np.array([1.0, 0.30078125])
+    np.testing.assert_allclose(ty.detach().numpy(), want, rtol=2e-2)
+
+
+def test_jacfwd_falls_back_when_a_batched_rule_loses_the_batch_dimension():
+    """forward_ad.py:329 [drop] the BatchingError: jacfwd's batched tangents meet an op's
+    backward rule whose gradient lacks the batch prefix (it flattens it away); the Jacobian
+    is then computed per column. (A Function's gradient is checked before, in function.py.)"""
+    from tapegrad.autograd.graph import make_result
+
+    def rule(g):
+        return (g.reshape(-1) * 2,)
+
+    def op(x):
+        return make_result(x._data * 2, (x,), rule, "TestBackward")
+
+    jac = tg.func.jacfwd(op)(tg.tensor([1.0, 2.0]))
+    np.testing.assert_array_equal(jac.numpy(), 2 * np.eye(2))
+
+
+def _ldl_solve_rule(lib):
+    A = lib.tensor([[4.0, 1.0], [1.0, 3.0]], dtype=lib.float64)
+    LD, piv = lib.linalg.ldl_factor(A)
+
+    class Solve(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return lib.linalg.ldl_solve(LD, piv, x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return lib.linalg.ldl_solve(LD, piv, g)  # A is symmetric
+
+    return Solve, LD, piv
+
+
+def test_ldl_solve_has_no_derivative_like_torch(torch_mod):
+    """ldl.py:28 [drop] the RuntimeError of linalg_ldl_solve's backward (torch's message)."""
+    for lib in (torch_mod, tg):
+        _, LD, piv = _ldl_solve_rule(lib)
+        b = lib.ones(2, 1, dtype=lib.float64, requires_grad=True)
+        x = lib.linalg.ldl_solve(LD, piv, b)
+        with pytest.raises(RuntimeError, match="derivative for aten::linalg_ldl_solve is not"):
+            x.sum().backward()
+
+
+def test_jvp_through_a_rule_that_cannot_be_differentiated_names_the_node():
+    """forward_ad.py:346 [drop] ``raise _no_rule(node) from exc``: a custom backward written
+    with an op that has no derivative (ldl_solve) gives no tangent: NotImplementedError."""
+    Solve, _, _ = _ldl_solve_rule(tg)
+    b = tg.ones(2, 1, dtype=tg.float64)
+    with pytest.raises(NotImplementedError, match="SolveBackward has no JVP rule"):
+        tg.func.jvp(Solve.apply, (b,), (tg.ones_like(b),))
+
+
+def test_jvp_through_a_once_differentiable_backward_is_refused():
+    """A bug fixed (forward_ad._derived): a @once_differentiable backward's outputs require
+    grad but are not recorded in terms of the output gradient, so the derived tangent was
+    silently zero; now NotImplementedError names the Node."""
+    from tapegrad.autograd.function import once_differentiable
+
+    class Once(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g):
+            return g * 2
+
+    x = tg.tensor([1.0, 2.0, 3.0])
+    with pytest.raises(NotImplementedError, match="OnceBackward has no JVP rule"):
+        tg.func.jvp(Once.apply, (x,), (tg.ones(3),))
+
+
+# -- autograd/function.py, grad_mode.py -----------------------------------------------------
+
+
+def test_function_forward_returning_no_tensor_is_a_type_error():
+    """function.py:189 [drop] the TypeError (torch returns the value: a deviation kept,
+    docs/testing.md)."""
+
+    class NoTensor(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return 3.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.raises(TypeError, match="NoTensor.forward must return a Tensor or a tuple"):
+        NoTensor.apply(tg.ones(2, requires_grad=True))
+
+
+def test_once_differentiable_backward_returning_no_tensor(torch_mod):
+    """function.py:352 [drop] ``return outputs``: a @once_differentiable backward that returns
+    only None under create_graph gives no gradient, as in torch."""
+    for lib in (torch_mod, tg):
+
+        class Nothing(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            @lib.autograd.function.once_differentiable
+            def backward(ctx, g):
+                return None
+
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = Nothing.apply(x)
+        got = lib.autograd.grad(y.pow(2).sum(), x, create_graph=True, allow_unused=True)
+        assert got == (None,)
+
+
+def test_set_multithreading_enabled_clone_like_torch(torch_mod):
+    """grad_mode.py:57 [drop] ``return type(self)(self.mode)``: clone() gives a new context
+    manager with the same mode, as torch's."""
+    for lib in (torch_mod, tg):
+        mode = lib.autograd.grad_mode.set_multithreading_enabled
+        try:
+            twin = mode(False).clone()
+            assert type(twin) is mode and twin is not None
+            assert lib.autograd.is_multithreading_enabled() is False
+            with mode(True):
+                assert lib.autograd.is_multithreading_enabled() is True
+        finally:
+            mode(True)
