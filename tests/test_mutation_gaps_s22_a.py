@@ -451,3 +451,94 @@ def test_set_multithreading_enabled_clone_like_torch(torch_mod):
                 assert lib.autograd.is_multithreading_enabled() is True
         finally:
             mode(True)
+
+
+# -- autograd/profiler.py, profiler_util.py -------------------------------------------------
+
+
+def _profiled(lib):
+    P = lib.autograd.profiler
+    with P.profile() as prof:
+        with P.record_function("a_fairly_long_outer_range_name"):
+            with P.record_function("inner"):
+                pass
+        with P.record_function("inner"):
+            pass
+    return prof
+
+
+def _names(table):
+    """The Name cells of a profiler table (its rows between the second and third rules)."""
+    lines = table.split("\n")
+    rules = [i for i, line in enumerate(lines) if line.startswith("---")]
+    width = lines[rules[0]].index(" ")
+    return [line[:width].strip() for line in lines[rules[1] + 1 : rules[2]]]
+
+
+def test_profiler_table_options_like_torch(torch_mod):
+    """profiler.py:178 [drop] (profile.table), profiler_util.py:156 [drop] / [compare] (the
+    top-level filter) and :170 (the cut of a long name): the rows, the cut names, the
+    top-level banner and the rule widths are torch's (a fix: tapegrad sized the Name column
+    after dropping nested rows, cut at the column width, not at max_name_column_width - 3,
+    printed no banner, and its '=' rules were 2 longer)."""
+    tables = []
+    for lib in (torch_mod, tg):
+        prof = _profiled(lib)
+        tables.append(
+            [
+                prof.table(top_level_events_only=True, max_name_column_width=20),
+                prof.table(max_name_column_width=22),
+                prof.table(max_name_column_width=40),
+            ]
+        )
+    for want, got in zip(*tables):
+        assert _names(got) == _names(want)
+        w, g = want.split("\n"), got.split("\n")
+        assert [len(line) for line in g[:-2]] == [len(line) for line in w[:-2]]
+        assert g[0] == w[0] and g[1] == w[1]
+    assert _names(tables[1][0]) == ["a_fairly_long_out...", "inner"]
+
+
+def test_profile_summaries_and_events():
+    """profiler.py:162 (events), :169 (total_average), :190 [drop] / [compare] (__str__),
+    profiler_util.py:139-143 (EventList.total_average), :89 and :121 (the reprs), :118
+    (FunctionEventAvg +=), :203 (str of an EventList)."""
+    prof = _profiled(tg)
+    events = prof.events()
+    assert [e.key for e in events] == ["a_fairly_long_outer_range_name", "inner", "inner"]
+    assert repr(events[0]).startswith("<FunctionEvent id=0 name=a_fairly_long_outer_range_name ")
+    assert repr(events[0]).endswith("cpu_children=[1]>")
+    total = prof.total_average()
+    assert total.key == "Total" and total.count == 3
+    assert total.cpu_time_total == pytest.approx(sum(e.cpu_time_total for e in events))
+    assert repr(total).startswith("<FunctionEventAvg key=Total self_cpu_time=")
+    assert repr(total).endswith("count=3>")
+    avg = prof.key_averages()[1]
+    assert avg.key == "inner" and avg.count == 2
+    same = avg
+    avg += prof.key_averages()[1]
+    assert avg is same and avg.count == 4
+    assert str(prof) == prof.table() and str(events) == events.table()
+    unfinished = tg.autograd.profiler.profile()
+    assert str(unfinished) == repr(unfinished)
+
+
+def test_profiler_reentry_and_disabled_like_torch(torch_mod):
+    """profiler.py:115 [drop] the RuntimeError (entered twice), :125 [drop] / [const]
+    ``return False`` (a disabled profile lets exceptions through), :203 and :206 (emit_nvtx
+    disabled: ``with ... as e`` gives None, as torch's (a fix: tapegrad gave the object),
+    and exceptions pass), as torch."""
+    for lib in (torch_mod, tg):
+        P = lib.autograd.profiler
+        prof = P.profile()
+        with prof:
+            with pytest.raises(RuntimeError, match="Profiler context manager is not reentrant"):
+                prof.__enter__()
+        with pytest.raises(ValueError, match="through"):
+            with P.profile(enabled=False):
+                raise ValueError("through")
+        with P.emit_nvtx(enabled=False) as entered:
+            assert entered is None
+        with pytest.raises(ValueError, match="through"):
+            with P.emit_nvtx(enabled=False):
+                raise ValueError("through")
