@@ -49,9 +49,7 @@ def clamp(input, min=None, max=None):
     except ValueError:
         shapes = [np.shape(d) for d in (xd, lo, hi) if d is not None]
         raise broadcast_error("clamp", *shapes) from None
-    out = np.asanyarray(out)
-    if out is xd:  # bounds of a wider dtype never leave the input itself as the result
-        out = xd.copy()
+    out = np.asanyarray(out)  # a new array: at least one bound is given
     # PyTorch's promotion: a 0-d bound or a number does not widen a float input
     bounds = [b if t is None else t for t, b in ((tlo, lo), (thi, hi)) if b is not None]
     dt = result_type_of(x, *(b.item() if isinstance(b, np.generic) else b for b in bounds))

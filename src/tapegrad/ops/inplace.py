@@ -285,6 +285,9 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
     def general(self, other, alpha):
         if is_sub:
             check_sub(self._data, other)
+        if alpha != 1:  # torch's checks of alpha; a NumPy scalar becomes a number, as in add
+            o = other._data if other.__class__ is Tensor else np.asarray(other)
+            alpha = arithmetic._alpha(alpha, self._data, o, name)
         scaled = other if alpha == 1 else _data(other) * alpha
         half = alpha != 1 and other.__class__ is Tensor and (is_sub or ufunc is np.add)
 
