@@ -1,0 +1,118 @@
+"""Tests for lines of ops/ that no in-process test ran (session 22, list a; the autograd/
+lines are in tests/test_mutation_gaps_s22_a.py): each is seen to fail on its mutants, or
+is a bug fixed on the way (the docstrings say which)."""
+
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+def _same(got, want):
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+# -- ops/_table.py, _registry.py, _util.py ----------------------------------------------------
+
+
+def test_binary_table_ops_take_a_complex_operand_as_complex(torch_mod):
+    """_table.py:243 [drop] (a dimensioned real tensor with a 0-d complex one is computed in
+    complex: 1j is true, as torch) and :247 [drop] (a Python complex number beside a real
+    tensor, which torch's logical_and takes only as a tensor: the same values)."""
+    x = [0.0, 2.0]
+    want = torch_mod.logical_and(torch_mod.tensor(x), torch_mod.tensor(1j)).numpy()
+    np.testing.assert_array_equal(want, [False, True])
+    np.testing.assert_array_equal(tg.logical_and(tg.tensor(x), tg.tensor(1j)).numpy(), want)
+    np.testing.assert_array_equal(tg.logical_xor(tg.tensor(x), 1j).numpy(), ~want)
+
+
+def test_registry_reprs_and_signature_probe():
+    """_registry.py:34 (OpInfo's repr) and :96 [drop] / [const] ``return False``: a
+    callable without a signature (a class like int) is not a one-input op."""
+    from tapegrad.ops._registry import OPS, _one_input
+
+    assert repr(OPS["add"]) == "OpInfo('add')"
+    assert _one_input(int) is False
+    assert _one_input(lambda input: input) is True
+
+
+def test_op_given_none_for_a_tensor_is_a_type_error_like_torch(torch_mod):
+    """A bug fixed (_registry._failed): an op handed None for a Tensor (mm(x, None), also as
+    a keyword) raised AttributeError: None was taken for "no bad argument found"; torch
+    raises TypeError."""
+    for lib in (torch_mod, tg):
+        x = lib.ones(2, 2)
+        for call in (lambda: lib.mm(x, None), lambda: lib.mm(x, mat2=None)):
+            with pytest.raises(TypeError, match="mm\\(\\)"):
+                call()
+    with pytest.raises(TypeError, match="got NoneType"):
+        tg.mv(tg.ones(2, 2), None)
+
+
+def test_an_attribute_error_not_about_a_non_tensor_is_kept():
+    """_registry.py:111 [drop] ``raise exc``: an op's AttributeError that is not a missing
+    ``_data`` of a non-Tensor argument (here a duck-typed object whose _data is a list)
+    comes through as it is, not as a TypeError about some argument."""
+
+    class Duck:
+        _data = [1.0]
+
+    with pytest.raises(AttributeError, match="'list' object has no attribute 'dtype'"):
+        tg.sin(Duck())
+
+
+def test_as_tensor_refuses_other_objects_like_torch(torch_mod):
+    """_util.py:48 [drop] the TypeError of as_tensor (clamp's input)."""
+
+    class Thing:
+        pass
+
+    with pytest.raises(TypeError):
+        torch_mod.clamp(Thing(), 0.0)
+    with pytest.raises(TypeError, match="clamp: expected a Tensor, got Thing"):
+        tg.clamp(Thing(), 0.0)
+
+
+def test_unsupported_dtypes_name_both_operands():
+    """arithmetic.py:114 [drop] ``raise _unsupported(...)``, :146 [drop] and :147/:148
+    [boolop]: NumPy has no remainder for complex: the error names both dtypes (torch raises
+    NotImplementedError "remainder_cpu" not implemented for 'ComplexFloat')."""
+    a = tg.tensor([1.0, 2.0], dtype=tg.float16)
+    b = tg.tensor([1.0, 1.0], dtype=tg.complex64)
+    with pytest.raises(TypeError, match="^remainder: not supported for operands of dtype "):
+        tg.remainder(a, b)
+    with pytest.raises(TypeError, match="dtype float16 and complex64$"):
+        tg.remainder(a, b)
+
+
+def test_stack_of_nothing_like_torch(torch_mod):
+    """joining.py:34 [drop] the RuntimeError for an empty sequence."""
+    for lib in (torch_mod, tg):
+        with pytest.raises(RuntimeError, match="non-empty"):
+            lib.stack([])
+
+
+# -- ops/inplace.py: alpha of add_/sub_ -------------------------------------------------------
+
+
+def test_inplace_add_with_a_numpy_alpha_rounds_like_torch(torch_mod):
+    """A bug fixed (inplace._binary): add_/sub_ took a NumPy scalar alpha as it came, so a
+    float16 update missed torch's rounding (Note [Half tensors and alpha]) and a complex or
+    bool alpha was not refused as torch refuses it. Also covers _half_alpha.py:40, dead
+    since both callers check alpha first (removed)."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(200).astype(np.float16)
+    b = rng.standard_normal(200).astype(np.float16)
+    for alpha in (np.float32(0.3), np.float16(0.3), np.int64(3)):
+        for name in ("add_", "sub_"):
+            want = getattr(torch_mod.tensor(a), name)(torch_mod.tensor(b), alpha=alpha)
+            got = getattr(tg.tensor(a), name)(tg.tensor(b), alpha=alpha)
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    for lib in (torch_mod, tg):
+        h = lib.tensor([1.5, 2.25], dtype=lib.float16)
+        with pytest.raises(RuntimeError, match="alpha must not be a complex number"):
+            h.add_(lib.ones(2, dtype=lib.float16), alpha=2j)
+        with pytest.raises(RuntimeError, match="alpha must not be a floating point number"):
+            lib.ones(2, dtype=lib.int64).sub_(lib.ones(2, dtype=lib.int64), alpha=0.5)
