@@ -2,7 +2,6 @@
 lines are in tests/test_mutation_gaps_s22_a.py): each is seen to fail on its mutants, or
 is a bug fixed on the way (the docstrings say which)."""
 
-
 import numpy as np
 import pytest
 
@@ -116,3 +115,55 @@ def test_inplace_add_with_a_numpy_alpha_rounds_like_torch(torch_mod):
             h.add_(lib.ones(2, dtype=lib.float16), alpha=2j)
         with pytest.raises(RuntimeError, match="alpha must not be a floating point number"):
             lib.ones(2, dtype=lib.int64).sub_(lib.ones(2, dtype=lib.int64), alpha=0.5)
+
+
+# -- ops/linalg.py -----------------------------------------------------------------------------
+
+
+def test_outer_of_mixed_dtypes_gives_each_input_its_dtype(torch_mod):
+    """linalg.py:175 [drop] ``gb = gb._cast(...)``: outer(float64, float32 that requires
+    grad) is float64; the float32 input's gradient is float32, as torch's."""
+    grads = []
+    for lib in (torch_mod, tg):
+        a = lib.tensor([1.0, 2.0], dtype=lib.float64)
+        b = lib.tensor([3.0, 4.0, 5.0], requires_grad=True)
+        lib.outer(a, b).sum().backward()
+        grads.append(b.grad)
+    _same(grads[1], grads[0])
+
+
+# -- ops/complex_writes.py, _half_number.py ---------------------------------------------------
+
+
+def test_complex_values_written_into_a_complex_tensor_like_torch(torch_mod):
+    """complex_writes.py:51 [drop] ``return value``: fill_, copy_ and setitem of complex
+    values into a complex tensor keep them whole, as torch."""
+    got = []
+    for lib in (torch_mod, tg):
+        z = lib.zeros(3, dtype=lib.complex64)
+        z.fill_(1 + 2j)
+        first = z.clone()
+        z.copy_(lib.tensor([1j, 2, 3 - 1j]))
+        second = z.clone()
+        z[0] = 5 - 5j
+        z[[1, 2]] = lib.tensor([7j, 8 + 0j])
+        got.append([t.numpy() for t in (first, second, z)])
+    for g, w in zip(*got):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_opmath_number_leaves_other_ufunc_calls_to_numpy():
+    """_half_number.py:49 and :54 [drop] ``return NotImplemented``: a float16 opmath number
+    (Note [Half tensors and numbers]) handles only plain two-array ufunc calls; a ufunc
+    method (outer) or a non-array operand is left to NumPy, which refuses it."""
+    from tapegrad.ops._half_number import opmath_number
+
+    arr = np.array([1.0, 2.0], np.float16)
+    s = opmath_number(0.1, arr)
+    np.testing.assert_array_equal(
+        np.multiply(arr, s), (arr.astype(np.float32) * 0.1).astype(np.float16)
+    )
+    with pytest.raises(TypeError):
+        np.add.outer(s, arr)
+    with pytest.raises(TypeError):
+        np.multiply(s, [1.0, 2.0])
