@@ -167,3 +167,13 @@ def test_opmath_number_leaves_other_ufunc_calls_to_numpy():
         np.add.outer(s, arr)
     with pytest.raises(TypeError):
         np.multiply(s, [1.0, 2.0])
+
+
+def test_svd_of_a_matrix_with_nan_raises_a_linalg_error_like_torch(torch_mod):
+    """solve.py:57 [drop] ``raise LinAlgError(...)`` in _call: NumPy's SVD that does not
+    converge (a NaN entry) is torch's LinAlgError (a RuntimeError), not a crash later."""
+    for lib in (torch_mod, tg):
+        with pytest.raises(RuntimeError) as info:
+            lib.linalg.svd(lib.tensor([[float("nan"), 1.0], [1.0, 1.0]]))
+        assert isinstance(info.value, lib.linalg.LinAlgError)
+        assert str(info.value).startswith("linalg.svd: ")
