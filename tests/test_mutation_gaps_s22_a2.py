@@ -177,3 +177,13 @@ def test_svd_of_a_matrix_with_nan_raises_a_linalg_error_like_torch(torch_mod):
             lib.linalg.svd(lib.tensor([[float("nan"), 1.0], [1.0, 1.0]]))
         assert isinstance(info.value, lib.linalg.LinAlgError)
         assert str(info.value).startswith("linalg.svd: ")
+
+
+def test_inplace_result_that_cannot_be_cast_even_out_of_place_like_torch(torch_mod):
+    """inplace.py:256 [drop] ``return RuntimeError(...)``: an in-place op whose out-of-place
+    form refuses the operands too (remainder of int64 by complex): still torch's
+    RuntimeError that the result can't be cast to self's dtype."""
+    for lib in (torch_mod, tg):
+        x = lib.ones(2, dtype=lib.int64)
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+            x.remainder_(lib.tensor([1j, 1j]))
