@@ -187,3 +187,21 @@ def test_inplace_result_that_cannot_be_cast_even_out_of_place_like_torch(torch_m
         x = lib.ones(2, dtype=lib.int64)
         with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
             x.remainder_(lib.tensor([1j, 1j]))
+
+
+# -- ops/indexing.py --------------------------------------------------------------------------
+
+
+def test_an_integer_index_beside_a_bool_mask_like_torch(torch_mod):
+    """indexing.py:314 [drop] ``return None``: the gradient of x[rows, mask] (an integer array
+    then a bool mask) is not scattered as an integer lookup of the leading dims (Note in
+    _scatter_add_array); values and the gradient are torch's."""
+    got = []
+    for lib in (torch_mod, tg):
+        x = lib.arange(12.0).reshape(3, 4).requires_grad_(True)
+        mask = lib.tensor([False, True, False, True])
+        y = x[lib.tensor([0, 2]), mask]
+        (y * lib.tensor([3.0, 5.0])).sum().backward()
+        got.append((y.detach().numpy(), x.grad.numpy()))
+    for g, w in zip(*got):
+        np.testing.assert_array_equal(g, w)
