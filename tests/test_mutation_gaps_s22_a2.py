@@ -205,3 +205,14 @@ def test_an_integer_index_beside_a_bool_mask_like_torch(torch_mod):
         got.append((y.detach().numpy(), x.grad.numpy()))
     for g, w in zip(*got):
         np.testing.assert_array_equal(g, w)
+
+
+def test_inplace_op_on_a_view_that_would_broadcast_it_like_torch(torch_mod):
+    """inplace.py:149 [drop] the RuntimeError of _commit_through_view: an in-place op on a
+    view (recorded through its base) whose result is bigger than the view."""
+    for lib in (torch_mod, tg):
+        x = lib.ones(2, 4, requires_grad=True)
+        view = (x * 1)[0]
+        with pytest.raises(RuntimeError, match=r"\[3, 4\]") as info:
+            view.add_(lib.ones(3, 4))
+    assert "which cannot be written into a tensor of shape [4]" in str(info.value)
