@@ -48,3 +48,31 @@ def test_broadcast_shapes_as_torch(torch_mod):
             lib.broadcast_shapes((2, 1), (3, 4, 1), (5,))
         with pytest.raises(TypeError):
             lib.broadcast_shapes((2.0,), (2,))
+
+
+# -- ops/arithmetic.py: pow ------------------------------------------------------------------
+
+
+def test_integer_pow_to_negative_tensor_exponents_as_torch(torch_mod):
+    """A bug fixed (arithmetic.pow): an integer tensor (or number) to an integer tensor with
+    negative entries raised a RuntimeError; torch computes it (1 and -1 keep a value, by the
+    exponent's parity for -1; any other base truncates to 0, 0 included). A negative number
+    as exponent is still torch's RuntimeError."""
+    base = [[0, 1, -1, 2], [-2, 3, -3, 5]]
+    for exp in ([-1], [-2], [-3, 2, -4, 1]):
+        want = torch_mod.tensor(base) ** torch_mod.tensor(exp)
+        _same(tg.tensor(base) ** tg.tensor(exp), want)
+    i8 = {"dtype": torch_mod.int8}
+    want = torch_mod.pow(
+        torch_mod.tensor([2, 3], dtype=torch_mod.uint8), torch_mod.tensor([-1, 2], **i8)
+    )
+    got = tg.pow(tg.tensor([2, 3], dtype=tg.uint8), tg.tensor([-1, 2], dtype=tg.int8))
+    _same(got, want)
+    _same((-1) ** tg.tensor([-1, -2]), (-1) ** torch_mod.tensor([-1, -2]))
+    _same(2 ** tg.tensor([-1, 2]), 2 ** torch_mod.tensor([-1, 2]))
+    _same(
+        tg.tensor([2, 3]).pow_(tg.tensor(-1)), torch_mod.tensor([2, 3]).pow_(torch_mod.tensor(-1))
+    )
+    for lib in (torch_mod, tg):
+        with pytest.raises(RuntimeError, match="negative integer powers"):
+            lib.tensor([2, 3]) ** -1

@@ -541,15 +541,20 @@ def pow(input, exponent):
     """``input ** exponent``; the exponent may be a number or a tensor.
 
     d/da = p·a^(p-1) (0 where p == 0); d/dp = out·log(a) (0 where a == 0 and p >= 0, NaN
-    for a < 0), as PyTorch. Integers to negative integer powers raise a RuntimeError.
+    for a < 0), as PyTorch. An integer tensor to a negative integer number raises a
+    RuntimeError; to a tensor of negative exponents it is 0 (1 or ±1 for a base of 1 or -1).
     """
     ta, da, tb, db = _operands(input, exponent, "pow")
     if ta is None:  # scalar ** tensor: the scalar is weak (0.7 ** int_tensor is float32)
         ta = Tensor._wrap(np.asarray(da, dtype=_scalar_base_dtype(da, tb._data.dtype)))
         da = ta._data
+    power = np.power
     if da.dtype.kind in "iub" and np.result_type(da, db).kind in "iu":
-        _check_int_power(db)
-    out = _compute(np.power, da, db, "pow", ta, tb, True)  # 0 ** -1 = inf, (-8) ** 0.5 = NaN
+        if tb is None:  # a negative number as exponent: torch's error
+            _check_int_power(db)
+        else:  # a tensor's negative exponents: 1 and -1 keep a value, the rest truncate to 0
+            power = _int_power
+    out = _compute(power, da, db, "pow", ta, tb, True)  # 0 ** -1 = inf, (-8) ** 0.5 = NaN
     na = ta._rg
     nb = tb is not None and tb._rg
     p = tb if tb is not None else db
@@ -610,6 +615,17 @@ def _scalar_base_dtype(base, exponent_dtype):
 def _check_int_power(exponent):
     if np.any(np.asarray(exponent) < 0):
         raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
+
+
+def _int_power(a, b):
+    """Integer ``a ** b`` as torch: where b < 0, 1 for a == 1, ±1 for a == -1, else 0."""
+    neg = b < 0
+    if not np.any(neg):
+        return np.power(a, b)
+    out = np.power(a, np.where(neg, 0, b))
+    odd = np.where(b % 2 == 0, 1, -1)
+    at_neg = np.where(a == 1, 1, np.where(a == -1, odd, 0)).astype(out.dtype)
+    return np.where(neg, at_neg, out)
 
 
 def _safe_log(a: Tensor):
