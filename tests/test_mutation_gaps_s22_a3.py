@@ -76,3 +76,48 @@ def test_integer_pow_to_negative_tensor_exponents_as_torch(torch_mod):
     for lib in (torch_mod, tg):
         with pytest.raises(RuntimeError, match="negative integer powers"):
             lib.tensor([2, 3]) ** -1
+
+
+# -- ops/solve.py ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("A", "B", "upper"),
+    [
+        ([[1.0, 0.0], [2.0, 0.0]], [[1.0], [1.0]], False),
+        ([[0.0, 1.0], [0.0, 2.0]], [[1.0], [1.0]], True),
+        (
+            [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 1.0]],
+            [[1.0, 0.0], [1.0, 0.0], [1.0, 1.0]],
+            False,
+        ),
+        (
+            [[2.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 1.0]],
+            [[0.0, 1.0], [0.0, 1.0], [1.0, 1.0]],
+            False,
+        ),
+    ],
+)
+def test_solve_triangular_with_a_zero_on_the_diagonal_as_torch(torch_mod, A, B, upper):
+    """A bug fixed (solve.solve_triangular): a zero on the diagonal raised LinAlgError; torch
+    substitutes through it (trsm): inf and NaN, also batched, on the right, and in the
+    gradient, whose entries outside the read triangle are 0 (the mask was a product: NaN)."""
+    for left in (True, False):
+        b = B if left else np.array(B).T.tolist()
+        want = torch_mod.linalg.solve_triangular(
+            torch_mod.tensor(A), torch_mod.tensor(b), upper=upper, left=left
+        )
+        got = tg.linalg.solve_triangular(tg.tensor(A), tg.tensor(b), upper=upper, left=left)
+        _same(got, want)
+    batch = [A, np.eye(len(A)).tolist()]
+    want = torch_mod.linalg.solve_triangular(
+        torch_mod.tensor(batch), torch_mod.tensor(B), upper=upper
+    )
+    _same(tg.linalg.solve_triangular(tg.tensor(batch), tg.tensor(B), upper=upper), want)
+    grads = []
+    for lib in (torch_mod, tg):
+        a, b = lib.tensor(A, requires_grad=True), lib.tensor(B, requires_grad=True)
+        lib.linalg.solve_triangular(a, b, upper=upper).sum().backward()
+        grads.append((a.grad, b.grad))
+    _same(grads[1][0], grads[0][0])
+    _same(grads[1][1], grads[0][1])
