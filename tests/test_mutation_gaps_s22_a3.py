@@ -121,3 +121,39 @@ def test_solve_triangular_with_a_zero_on_the_diagonal_as_torch(torch_mod, A, B, 
         grads.append((a.grad, b.grad))
     _same(grads[1][0], grads[0][0])
     _same(grads[1][1], grads[0][1])
+
+
+# -- complex operands of real-only binary ops ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, a, b, r: m.xlogy(a, b),
+        lambda m, a, b, r: m.xlogy(r, b),
+        lambda m, a, b, r: m.xlogy(r, 1j),
+        lambda m, a, b, r: m.special.xlog1py(a, b),
+        lambda m, a, b, r: m.maximum(a, b),
+        lambda m, a, b, r: m.minimum(r, b),
+        lambda m, a, b, r: m.fmax(a, b),
+        lambda m, a, b, r: m.fmin(r, a),
+        lambda m, a, b, r: m.lt(a, b),
+        lambda m, a, b, r: a > b,
+        lambda m, a, b, r: m.le(r, a),
+        lambda m, a, b, r: r >= 1j,
+        lambda m, a, b, r: m.ge(a.to(m.complex128), r),
+    ],
+)
+def test_real_only_binary_ops_refuse_complex_as_torch(torch_mod, call):
+    """A bug fixed (_table.make_binary's real_only, clamp._binary_extremum, arithmetic.
+    _comparison): xlogy, xlog1py, maximum/minimum, fmax/fmin and the ordered comparisons gave
+    complex (or bool) results for complex operands; torch refuses them, with its error type.
+    eq stays allowed."""
+    results = []
+    for lib in (torch_mod, tg):
+        a, b = lib.tensor([1 + 1j, 2 + 0j]), lib.tensor([2 + 0j, 1 + 1j])
+        r = lib.tensor([1.0, 2.0])
+        results.append(_error(lambda: call(lib, a, b, r)))  # noqa: B023
+    assert results[0] is not None
+    assert results[1] is results[0]
+    assert tg.eq(tg.tensor([1j]), 1j).tolist() == [True]

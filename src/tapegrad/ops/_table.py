@@ -113,6 +113,7 @@ class Binary:
     float_only: bool = False
     notes: str = ""
     check: Callable | None = None
+    real_only: str = ""  # a complex result: "stub" (NotImplementedError), "runtime" (torch's)
 
     @property
     def differentiable(self) -> bool:
@@ -262,7 +263,7 @@ def make_binary(row: Binary) -> Callable:
     node = _node_name(name)
     rule = _not_implemented(name) if grad is NOT_IMPLEMENTED else None
     grad_a, grad_b = grad if isinstance(grad, tuple) else (None, None)
-    check = row.check
+    check, real_only = row.check, row.real_only
 
     def op(input, other):
         ta, da = as_tensor_or_scalar(input, name)
@@ -274,6 +275,10 @@ def make_binary(row: Binary) -> Callable:
         dt = _result_dtype(da, db, row)
         if kind == "int" and dt.kind not in "iub":
             raise _int_error(name, dt)
+        if real_only and dt.kind == "c":  # torch has no complex kernel (NumPy has one)
+            if real_only == "stub":
+                raise _int_error(row.special or name, dt)
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
         xa = np.asarray(da, dt) if ta is None or da.dtype != dt else da
         xb = np.asarray(db, dt) if tb is None or db.dtype != dt else db
         try:

@@ -768,6 +768,10 @@ def _comparison(name, fn, ordered=False):
             from .. import _float8  # noqa: PLC0415
 
             _float8.not_implemented(name, da.dtype)
+        if ordered and "c" in (np.asarray(da).dtype.kind, np.asarray(db).dtype.kind):
+            from ._table import _int_error  # noqa: PLC0415 - _table imports this module's peers
+
+            raise _int_error(name, np.result_type(da, db))  # torch has no complex kernel
         if db.__class__ is int or da.__class__ is int:  # Note [Numbers beyond an integer dtype]
             da, db = wrap_ints(da, db)
         try:

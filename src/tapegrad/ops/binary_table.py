@@ -157,6 +157,7 @@ BINARY = [
         domain=[(-2.0, 2.0), (0.2, 3.0)],
         special="xlogy",
         notes="0 where x == 0 (unless y is NaN).",
+        real_only="stub",
     ),
     Binary(
         "special_xlog1py",
@@ -170,6 +171,7 @@ BINARY = [
         function=False,
         inplace=False,
         special="xlog1py",
+        real_only="stub",
     ),
     Binary(
         "fmax",
@@ -178,6 +180,7 @@ BINARY = [
         kind="same",
         inplace=False,
         notes="NaN-ignoring maximum.",
+        real_only="runtime",
     ),
     Binary(
         "fmin",
@@ -186,6 +189,7 @@ BINARY = [
         kind="same",
         inplace=False,
         notes="NaN-ignoring minimum.",
+        real_only="runtime",
     ),
     Binary(
         "nextafter",

@@ -96,6 +96,8 @@ def _binary_extremum(name, fn, loses, node):
     def extremum(input, other):
         a = as_tensor(input, name)
         b = as_tensor(other, name)
+        if a._data.dtype.kind == "c" or b._data.dtype.kind == "c":  # torch's error
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
         try:
             out = fn(a._data, b._data)
         except ValueError:
