@@ -157,3 +157,28 @@ def test_real_only_binary_ops_refuse_complex_as_torch(torch_mod, call):
     assert results[0] is not None
     assert results[1] is results[0]
     assert tg.eq(tg.tensor([1j]), 1j).tolist() == [True]
+
+
+def test_float_power_of_complex_operands_is_complex128_as_torch(torch_mod):
+    """A bug fixed (misc_math.float_power): a complex operand (tensor or number, base or
+    exponent) raised "cannot cast a complex tensor to float64"; torch computes in complex128.
+    float_power_ asks for a complex128 self then, as torch."""
+    calls = [
+        lambda m, c, r, i: m.float_power(c, m.tensor([2 + 0j, 1 + 1j])),
+        lambda m, c, r, i: m.float_power(c, 2),
+        lambda m, c, r, i: m.float_power(r, 1j),
+        lambda m, c, r, i: m.float_power(i, c),
+        lambda m, c, r, i: m.float_power(2, c),
+        lambda m, c, r, i: m.float_power(1j, r),
+        lambda m, c, r, i: c.to(m.complex128).float_power_(0.5),
+        lambda m, c, r, i: m.float_power(r, 2),
+    ]
+    for call in calls:
+        got, want = (
+            call(m, m.tensor([1 + 1j, 2 + 0j]), m.tensor([1.0, 2.0]), m.tensor([1, 2]))
+            for m in (tg, torch_mod)
+        )
+        _same(got, want)
+    for m in (torch_mod, tg):
+        with pytest.raises(RuntimeError, match="float_power_"):
+            m.tensor([1.0, 2.0], dtype=m.float64).float_power_(1j)
