@@ -182,3 +182,106 @@ def test_float_power_of_complex_operands_is_complex128_as_torch(torch_mod):
     for m in (torch_mod, tg):
         with pytest.raises(RuntimeError, match="float_power_"):
             m.tensor([1.0, 2.0], dtype=m.float64).float_power_(1j)
+
+
+def test_logaddexp_of_complex_operands_as_torch(torch_mod):
+    """A bug fixed (binary_table._logaddexp_kernel): logaddexp refused complex tensors
+    (NumPy has no complex loop); torch computes them, with its edge cases: NaN parts, equal
+    infinite real parts (-inf keeps the operand torch takes as the smaller one), big values.
+    logaddexp2 stays refused, as torch."""
+    inf, nan = float("inf"), float("nan")
+    a = [1 + 1j, 2 + 0j, complex(-inf, 0), complex(-inf, 1), complex(inf, 0), complex(inf, 1)]
+    a += [complex(nan, 0), complex(1, nan), 0j, 3 - 2j, 1000 + 1j]
+    b = [2 + 0j, 1 + 1j, complex(-inf, 0), complex(-inf, 2), complex(inf, 0), 1 + 0j]
+    b += [1 + 0j, 2 + 0j, complex(nan, 0), -5 + 0.5j, 999 + 0j]
+    for x, y in ((a, b), (b, a)):
+        want = torch_mod.logaddexp(torch_mod.tensor(x), torch_mod.tensor(y))
+        _same(tg.logaddexp(tg.tensor(x), tg.tensor(y)), want)
+    r = [1.0, 2.0]
+    want = torch_mod.logaddexp(
+        torch_mod.tensor(r), torch_mod.tensor(1j, dtype=torch_mod.complex128)
+    )
+    _same(tg.logaddexp(tg.tensor(r), tg.tensor(1j, dtype=tg.complex128)), want)
+    for m in (torch_mod, tg):
+        with pytest.raises(NotImplementedError):
+            m.logaddexp2(m.tensor(a), m.tensor(b))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float64", "int32"])
+def test_dimensioned_real_with_0d_complex_has_the_floats_width_as_torch(torch_mod, dtype):
+    """A bug fixed (_zero_dim.zero_dim_operands, _table._result_dtype): a float32 (or
+    bfloat16) tensor with a 0-d complex128 tensor gave complex128; torch ranks the 0-d
+    operand lower and keeps the float's width: complex64 (an integer tensor takes the 0-d
+    tensor's complex dtype)."""
+    calls = [
+        lambda a, b: a + b,
+        lambda a, b: b - a,
+        lambda a, b: a * b,
+        lambda a, b: b / a,
+        lambda a, b: a.logaddexp(b),
+    ]
+    for call in calls:
+        for cdt in ("complex128", "complex64"):
+            got, want = (
+                call(
+                    m.tensor([1.5, 2.0]).to(getattr(m, dtype)),
+                    m.tensor(0.25 + 1j, dtype=getattr(m, cdt)),
+                )
+                for m in (tg, torch_mod)
+            )
+            _same(got, want)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, c, r: m.fmod(c, c),
+        lambda m, c, r: m.fmod(r, 1j),
+        lambda m, c, r: m.remainder(c, 2),
+        lambda m, c, r: r % c,
+        lambda m, c, r: c // 2,
+        lambda m, c, r: m.floor_divide(c, c),
+        lambda m, c, r: m.div(c, c, rounding_mode="trunc"),
+        lambda m, c, r: c.clone().fmod_(2),
+        lambda m, c, r: c.clone().__imod__(2),
+    ],
+)
+def test_modulo_and_rounded_division_of_complex_as_torch(torch_mod, call):
+    """A bug fixed (arithmetic._no_complex): fmod, remainder, floor_divide and div with a
+    rounding mode raised TypeError (NumPy's, naming its ufunc; in place a cast error) for a
+    complex operand; torch's dispatch stub raises NotImplementedError."""
+    for m in (torch_mod, tg):
+        with pytest.raises(NotImplementedError, match="not implemented for 'ComplexFloat'"):
+            call(m, m.tensor([1 + 1j, 2 + 0j]), m.tensor([1.0, 2.0]))
+
+
+# -- ops/clamp.py ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, b: m.clamp(b, min=True),
+        lambda m, b: b.clamp(max=False),
+        lambda m, b: m.clip(b, False, True),
+        lambda m, b: m.clamp(b, min=True, max=m.tensor(True)),
+        lambda m, b: b.clone().clamp_(min=True),
+        lambda m, b: m.clamp_min(b, True),
+        lambda m, b: m.clamp(b, min=m.tensor([True, True])),
+        lambda m, b: m.clamp(b, max=m.tensor(False)),
+        lambda m, b: m.clamp(b, 0, 1),
+        lambda m, b: m.clamp(b, 0.5),
+        lambda m, b: b.clone().clamp_(min=m.tensor([True, True])),
+        lambda m, b: b.clone().clamp_(0, 1),
+        lambda m, b: m.clamp(b),
+    ],
+)
+def test_clamp_of_bool_tensors_as_torch(torch_mod, call):
+    """A bug fixed (clamp._bool_scalar_bounds): a bool tensor clamped by Python bools (its
+    Scalar overload: a 0-d tensor beside them counts as one) was computed; torch has no bool
+    kernel there (NotImplementedError). Bool tensor bounds, or numbers that promote, stay
+    computed; no bound at all is torch's RuntimeError (was ValueError)."""
+    got, want = (_error(lambda: call(m, m.tensor([True, False]))) for m in (tg, torch_mod))  # noqa: B023
+    assert got is want
+    if want is None:
+        _same(call(tg, tg.tensor([True, False])), call(torch_mod, torch_mod.tensor([True, False])))

@@ -651,6 +651,15 @@ def _int_operands(da, db) -> bool:
     return all(getattr(d, "dtype", np.dtype(type(d))).kind in "iub" for d in (da, db))
 
 
+def _no_complex(stub, da, db):
+    """torch's dispatch-stub error for a complex operand of an op without a complex kernel
+    (NumPy's TypeError named NumPy's ufunc)."""
+    if "c" in (np.asarray(da).dtype.kind, np.asarray(db).dtype.kind):
+        from ._table import _int_error  # noqa: PLC0415 - _table imports this module's peers
+
+        raise _int_error(stub, np.result_type(da, db))
+
+
 def _check_int_divisor(op, da, db):
     """Integer division by zero raises, as in PyTorch (NumPy would silently give 0)."""
     if _int_operands(da, db) and np.any(np.asarray(db) == 0):
@@ -663,6 +672,7 @@ def _rounded_div(a, b, mode):
         raise RuntimeError(  # torch's type
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {mode!r}"
         )
+    _no_complex(f"div_{mode}", da, db)
     da, db = wrap_ints(da, db)  # Note [Numbers beyond an integer dtype] in ops/_int_scalars.py
     _check_int_divisor("div", da, db)
     try:
@@ -709,6 +719,7 @@ def _modulo(name, kernel, quotient, node):
 
     def op(input, other):
         ta, da, tb, db = _operands(input, other, name)
+        _no_complex(name, da, db)
         _check_int_divisor(name, da, db)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = _compute(kernel, da, db, name, ta, tb)
