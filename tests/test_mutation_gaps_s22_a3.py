@@ -285,3 +285,27 @@ def test_clamp_of_bool_tensors_as_torch(torch_mod, call):
     assert got is want
     if want is None:
         _same(call(tg, tg.tensor([True, False])), call(torch_mod, torch_mod.tensor([True, False])))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, b: b**b,
+        lambda m, b: b**True,
+        lambda m, b: b**False,
+        lambda m, b: True**b,
+        lambda m, b: b ** m.tensor(True),
+        lambda m, b: b.clone().pow_(True),
+        lambda m, b: b**2,
+        lambda m, b: 2**b,
+        lambda m, b: b ** m.tensor([1, 2]),
+    ],
+)
+def test_bool_pow_as_torch(torch_mod, call):
+    """A bug fixed (arithmetic.pow): a bool tensor to a Python bool was int8 (NumPy's
+    power of bools); torch keeps bool (x, or all True). Bool to a bool tensor (or a bool to
+    a bool tensor) is torch's NotImplementedError (it was int8 too)."""
+    got, want = (_error(lambda: call(m, m.tensor([True, False]))) for m in (tg, torch_mod))  # noqa: B023
+    assert got is want
+    if want is None:
+        _same(call(tg, tg.tensor([True, False])), call(torch_mod, torch_mod.tensor([True, False])))

@@ -545,6 +545,10 @@ def pow(input, exponent):
     RuntimeError; to a tensor of negative exponents it is 0 (1 or ±1 for a base of 1 or -1).
     """
     ta, da, tb, db = _operands(input, exponent, "pow")
+    if np.asarray(da).dtype.kind == "b" and np.asarray(db).dtype.kind == "b":
+        if tb is None:  # a bool tensor to a Python bool stays bool, as torch (x or all True)
+            return Tensor._wrap(da.copy() if db else np.ones_like(da))
+        raise NotImplementedError("pow: \"pow\" not implemented for 'Bool'")  # torch's
     if ta is None:  # scalar ** tensor: the scalar is weak (0.7 ** int_tensor is float32)
         ta = Tensor._wrap(np.asarray(da, dtype=_scalar_base_dtype(da, tb._data.dtype)))
         da = ta._data
