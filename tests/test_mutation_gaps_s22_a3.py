@@ -309,3 +309,53 @@ def test_bool_pow_as_torch(torch_mod, call):
     assert got is want
     if want is None:
         _same(call(tg, tg.tensor([True, False])), call(torch_mod, torch_mod.tensor([True, False])))
+
+
+# -- autograd/function.py with forward_ad ----------------------------------------------------
+
+
+def _square_function(lib):
+    class Square(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            ctx.x = x
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+        @staticmethod
+        def jvp(ctx, t):
+            return 2 * ctx.x * t
+
+    return Square
+
+
+def test_custom_function_in_a_dual_level_does_not_warn_as_torch(torch_mod):
+    """A bug fixed (function.apply runs forward under forward_ad.untracked()): every custom
+    Function applied inside a dual level warned "grad mode was turned off inside a dual
+    level" (its forward runs under no_grad); torch does not warn. The tangent is torch's;
+    a user's own no_grad there still warns."""
+    import warnings  # noqa: PLC0415
+
+    tangents = []
+    for lib in (torch_mod, tg):
+        fwad = lib.autograd.forward_ad
+        square = _square_function(lib)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with fwad.dual_level():
+                x = fwad.make_dual(lib.tensor([1.0, 2.0]), lib.tensor([1.0, 0.5]))
+                tangents.append(fwad.unpack_dual(square.apply(x)).tangent.detach())
+        assert not [w for w in caught if "dual level" in str(w.message)]
+    _same(tangents[1], tangents[0])
+    fwad = tg.autograd.forward_ad
+    fwad._WARNED[0] = False
+    with pytest.warns(UserWarning, match="grad mode was turned off"):
+        with fwad.dual_level():
+            fwad.make_dual(tg.tensor([1.0]), tg.tensor([1.0]))
+            with tg.no_grad():
+                pass

@@ -239,6 +239,18 @@ def unpack_dual(tensor: Tensor, *, level=None) -> UnpackedDualTensor:
 _WARNED = [False]
 
 
+@contextlib.contextmanager
+def untracked():
+    """Ops run here need no tangents (a custom Function's forward, whose outputs get their
+    tangents from its recorded Node): its no_grad does not warn (torch does not either)."""
+    was = _STATE.busy
+    _STATE.busy = True
+    try:
+        yield
+    finally:
+        _STATE.busy = was
+
+
 def _warn_no_grad() -> None:
     """grad_mode.NO_GRAD_HOOK: grad mode switched off while tangents are live."""
     if _WARNED[0] or _STATE.busy or not _STATE.tangents:
