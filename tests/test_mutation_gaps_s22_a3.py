@@ -359,3 +359,32 @@ def test_custom_function_in_a_dual_level_does_not_warn_as_torch(torch_mod):
             fwad.make_dual(tg.tensor([1.0]), tg.tensor([1.0]))
             with tg.no_grad():
                 pass
+
+
+@pytest.mark.parametrize(
+    "A",
+    [
+        [[float("nan")]],
+        [[1.0, 0.0], [0.0, float("nan")]],
+        [[1.0, float("nan")], [float("nan"), 2.0]],
+        [[[4.0, 0.0], [float("nan"), 1.0]], [[1.0, 0.0], [0.0, 1.0]]],
+        [[float("inf")]],
+    ],
+)
+def test_cholesky_of_nan_fails_as_torch(torch_mod, A):
+    """A bug fixed (solve.cholesky, _cholesky_info): a NaN reached by the factorization gave
+    a NaN factor (NumPy passes it on) and cholesky_ex an info of 0; torch's potrf fails
+    there: LinAlgError naming the leading minor, and that order as info. inf stays a
+    result, as torch."""
+    want = _error(lambda: torch_mod.linalg.cholesky(torch_mod.tensor(A, dtype=torch_mod.float64)))
+    got = _error(lambda: tg.linalg.cholesky(tg.tensor(A, dtype=tg.float64)))
+    assert (got is None) == (want is None)
+    if want is not None:
+        assert issubclass(got, tg.linalg.LinAlgError)
+        with pytest.raises(tg.linalg.LinAlgError) as mine:
+            tg.linalg.cholesky(tg.tensor(A, dtype=tg.float64))
+        with pytest.raises(torch_mod.linalg.LinAlgError) as theirs:
+            torch_mod.linalg.cholesky(torch_mod.tensor(A, dtype=torch_mod.float64))
+        assert str(mine.value).split(": ", 1)[1] == str(theirs.value).split(": ", 1)[1]
+    infos = (m.linalg.cholesky_ex(m.tensor(A, dtype=m.float64)).info for m in (tg, torch_mod))
+    _same(*infos)

@@ -77,7 +77,8 @@ def _cholesky_info(data):
     info = np.zeros(data.shape[:-2], np.int32)
     for i in np.ndindex(data.shape[:-2]):
         for k in range(1, data.shape[-1] + 1):
-            if np.any(np.linalg.eigvalsh(data[i][:k, :k]) <= 0):
+            minor = data[i][:k, :k]
+            if np.isnan(minor).any() or np.any(np.linalg.eigvalsh(minor) <= 0):  # potrf: NaN fails
                 info[i] = k
                 break
     return info
@@ -335,6 +336,8 @@ def cholesky(A, *, upper=False):
     A, data = _square(A, "linalg.cholesky")
     try:
         L = np.linalg.cholesky(data)
+        if np.isnan(np.diagonal(L, axis1=-2, axis2=-1)).any():  # NumPy passes NaN on; potrf
+            raise np.linalg.LinAlgError  # fails there, as torch
     except np.linalg.LinAlgError:
         raise _not_positive_definite(_cholesky_info(data), "linalg.cholesky") from None
     out = np.swapaxes(L, -1, -2).copy() if upper else L
