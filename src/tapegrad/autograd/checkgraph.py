@@ -34,9 +34,30 @@ def _op_codes() -> dict:
     from ..ops._registry import OPS  # noqa: PLC0415
 
     if _OP_CODES["size"] != len(OPS):
-        _OP_CODES["map"] = {info.fn.__code__: info.fn for info in OPS.values()}
+        # Ops made by one factory (activation_rows._make, ...) share a code object: keep
+        # them all, and tell them apart by their closures (_op_of_frame).
+        codes = {}
+        for info in OPS.values():
+            codes.setdefault(info.fn.__code__, []).append(info.fn)
+        _OP_CODES["map"] = codes
         _OP_CODES["size"] = len(OPS)
     return _OP_CODES["map"]
+
+
+def _op_of_frame(fns, frame):
+    """The op among ``fns`` (one code object) that ``frame`` runs: the one whose closure
+    cells hold the frame's free variables."""
+    if fns is None:
+        return None
+    if len(fns) == 1:
+        return fns[0]
+    loc = frame.f_locals
+    names = frame.f_code.co_freevars
+    for fn in fns:
+        cells = fn.__closure__ or ()
+        if all(n in loc and loc[n] is c.cell_contents for n, c in zip(names, cells)):
+            return fn
+    return None
 
 
 def attach_replay(node, fn, args, kwargs, output=None) -> None:
@@ -51,7 +72,7 @@ def _replay_from_frames(node, frame) -> None:
     codes = _op_codes()
     frame = frame.f_back
     while frame is not None and anomaly._is_internal(frame.f_code.co_filename):
-        fn = codes.get(frame.f_code)
+        fn = _op_of_frame(codes.get(frame.f_code), frame)
         if fn is not None:
             args, kwargs = _frame_arguments(frame)
             loc = make_frame.f_locals

@@ -239,6 +239,18 @@ def unpack_dual(tensor: Tensor, *, level=None) -> UnpackedDualTensor:
 _WARNED = [False]
 
 
+@contextlib.contextmanager
+def untracked():
+    """Ops run here need no tangents (a custom Function's forward, whose outputs get their
+    tangents from its recorded Node): its no_grad does not warn (torch does not either)."""
+    was = _STATE.busy
+    _STATE.busy = True
+    try:
+        yield
+    finally:
+        _STATE.busy = was
+
+
 def _warn_no_grad() -> None:
     """grad_mode.NO_GRAD_HOOK: grad mode switched off while tangents are live."""
     if _WARNED[0] or _STATE.busy or not _STATE.tangents:
@@ -294,9 +306,7 @@ def _propagate(outs, inputs, node) -> None:
     finally:
         st.busy = False
     for o, t in zip(outs, out_tans):
-        if t is not None and o._data.dtype.kind == "f":
-            if t._data.dtype != o._data.dtype:
-                t = t._cast(o._data.dtype)
+        if t is not None and o._data.dtype.kind in "fV":  # a rule's tangent has o's dtype
             _store(o, t)
 
 
@@ -310,7 +320,7 @@ def _derived(outs, inputs, tans, node, batch):
             Tensor._wrap(
                 rng.standard_normal(batch + o._data.shape).astype(o._data.dtype)
             ).requires_grad_(True)
-            if o._data.dtype.kind == "f"
+            if o._data.dtype.kind in "fV"
             else None
             for o in outs
         ]
@@ -320,7 +330,7 @@ def _derived(outs, inputs, tans, node, batch):
             grads = node.apply(list(us), True)
         finally:
             graph.BATCH.prefix = saved_prefix
-        total = None
+        total, used = None, []
         for inp, g, t in zip(inputs, grads, tans):
             if t is None or g is None:
                 continue
@@ -334,6 +344,7 @@ def _derived(outs, inputs, tans, node, batch):
                 if not g._data.any():  # a derivative that is zero everywhere (sign, floor)
                     continue
                 raise _no_rule(node)
+            used.append(g)
             term = (g * t).sum()
             total = term if total is None else total + term
         if total is None:
@@ -346,6 +357,10 @@ def _derived(outs, inputs, tans, node, batch):
             raise _no_rule(node) from exc
         finally:
             graph.BATCH.prefix = saved_prefix
+        if all(r is None for r in got) and any(g._data.any() for g in used):
+            # A gradient that requires grad but is not recorded in terms of u (the outputs
+            # of a @once_differentiable backward): its tangent can't be derived.
+            raise _no_rule(node)
     it = iter(got)
     return [None if u is None else next(it) for u in us]
 

@@ -15,7 +15,7 @@ import weakref
 
 from ..grad_mode import STATE, no_grad
 from ..tensor import Tensor
-from . import anomaly, graph
+from . import anomaly, forward_ad, graph
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -176,7 +176,7 @@ class Function(metaclass=_FunctionMeta):
         ctx = FunctionCtx(needs if STATE.enabled else (False,) * len(args))
         ctx._name = cls._backward_name
         separate_setup = "setup_context" in _overridden(cls)
-        with no_grad():
+        with forward_ad.untracked(), no_grad():
             if separate_setup:
                 result = cls.forward(*args)
                 cls.setup_context(ctx, args, result)

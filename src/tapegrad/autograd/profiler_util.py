@@ -152,22 +152,23 @@ class EventList(list):
         """torch's CPU columns: Name, Self CPU %, Self CPU, CPU total %, CPU total,
         CPU time avg, # of Calls; sorted by the attribute ``sort_by`` (descending)."""
         events = list(self)
-        if top_level_events_only:
-            events = [e for e in events if e.cpu_parent is None]
         if sort_by is not None:
             events.sort(key=lambda e: getattr(e, sort_by), reverse=True)
+        # torch sizes the Name column over every event, then skips nested ones
+        name_width = min(max([len(str(e.key)) for e in events] + [4]) + 4, max_name_column_width)
+        if top_level_events_only:
+            events = [e for e in events if e.cpu_parent is None]
         if row_limit is not None and row_limit >= 0:
             events = events[:row_limit]
         total = self.self_cpu_time_total
-        name_width = min(max([len(str(e.key)) for e in events] + [4]) + 4, max_name_column_width)
         heads = ["Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg",
                  "# of Calls"]  # fmt: skip
         line = "-" * name_width + "  " + "  ".join("-" * 12 for _ in heads) + "  "
         rows = [line, f"{'Name':>{name_width}}  " + "".join(f"{h:>12}  " for h in heads), line]
         for e in events:
             name = str(e.key)
-            if len(name) > name_width:
-                name = name[: name_width - 3] + "..."
+            if len(name) >= max_name_column_width - 3:  # torch's test, torch's cut
+                name = name[: max_name_column_width - 3] + "..."
             cells = [
                 _format_share(e.self_cpu_time_total, total),
                 e.self_cpu_time_total_str,
@@ -178,8 +179,13 @@ class EventList(list):
             ]
             rows.append(f"{name:>{name_width}}  " + "".join(f"{c:>12}  " for c in cells))
         rows += [line, f"Self CPU time total: {_format_time(total)}", ""]
+        if top_level_events_only:
+            rows = [
+                "=" * (len(line) - 2),
+                "This report only display top-level ops statistics",
+            ] + rows
         if header is not None:
-            rows = ["=" * len(line), header] + rows
+            rows = ["=" * (len(line) - 2), header] + rows
         return "\n".join(rows)
 
     def export_chrome_trace(self, path: str) -> None:

@@ -36,8 +36,8 @@ def scaled_add(da, db, alpha):
     dt = da.dtype
     if db.dtype != dt or not is_half(dt) or da.__class__ is not np.ndarray:
         return None
-    if db.__class__ is not np.ndarray or not isinstance(alpha, (int, float)):
-        return None
+    # db is a Tensor's array (an ndarray) and alpha a Python int or float: both callers
+    # check alpha with arithmetic._alpha first
     try:
         shape = np.broadcast_shapes(da.shape, db.shape)
     except ValueError:

@@ -102,12 +102,16 @@ def _one_input(fn) -> bool:
     )
 
 
+_NONE = object()
+
+
 def _failed(info, args, kwargs, exc):
     """An op's AttributeError: vmap dispatch, or torch's TypeError for a non-Tensor."""
     if type(exc).__name__ == "BatchedAccess":  # Note [vmap levels]
         return VMAP_DISPATCH[0](info, args, kwargs)
-    bad = next((a for a in args if not isinstance(a, Tensor) and "_data" in str(exc)), None)
-    if bad is None or "'_data'" not in str(exc):
+    values = (*args, *kwargs.values())
+    bad = next((a for a in values if not isinstance(a, Tensor) and "_data" in str(exc)), _NONE)
+    if bad is _NONE or "'_data'" not in str(exc):  # (the bad argument may be None itself)
         raise exc
     raise TypeError(
         f"{info.name}(): expected Tensor as the argument, but got {type(bad).__name__} "

@@ -113,6 +113,7 @@ class Binary:
     float_only: bool = False
     notes: str = ""
     check: Callable | None = None
+    real_only: str = ""  # a complex result: "stub" (NotImplementedError), "runtime" (torch's)
 
     @property
     def differentiable(self) -> bool:
@@ -240,7 +241,8 @@ def _result_dtype(da, db, row) -> np.dtype:
         # float64) keeps x's float32 or bfloat16, as in PyTorch
         dt = floats[0] if db.ndim == 0 else floats[1]
         if (dt.kind == "c") != (floats[0].kind == "c" or floats[1].kind == "c"):
-            dt = np.result_type(*floats)
+            # a 0-d complex: the complex of the float's width (float32 -> complex64), as torch
+            dt = np.dtype(np.complex128 if dt == np.float64 else np.complex64)
     elif floats:
         dt = np.result_type(*floats)
         if isinstance(da, complex) or isinstance(db, complex):
@@ -262,7 +264,7 @@ def make_binary(row: Binary) -> Callable:
     node = _node_name(name)
     rule = _not_implemented(name) if grad is NOT_IMPLEMENTED else None
     grad_a, grad_b = grad if isinstance(grad, tuple) else (None, None)
-    check = row.check
+    check, real_only = row.check, row.real_only
 
     def op(input, other):
         ta, da = as_tensor_or_scalar(input, name)
@@ -274,6 +276,10 @@ def make_binary(row: Binary) -> Callable:
         dt = _result_dtype(da, db, row)
         if kind == "int" and dt.kind not in "iub":
             raise _int_error(name, dt)
+        if real_only and dt.kind == "c":  # torch has no complex kernel (NumPy has one)
+            if real_only == "stub":
+                raise _int_error(row.special or name, dt)
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
         xa = np.asarray(da, dt) if ta is None or da.dtype != dt else da
         xb = np.asarray(db, dt) if tb is None or db.dtype != dt else db
         try:
@@ -321,6 +327,22 @@ def _doc(row) -> str:
     return f"Elementwise ``{row.name}`` as ``torch.{row.name}``; {grad}.{alias}{note}"
 
 
+def _uncastable(a, args):
+    """torch's cast error when the result type of ``a`` with ``args`` cannot be written into
+    ``a`` (an in-place op checks it before it finds the op has no kernel for that type)."""
+    from .._promotion import result_type_of  # noqa: PLC0415
+
+    try:
+        dt = result_type_of(Tensor._wrap(a), *args)
+    except TypeError:  # an argument that is not an operand
+        return
+    if not np.can_cast(dt, a.dtype, "same_kind"):
+        raise RuntimeError(
+            f"result type {_scalar_name(dt)} can't be cast to the desired output type "
+            f"{_scalar_name(a.dtype)}"
+        ) from None
+
+
 def make_inplace(name: str, fn: Callable) -> Callable:
     """``<name>_``: ``fn`` written into self (Note [In-place ops and the graph])."""
 
@@ -331,7 +353,11 @@ def make_inplace(name: str, fn: Callable) -> Callable:
             return fn(old, *(swap(a, self, old) for a in args), **kw)
 
         def fast(a):
-            res = fn(Tensor._wrap(a), *args, **kwargs)._data
+            try:
+                res = fn(Tensor._wrap(a), *args, **kwargs)._data
+            except NotImplementedError:  # no kernel for the result's dtype: torch checks
+                _uncastable(a, args)  # the cast into self first
+                raise
             if res.dtype != a.dtype and not np.can_cast(res.dtype, a.dtype, "same_kind"):
                 raise RuntimeError(  # torch's text, with ScalarType names
                     f"result type {_scalar_name(res.dtype)} can't be cast to the desired "

@@ -109,11 +109,8 @@ def _bf16_to(x, dtype):
 
 
 def _f32_to(out, dtype):
-    if isinstance(out, Tensor):
-        return out.to(dtype) if out._data.dtype == _dtypes.float32 else out
-    if isinstance(out, tuple) and not hasattr(out, "_fields"):
-        return tuple(_f32_to(o, dtype) for o in out)
-    return out
+    # every function bfloat16_in_float32 wraps returns one Tensor
+    return out.to(dtype) if out._data.dtype == _dtypes.float32 else out
 
 
 def reduce_grad(g, t: Tensor):

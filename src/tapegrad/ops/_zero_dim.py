@@ -30,6 +30,11 @@ def zero_dim_operands(da, db, true_div=False):
     first = da.ndim == 0
     zero, other = (da, db) if first else (db, da)
     kind = other.dtype.kind
+    if zero.dtype.kind == "c" and kind in "fV":  # the complex of the float's width, as torch
+        want = np.complex128 if other.dtype == np.float64 else np.complex64
+        if zero.dtype != want:
+            zero = zero.astype(want)
+            return (zero, db) if first else (da, zero)
     if zero.dtype == other.dtype or _CATEGORY.get(zero.dtype.kind, 3) > _CATEGORY.get(kind, 3):
         return da, db
     if kind == "c" or (true_div and kind in "biu"):  # complex: tapegrad's own rules

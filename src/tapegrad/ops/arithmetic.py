@@ -587,15 +587,24 @@ def pow(input, exponent):
     """``input ** exponent``; the exponent may be a number or a tensor.
 
     d/da = p·a^(p-1) (0 where p == 0); d/dp = out·log(a) (0 where a == 0 and p >= 0, NaN
-    for a < 0), as PyTorch. Integers to negative integer powers raise a RuntimeError.
+    for a < 0), as PyTorch. An integer tensor to a negative integer number raises a
+    RuntimeError; to a tensor of negative exponents it is 0 (1 or ±1 for a base of 1 or -1).
     """
     ta, da, tb, db = _operands(input, exponent, "pow")
+    if np.asarray(da).dtype.kind == "b" and np.asarray(db).dtype.kind == "b":
+        if tb is None:  # a bool tensor to a Python bool stays bool, as torch (x or all True)
+            return Tensor._wrap(da.copy() if db else np.ones_like(da))
+        raise NotImplementedError("pow: \"pow\" not implemented for 'Bool'")  # torch's
     if ta is None:  # scalar ** tensor: the scalar is weak (0.7 ** int_tensor is float32)
         ta = Tensor._wrap(np.asarray(da, dtype=_scalar_base_dtype(da, tb._data.dtype)))
         da = ta._data
+    power = np.power
     if da.dtype.kind in "iub" and np.result_type(da, db).kind in "iu":
-        _check_int_power(db)
-    out = _compute(np.power, da, db, "pow", ta, tb, True)  # 0 ** -1 = inf, (-8) ** 0.5 = NaN
+        if tb is None:  # a negative number as exponent: torch's error
+            _check_int_power(db)
+        else:  # a tensor's negative exponents: 1 and -1 keep a value, the rest truncate to 0
+            power = _int_power
+    out = _compute(power, da, db, "pow", ta, tb, True)  # 0 ** -1 = inf, (-8) ** 0.5 = NaN
     na = ta._rg
     nb = tb is not None and tb._rg
     p = tb if tb is not None else db
@@ -658,6 +667,17 @@ def _check_int_power(exponent):
         raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
 
 
+def _int_power(a, b):
+    """Integer ``a ** b`` as torch: where b < 0, 1 for a == 1, ±1 for a == -1, else 0."""
+    neg = b < 0
+    if not np.any(neg):
+        return np.power(a, b)
+    out = np.power(a, np.where(neg, 0, b))
+    odd = np.where(b % 2 == 0, 1, -1)
+    at_neg = np.where(a == 1, 1, np.where(a == -1, odd, 0)).astype(out.dtype)
+    return np.where(neg, at_neg, out)
+
+
 def _safe_log(a: Tensor):
     """log(a) where a != 0, 0 elsewhere (NaN for a < 0, as log)."""
     return where(Tensor._wrap(a._data != 0), a, 1.0).log()
@@ -681,6 +701,15 @@ def _int_operands(da, db) -> bool:
     return all(getattr(d, "dtype", np.dtype(type(d))).kind in "iub" for d in (da, db))
 
 
+def _no_complex(stub, da, db):
+    """torch's dispatch-stub error for a complex operand of an op without a complex kernel
+    (NumPy's TypeError named NumPy's ufunc)."""
+    if "c" in (np.asarray(da).dtype.kind, np.asarray(db).dtype.kind):
+        from ._table import _int_error  # noqa: PLC0415 - _table imports this module's peers
+
+        raise _int_error(stub, np.result_type(da, db))
+
+
 def _check_int_divisor(op, da, db):
     """Integer division by zero raises, as in PyTorch (NumPy would silently give 0)."""
     if _int_operands(da, db) and np.any(np.asarray(db) == 0):
@@ -693,6 +722,7 @@ def _rounded_div(a, b, mode):
         raise RuntimeError(  # torch's type
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {mode!r}"
         )
+    _no_complex(f"div_{mode}", da, db)
     da, db = wrap_ints(da, db)  # Note [Numbers beyond an integer dtype] in ops/_int_scalars.py
     _check_int_divisor("div", da, db)
     try:
@@ -739,6 +769,7 @@ def _modulo(name, kernel, quotient, node):
 
     def op(input, other):
         ta, da, tb, db = _operands(input, other, name)
+        _no_complex(name, da, db)
         _check_int_divisor(name, da, db)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = _compute(kernel, da, db, name, ta, tb)
@@ -798,6 +829,10 @@ def _comparison(name, fn, ordered=False):
             from .. import _float8  # noqa: PLC0415
 
             _float8.not_implemented(name, da.dtype)
+        if ordered and "c" in (np.asarray(da).dtype.kind, np.asarray(db).dtype.kind):
+            from ._table import _int_error  # noqa: PLC0415 - _table imports this module's peers
+
+            raise _int_error(name, np.result_type(da, db))  # torch has no complex kernel
         if db.__class__ is int or da.__class__ is int:  # Note [Numbers beyond an integer dtype]
             da, db = wrap_ints(da, db)
         try:

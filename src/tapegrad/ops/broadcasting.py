@@ -7,6 +7,8 @@ H is the conjugate transpose of a matrix, the transpose for tapegrad's real dtyp
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import _warn
@@ -21,10 +23,7 @@ __all__ = ["broadcast_shapes", "broadcast_tensors"]
 def broadcast_shapes(*shapes) -> tuple:
     """The shape that tensors of ``shapes`` broadcast to (ints count as 1-D shapes)."""
     shapes = [(s,) if isinstance(s, (int, np.integer)) else tuple(s) for s in shapes]
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise RuntimeError(_mismatch(shapes)) from None
+    return _broadcast_shape(shapes)
 
 
 @register("broadcast_tensors", method=False)
@@ -36,27 +35,28 @@ def broadcast_tensors(*tensors):
                 f"broadcast_tensors(): expected Tensor as element {i} in argument 0, "
                 f"but got {type(t).__name__}"
             )
-    shapes = [t._data.shape for t in tensors]
-    try:
-        shape = np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise RuntimeError(_mismatch(shapes)) from None
+    shape = _broadcast_shape([t._data.shape for t in tensors])
     return tuple(t if t._data.shape == shape else t.expand(shape) for t in tensors)
 
 
-def _mismatch(shapes):
-    """torch's message: the first pair of sizes that disagree, counted from the right."""
-    ndim = max(len(s) for s in shapes)
-    padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
+def _broadcast_shape(shapes):
+    """The shape ``shapes`` broadcast to, else torch's errors: a negative size is a ValueError,
+    a mismatch names the first pair of sizes that disagree, counted from the right. In Python,
+    not np.broadcast_shapes: torch takes shapes of more than NumPy's 64 dims."""
+    shapes = [tuple(operator.index(n) for n in s) for s in shapes]  # a float size: TypeError
+    if any(n < 0 for s in shapes for n in s):
+        raise ValueError("Attempting to broadcast a dimension with negative length!")
+    ndim = max((len(s) for s in shapes), default=0)
+    padded = [(1,) * (ndim - len(s)) + s for s in shapes]
     for d in range(ndim - 1, -1, -1):
         sizes = [s[d] for s in padded if s[d] != 1]
         for n in sizes[1:]:
             if n != sizes[0]:
-                return (
+                raise RuntimeError(
                     f"The size of tensor a ({sizes[0]}) must match the size of tensor b ({n}) "
                     f"at non-singleton dimension {d}"
                 )
-    return f"shapes {[list(s) for s in shapes]} cannot be broadcast together"
+    return tuple(next((n for n in sizes if n != 1), 1) for sizes in zip(*padded, strict=True))
 
 
 @register("sum_to_size", function=False)

@@ -30,8 +30,8 @@ def clamp(input, min=None, max=None):
     d/dx = 1 where min <= x <= max, else 0; d/dmin = 1 where x < min (and min < max);
     d/dmax = 1 where x > max (or max < min).
     """
-    if min is None and max is None:
-        raise ValueError("clamp: at least one of 'min' or 'max' must not be None")
+    if min is None and max is None:  # torch's type
+        raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
     x = as_tensor(input, "clamp")
     tlo, lo = (None, None) if min is None else as_tensor_or_scalar(min, "clamp")
     thi, hi = (None, None) if max is None else as_tensor_or_scalar(max, "clamp")
@@ -49,12 +49,12 @@ def clamp(input, min=None, max=None):
     except ValueError:
         shapes = [np.shape(d) for d in (xd, lo, hi) if d is not None]
         raise broadcast_error("clamp", *shapes) from None
-    out = np.asanyarray(out)
-    if out is xd:  # bounds of a wider dtype never leave the input itself as the result
-        out = xd.copy()
+    out = np.asanyarray(out)  # a new array: at least one bound is given
     # PyTorch's promotion: a 0-d bound or a number does not widen a float input
     bounds = [b if t is None else t for t, b in ((tlo, lo), (thi, hi)) if b is not None]
     dt = result_type_of(x, *(b.item() if isinstance(b, np.generic) else b for b in bounds))
+    if dt.kind == "b":
+        _bool_scalar_bounds(min, max)
     if out.dtype != dt:
         out = out.astype(dt)
     nx = x._rg
@@ -90,6 +90,21 @@ def clamp(input, min=None, max=None):
     return make_result(out, (x, tlo, thi), backward, "ClampBackward", saved=saved)
 
 
+def _bool_scalar_bounds(min, max):
+    """torch's error for a bool clamp with a Python bool bound: that call takes its Scalar
+    overload (a 0-d tensor bound counts as a Scalar then), which has no bool kernel. Bool
+    tensors as bounds (the Tensor overload) are computed."""
+    given = [b for b in (min, max) if b is not None]
+    if all(isinstance(b, Tensor) for b in given):
+        return
+    if any(isinstance(b, Tensor) and b._data.ndim for b in given):
+        return
+    if not all(isinstance(b, (bool, np.bool_, Tensor)) for b in given):  # promotes: no error here
+        return
+    stub = "clamp" if len(given) == 2 else ("clamp_min" if max is None else "clamp_max")
+    raise NotImplementedError(f"clamp: \"{stub}_scalar_cpu\" not implemented for 'Bool'")
+
+
 clip = clamp
 Tensor.clip = clamp
 
@@ -98,7 +113,7 @@ def _binary_extremum(name, fn, loses, node):
     def extremum(input, other):
         a = as_tensor(input, name)
         b = as_tensor(other, name)
-        if a._data.dtype.kind == "c" or b._data.dtype.kind == "c":  # NumPy orders them
+        if a._data.dtype.kind == "c" or b._data.dtype.kind == "c":  # torch's error
             raise RuntimeError(f"{name} not implemented for complex tensors.")
         try:
             out = fn(a._data, b._data)

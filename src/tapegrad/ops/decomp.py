@@ -77,9 +77,7 @@ def _matrix(A, op):
             f"{op}: The input tensor A must have at least 2 dimensions, got shape "
             f"{list(data.shape)}"
         )
-    if t._data.dtype.kind != "f":
-        t = t._cast(data.dtype)
-    return t, data
+    return t, data  # data is t's own array: float or complex
 
 
 def _mT(x):

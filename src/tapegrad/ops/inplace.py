@@ -485,6 +485,10 @@ def clamp_(self, min=None, max=None):
     """Clamp every element into ``[min, max]`` in place; returns self (see ``clamp``)."""
     if min is None and max is None:
         raise RuntimeError("clamp_: at least one of 'min' or 'max' must not be None")
+    if self._data.dtype.kind == "b":  # a Python bool bound: torch's error, as clamp's
+        from .clamp import _bool_scalar_bounds  # noqa: PLC0415 - clamp imports this module
+
+        _bool_scalar_bounds(min, max)
 
     def fast(a):
         np.clip(a, _data(min), _data(max), out=a)

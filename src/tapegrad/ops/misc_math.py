@@ -170,18 +170,27 @@ def lerp(input, end, weight):
 
 @register("float_power")
 def float_power(input, exponent):
-    """``input ** exponent`` computed in float64 (the result is float64, as in PyTorch).
+    """``input ** exponent`` computed in float64, or complex128 when either operand is
+    complex (the result's dtype, as in PyTorch).
 
     Composed of a cast and ``pow``: the gradient is pow's, cast back to each input's dtype.
     """
+    dtype = np.complex128 if _float_power_complex(input, exponent) else np.float64
     if not isinstance(input, Tensor):
-        input = Tensor._wrap(np.asarray(input, np.float64))
-    base = input if input._data.dtype == np.float64 else input.double()
+        input = Tensor._wrap(np.asarray(input, dtype))
+    base = input if input._data.dtype == dtype else input._cast(dtype)
     if isinstance(exponent, Tensor):
-        exponent = exponent if exponent._data.dtype == np.float64 else exponent.double()
+        exponent = exponent if exponent._data.dtype == dtype else exponent._cast(dtype)
     else:
-        exponent = float(exponent)
+        exponent = complex(exponent) if dtype is np.complex128 else float(exponent)
     return base.pow(exponent)
+
+
+def _float_power_complex(*operands):
+    return any(
+        isinstance(x, complex) or (isinstance(x, Tensor) and x._data.dtype.kind == "c")
+        for x in operands
+    )
 
 
 @register("ldexp")
@@ -358,10 +367,11 @@ _float_power_inplace = _table.make_inplace("float_power", float_power)
 @register("float_power_", inplace=True)
 def float_power_(self, exponent):
     """In-place ``float_power``: self must be float64 (the result's dtype), as in PyTorch."""
-    if self._data.dtype != np.float64:
+    want = np.complex128 if _float_power_complex(self, exponent) else np.float64
+    if self._data.dtype != want:
         raise RuntimeError(
             f"the base given to float_power_ has dtype {self._data.dtype} but the operation's "
-            "result requires dtype float64"
+            f"result requires dtype {np.dtype(want)}"
         )
     return _float_power_inplace(self, exponent)
 

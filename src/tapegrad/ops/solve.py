@@ -77,7 +77,8 @@ def _cholesky_info(data):
     info = np.zeros(data.shape[:-2], np.int32)
     for i in np.ndindex(data.shape[:-2]):
         for k in range(1, data.shape[-1] + 1):
-            if np.any(np.linalg.eigvalsh(data[i][:k, :k]) <= 0):
+            minor = data[i][:k, :k]
+            if np.isnan(minor).any() or np.any(np.linalg.eigvalsh(minor) <= 0):  # potrf: NaN fails
                 info[i] = k
                 break
     return info
@@ -255,10 +256,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """X with A X = B (or X A = B) for triangular A; only A's ``upper``/lower triangle is read.
 
     ``unitriangular=True`` takes A's diagonal as ones. d/dB = A⁻ᵀ g; d/dA = −(d/dB) Xᵀ,
-    restricted to the triangle that was read.
-
-    Raises:
-        LinAlgError: when a diagonal entry is zero.
+    restricted to the triangle that was read. A zero on the diagonal gives inf/NaN, as
+    torch (no error).
     """
     if not left:
         At = as_tensor(A, "linalg.solve_triangular").mT
@@ -278,13 +277,10 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     if unitriangular:
         tri = tri + np.eye(n, dtype=tri.dtype)
     try:
-        out = _call(
-            np.linalg.solve,
-            "linalg.solve_triangular",
-            "the triangular matrix has a zero on its diagonal",
-            tri,
-            bd,
-        )
+        try:
+            out = np.linalg.solve(tri, bd)
+        except np.linalg.LinAlgError:  # a zero on the diagonal: inf/NaN, as torch's trsm
+            out = _trsm(tri, bd, upper)
     except ValueError:
         raise RuntimeError(
             f"linalg.solve_triangular: batch dims of A {list(A.shape)} and B {list(b.shape)} "
@@ -296,7 +292,11 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
         gB = solve_triangular(A.mT, g, upper=not upper, unitriangular=unitriangular)
         ga = gb = None
         if na:
-            ga = _cast_to(sum_to(-(gB @ out.mT) * const(read), A._data.shape), A)
+            k = int(unitriangular)  # the triangle read, as torch's triu/tril (an inf outside
+            # it gives 0, not a product's NaN)
+            step = -(gB @ out.mT)
+            step = step.triu(k) if upper else step.tril(-k)
+            ga = _cast_to(sum_to(step, A._data.shape), A)
         if nb:
             gb = _cast_to(sum_to(gB, b._data.shape), b)
         return ga, gb
@@ -304,6 +304,23 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     return make_result(
         out, (A, b), backward, "LinalgSolveTriangularBackward", saved=(A,), save_output=True
     )
+
+
+def _trsm(tri, bd, upper):
+    """tri⁻¹ bd by BLAS trsm, matrix by matrix: no check of the diagonal, so a zero there
+    gives the inf and NaN that torch's solve_triangular returns (NumPy's solve refuses)."""
+    import scipy.linalg  # noqa: PLC0415 - only for singular matrices
+
+    batch = np.broadcast_shapes(tri.shape[:-2], bd.shape[:-2])
+    dtype = np.result_type(tri, bd)
+    a = np.broadcast_to(tri, batch + tri.shape[-2:]).astype(dtype)
+    b = np.broadcast_to(bd, batch + bd.shape[-2:]).astype(dtype)
+    trsm = scipy.linalg.blas.get_blas_funcs("trsm", (a,))
+    out = np.empty(b.shape, dtype)
+    with np.errstate(all="ignore"):
+        for i in np.ndindex(batch):
+            out[i] = trsm(1.0, a[i], b[i], lower=not upper)
+    return out
 
 
 @register("cholesky")
@@ -319,6 +336,8 @@ def cholesky(A, *, upper=False):
     A, data = _square(A, "linalg.cholesky")
     try:
         L = np.linalg.cholesky(data)
+        if np.isnan(np.diagonal(L, axis1=-2, axis2=-1)).any():  # NumPy passes NaN on; potrf
+            raise np.linalg.LinAlgError  # fails there, as torch
     except np.linalg.LinAlgError:
         raise _not_positive_definite(_cholesky_info(data), "linalg.cholesky") from None
     out = np.swapaxes(L, -1, -2).copy() if upper else L

@@ -67,9 +67,7 @@ def _pick(input, idx, d, keepdim=True):
 
 
 def _index(idx, d, keepdim, ndim):
-    idx = idx.astype(np.int64, copy=False)
-    if ndim == 0:
-        return Tensor._wrap(idx.reshape(()))
+    idx = idx.astype(np.int64, copy=False)  # ndim > 0: kthvalue sorts a 0-d input
     return Tensor._wrap(idx if keepdim else idx.squeeze(d))
 
 
