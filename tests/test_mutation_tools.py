@@ -244,3 +244,33 @@ def test_the_fork_server_refuses_a_mutant_it_cannot_put_in_place(tools, tmp_path
     no_free = PATCHED.replace("return x + k", "return x")
     assert forkserver.patch(str(path), PATCHED, no_free, [module.add2]) == 0
     assert forkserver.patch(str(path), PATCHED, PATCHED, functions) == 0  # nothing changed
+
+
+def test_a_forks_cpu_limit_counts_its_own_tests_not_the_spawners(tools, tmp_path):
+    """A looping mutant must end in minutes: the fork's CPU limit is 60 s plus six times the
+    mapped time of its in-process tests; the spawners (their work is in other processes)
+    lengthen only the wall-clock limit (seed 2212's counting.py:116 looped for 936 s under
+    the old ``120 + 10 x`` all tests' time)."""
+    mutate, _ = tools
+    (tmp_path / "m.py").write_text("def f(x):\n    return x + 1\n")
+    m = mutate.mutants_of(tmp_path / "m.py", tmp_path)[0]
+    cmap = {
+        "tests": ["t.py::a", "t.py::b", "t.py::spawn"],
+        "seconds": [2.0, 3.0, 40.0],
+        "spawners": ["t.py::spawn"],
+        "lines": {"m.py": {"2": [0, 1]}},
+        "outside": {},
+        "collected": {},
+    }
+    seen = {}
+
+    class Server:
+        def run(self, path, original, mutated, tests, cpu, wall, files=()):
+            seen.update(tests=tests, cpu=cpu, wall=wall)
+            return {"status": "killed", "secs": 1.0, "why": "FAILED"}
+
+    status, _, _, mode = mutate.run_forked(Server(), tmp_path, m, cmap, timeout=900)
+    assert status == "killed" and mode == "2+1 fork"
+    assert seen["tests"] == ["t.py::a", "t.py::b", "t.py::spawn"]
+    assert seen["cpu"] == 60 + 6 * (2.0 + 3.0)
+    assert seen["wall"] == 4 * (120 + 10 * 45.0)
