@@ -2,7 +2,7 @@
 fail on its mutant.
 
 Covers nn/_losses.py:238, ops/matfun.py:113, nn/_hooks.py:143, nn/utils/parametrize.py:43,
-ops/scan.py:173 and ops/_registry.py:101.
+ops/scan.py:173, ops/_registry.py:101 and nn/init.py:216.
 """
 
 import inspect
@@ -92,3 +92,19 @@ def test_one_input_fast_path_only_for_a_required_input():
     assert not _registry._one_input(optional)
     sig = inspect.signature(tg.exp, follow_wrapped=False)
     assert list(sig.parameters) == ["input"]
+
+
+def test_trunc_normal_twenty_std_out_follows_the_normal_tail():
+    """init.py:216 [const] '0.5' -> '0.505' in ``log_peak``: on [20, 21] (mean 0, std 1) the
+    density ~ exp(-x²/2) falls ~e^-20 per unit, mean ~20.05 (numerical integral below); the
+    mutant's acceptance exceeds 1 near 20 (log_pdf up to 0.005·400 = 2), flattening the
+    density on [20, 20.1] and moving the mean to ~20.08."""
+    grid = np.linspace(20.0, 21.0, 200_001)
+    dens = np.exp(-0.5 * (grid**2 - 400.0))
+    expected = (grid * dens).sum() / dens.sum()
+    w = tg.empty(4000, dtype=tg.float64)
+    with pytest.warns(UserWarning, match="more than 2 std"):
+        tg.nn.init.trunc_normal_(w, 0.0, 1.0, 20.0, 21.0, generator=tg.Generator().manual_seed(0))
+    x = w.numpy()
+    assert x.min() >= 20.0 and x.max() <= 21.0
+    assert abs(x.mean() - expected) < 0.006
