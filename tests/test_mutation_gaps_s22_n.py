@@ -7,6 +7,8 @@ RuntimeError, and only where grad mode is on); an uninitialized parameter's ``cp
 plain empty tensor where torch gives the parameter itself.
 """
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -88,7 +90,9 @@ def test_update_bn_moves_each_batch_with_device(torch_mod):
 
 
 def test_ctc_loss_unbatched_takes_a_1d_target(torch_mod):
-    """nn/_ctc.py:108: an unbatched (T, C) input with a 1-D target and 0-d lengths."""
+    """An unbatched (T, C) input with a 1-D target and 0-d lengths (nn/_ctc.py:108 made the
+    target a padded (1, S) row: removed, as the 1-D concatenated layout reads the same labels
+    for the one sample)."""
     rng = np.random.default_rng(1)
     lp = rng.standard_normal((6, 4))
     got, want = _both(
@@ -155,15 +159,27 @@ def test_reduce_loss_refuses_an_unknown_reduction():
 # -- functional odds and ends ------------------------------------------------------------
 
 
-def test_full_backward_hook_module_whose_output_needs_no_grad(torch_mod):
-    """nn/_hooks.py:168: a module with a full backward hook still returns its output when
-    no output requires grad."""
+def test_full_backward_hook_module_keeps_a_namedtuple_output(torch_mod):
+    """nn/_hooks.py:168: a module with a full backward hook returns its output as it is
+    when no output requires grad, and (a bug: a list) as a namedtuple of the wrapped
+    tensors when one does, as torch."""
+    pair = collections.namedtuple("pair", "a b")
     for lib in (tg, torch_mod):
-        m = lib.nn.Linear(2, 2)
-        m.requires_grad_(False)
-        m.register_full_backward_hook(lambda *a: None)
-        out = m(lib.ones(2))
-        assert isinstance(out, lib.Tensor) and tuple(out.shape) == (2,)
+
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = lib.nn.Linear(2, 2)
+
+            def forward(self, x):
+                y = self.lin(x)
+                return pair(y, y * 2)
+
+        for rg in (False, True):
+            m = M().requires_grad_(rg)
+            m.register_full_backward_hook(lambda *a: None)
+            out = m(lib.ones(2))
+            assert type(out) is pair and out.b.requires_grad == rg
 
 
 def test_silu_of_a_list_is_a_type_error(torch_mod):

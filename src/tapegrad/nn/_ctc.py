@@ -104,8 +104,6 @@ def ctc_loss(
     lp = lp_t._data
     T_max, n, c = lp.shape
     tgt = targets._data if isinstance(targets, Tensor) else np.asarray(targets)
-    if unbatched and tgt.ndim == 1 and not isinstance(target_lengths, (list, tuple)):
-        tgt = tgt[None]
     in_len = _int_list(input_lengths, "input_lengths")
     tg_len = _int_list(target_lengths, "target_lengths")
     if in_len.size != n or tg_len.size != n:
