@@ -160,8 +160,8 @@ def test_reduce_loss_refuses_an_unknown_reduction():
 
 
 def test_full_backward_hook_module_keeps_a_namedtuple_output(torch_mod):
-    """nn/_hooks.py:168: a module with a full backward hook returns its output as it is
-    when no output requires grad, and (a bug: a list) as a namedtuple of the wrapped
+    """nn/_hooks.py:168: a module with a full backward hook returns its very output when no
+    output requires grad, and (a bug: a list) as a namedtuple of the wrapped
     tensors when one does, as torch."""
     pair = collections.namedtuple("pair", "a b")
     for lib in (tg, torch_mod):
@@ -173,13 +173,15 @@ def test_full_backward_hook_module_keeps_a_namedtuple_output(torch_mod):
 
             def forward(self, x):
                 y = self.lin(x)
-                return pair(y, y * 2)
+                self.last = pair(y, y * 2)
+                return self.last
 
         for rg in (False, True):
             m = M().requires_grad_(rg)
             m.register_full_backward_hook(lambda *a: None)
             out = m(lib.ones(2))
             assert type(out) is pair and out.b.requires_grad == rg
+            assert (out is m.last) == (not rg)  # untouched when nothing needs a gradient
 
 
 def test_silu_of_a_list_is_a_type_error(torch_mod):
@@ -235,3 +237,78 @@ def test_max_pool2d_fourth_derivative(torch_mod):
         (gz,) = lib.autograd.grad((gu * lib.tensor(u0)).sum(), z)  # gather again
         res.append(gz.numpy())
     np.testing.assert_allclose(res[0], res[1], rtol=1e-12)
+
+
+# -- torch.gru and friends (nn/_rnn_aten.py) ----------------------------------------------
+
+
+def _gru_args(lib, input_size=4):
+    """(x, h, params) of a one-layer GRU 4 -> 5 over a (3, 2, input_size) input."""
+    rng = np.random.default_rng(3)
+    x = lib.tensor(rng.standard_normal((3, 2, input_size)), dtype=lib.float32)
+    shapes = [(15, 4), (15, 5), (15,), (15,)]
+    params = [lib.tensor(rng.standard_normal(s), dtype=lib.float32) for s in shapes]
+    return x, lib.zeros(1, 2, 5), params
+
+
+def test_aten_gru_binds_its_arguments_as_torch(torch_mod):
+    """nn/_rnn_aten.py:33, :37, :41, :63: too many arguments, an unknown or repeated
+    keyword, missing arguments and an hx that is not a tensor are TypeErrors."""
+    for lib in (tg, torch_mod):
+        x, h, ps = _gru_args(lib)
+        rest = (True, 1, 0.0, False, False)
+        with pytest.raises(TypeError, match="gru"):
+            lib.gru(x, h, ps, *rest, False, 7)
+        with pytest.raises(TypeError, match="gru"):
+            lib.gru(x, h, ps, *rest, bogus=1)
+        with pytest.raises(TypeError, match="gru"):
+            lib.gru(x, h, ps, *rest, batch_first=False, train=False)
+        with pytest.raises(TypeError, match="gru"):
+            lib.gru(x, h, ps, True, 1, 0.0)
+        with pytest.raises(TypeError, match="gru"):
+            lib.gru(x, [h], ps, *rest, False)
+    x, h, ps = _gru_args(tg)
+    rest = (True, 1, 0.0, False, False)
+    with pytest.raises(TypeError, match=r"takes 9 arguments but 10 were given"):
+        tg.gru(x, h, ps, *rest, False, 7)
+    with pytest.raises(TypeError, match="unexpected or repeated argument 'bogus'"):
+        tg.gru(x, h, ps, *rest, bogus=1)
+    with pytest.raises(TypeError, match="unexpected or repeated argument 'train'"):
+        tg.gru(x, h, ps, *rest, batch_first=False, train=False)
+    with pytest.raises(TypeError, match="missing required arguments: bidirectional, batch_first"):
+        tg.gru(x, h, ps, True, 1, 0.0, False)
+    with pytest.raises(TypeError, match="argument 'hx' must be Tensor, not list"):
+        tg.gru(x, [h], ps, *rest, False)
+
+
+def test_aten_gru_checks_dtypes_and_sizes(torch_mod):
+    """nn/_rnn_aten.py:108, :113-115, :119: an input of another dtype than the weights, an
+    input size that is not weight_ih_l0's (also a 1-D weight or packed data: RuntimeError,
+    not an IndexError while building the message) and an hx of the wrong shape."""
+    rest = (True, 1, 0.0, False, False)
+    for lib in (tg, torch_mod):
+        x, h, ps = _gru_args(lib)
+        bad = [
+            lambda: lib.gru(x.double(), h.double(), ps, *rest, False),
+            lambda: lib.gru(_gru_args(lib, 3)[0], h, ps, *rest, False),
+            lambda: lib.gru(x, h, [lib.ones(3)] + ps[1:], *rest, False),
+            lambda: lib.gru(lib.ones(6), lib.tensor([3, 3]), lib.zeros(1, 3, 5), ps, *rest),
+            lambda: lib.gru(x, lib.zeros(2, 2, 5), ps, *rest, False),
+            lambda: lib.gru(x, lib.zeros(1, 3, 5), ps, *rest, False),
+        ]
+        for fn in bad:
+            with pytest.raises(RuntimeError):
+                fn()
+    x, h, ps = _gru_args(tg)
+    with pytest.raises(RuntimeError, match="same dtype, but got float64 and float32"):
+        tg.gru(x.double(), h.double(), ps, *rest, False)
+    with pytest.raises(
+        RuntimeError, match=r"input size 3 does not match weight_ih_l0's \(15, 4\) \(expected 4\)"
+    ):
+        tg.gru(_gru_args(tg, 3)[0], h, ps, *rest, False)
+    with pytest.raises(RuntimeError, match=r"input size 4 does not match .*\(3,\) \(expected 3\)"):
+        tg.gru(x, h, [tg.ones(3)] + ps[1:], *rest, False)
+    with pytest.raises(RuntimeError, match="input size 6 does not match"):
+        tg.gru(tg.ones(6), tg.tensor([3, 3]), tg.zeros(1, 3, 5), ps, *rest)
+    with pytest.raises(RuntimeError, match=r"expected hx of shape \(1, 2, H\), got \[2, 2, 5\]"):
+        tg.gru(x, tg.zeros(2, 2, 5), ps, *rest, False)
