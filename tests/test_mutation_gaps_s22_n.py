@@ -312,3 +312,40 @@ def test_aten_gru_checks_dtypes_and_sizes(torch_mod):
         tg.gru(tg.ones(6), tg.tensor([3, 3]), tg.zeros(1, 3, 5), ps, *rest)
     with pytest.raises(RuntimeError, match=r"expected hx of shape \(1, 2, H\), got \[2, 2, 5\]"):
         tg.gru(x, tg.zeros(2, 2, 5), ps, *rest, False)
+
+
+# -- uninitialized parameters and buffers --------------------------------------------------
+
+
+def test_uninitialized_tensor_allowed_methods(torch_mod):
+    """nn/_uninitialized.py:125, :128, :131-132, :135, :138, :141, :147: what an
+    uninitialized parameter or buffer allows (dtype queries, conversions, an empty copy_)
+    answers as torch; ``cpu()`` on the CPU is the tensor itself (a bug: a plain tensor)."""
+    for lib in (tg, torch_mod):
+        par, buf = lib.nn.parameter.UninitializedParameter, lib.nn.parameter.UninitializedBuffer
+        assert (par().is_complex(), par(dtype=lib.complex64).is_complex()) == (False, True)
+        assert par().get_device() == -1
+        b = buf()
+        assert b.copy_(lib.empty(0)) is b
+        with pytest.raises(RuntimeError):
+            buf().copy_(lib.ones(2))  # a 2-element source does not fit the empty tensor
+        moved = par(dtype=lib.float64).to(lib.float32)
+        assert moved.dtype == lib.float32 and moved.requires_grad
+        assert par().half().dtype == lib.float16
+        assert par(dtype=lib.float64).float().dtype == lib.float32
+        assert par().cpu().__class__ is par and buf().cpu().__class__ is buf
+
+
+def test_uninitialized_tensor_refuses_shared_memory_and_pickles(torch_mod):
+    """nn/_uninitialized.py:150, :159: ``share_memory_`` raises; a pickle round trip gives an
+    uninitialized tensor of the same kind and requires_grad."""
+    import pickle
+
+    for lib in (tg, torch_mod):
+        par, buf = lib.nn.parameter.UninitializedParameter, lib.nn.parameter.UninitializedBuffer
+        for t in (par(), buf()):
+            with pytest.raises(RuntimeError, match="Can't share memory on an uninitialized"):
+                t.share_memory_()
+        for t in (par(requires_grad=False), buf(requires_grad=True)):
+            back = pickle.loads(pickle.dumps(t))
+            assert type(back) is type(t) and back.requires_grad == t.requires_grad

@@ -144,7 +144,9 @@ class UninitializedTensorMixin:
         return self._plain().double()
 
     def cpu(self):
-        return self._plain().cpu()
+        plain = self._plain()
+        out = plain.cpu()
+        return self if out is plain else out  # already there: itself, as torch
 
     def share_memory_(self):
         raise RuntimeError(
