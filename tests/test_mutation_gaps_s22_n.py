@@ -349,3 +349,57 @@ def test_uninitialized_tensor_refuses_shared_memory_and_pickles(torch_mod):
         for t in (par(requires_grad=False), buf(requires_grad=True)):
             back = pickle.loads(pickle.dumps(t))
             assert type(back) is type(t) and back.requires_grad == t.requires_grad
+
+
+# -- modules, functional, init -----------------------------------------------------------
+
+
+def test_adaptive_log_softmax_reset_parameters_redraws_every_weight(torch_mod):
+    """nn/adaptive.py:91, :93, :94: ``reset_parameters`` draws the head and both linears
+    of each tail cluster again."""
+    for lib in (tg, torch_mod):
+        m = lib.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [4, 7], div_value=2.0)
+        with lib.no_grad():
+            for p in m.parameters():
+                p.zero_()
+        m.reset_parameters()
+        names = [n for n, p in m.named_parameters() if not p.detach().abs().sum().item()]
+        assert names == []
+
+
+def test_linear_and_conv2d_let_other_attribute_errors_through(monkeypatch):
+    """nn/functional.py:107, :121: an AttributeError from the kernel that is not vmap's
+    ``BatchedAccess`` propagates (it is not taken for a batched argument)."""
+
+    def broken(*args):
+        raise AttributeError("broken kernel")
+
+    monkeypatch.setattr(F, "_linear", broken)
+    monkeypatch.setattr(F, "_conv2d", broken)
+    with pytest.raises(AttributeError, match="broken kernel"):
+        F.linear(tg.ones(2), tg.ones(3, 2))
+    with pytest.raises(AttributeError, match="broken kernel"):
+        F.conv2d(tg.ones(1, 1, 3, 3), tg.ones(1, 1, 2, 2))
+
+
+def test_batch_norm_of_a_1d_input_is_an_index_error(torch_mod):
+    """nn/functional.py:264: a 1-D input has no channel dim (torch: IndexError; a bug: it
+    was a ValueError)."""
+    for lib in (tg, torch_mod):
+        with pytest.raises(IndexError):
+            lib.nn.functional.batch_norm(lib.ones(3), None, None, training=True)
+
+
+def test_embedding_padding_idx_out_of_range(torch_mod):
+    """nn/functional.py:405: a padding_idx of num_embeddings or more is an AssertionError."""
+    for lib in (tg, torch_mod):
+        for pad in (3, 5, -4):
+            with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+                lib.nn.functional.embedding(lib.tensor([0]), lib.ones(3, 2), padding_idx=pad)
+
+
+def test_orthogonal_init_of_an_empty_tensor_returns_it(torch_mod):
+    """nn/init.py:244: ``orthogonal_`` of a tensor with no elements returns that tensor."""
+    for lib in (tg, torch_mod):
+        t = lib.empty(0, 3)
+        assert lib.nn.init.orthogonal_(t) is t
