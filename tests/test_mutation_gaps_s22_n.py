@@ -371,7 +371,10 @@ def test_linear_and_conv2d_let_other_attribute_errors_through(monkeypatch):
     """nn/functional.py:107, :121: an AttributeError from the kernel that is not vmap's
     ``BatchedAccess`` propagates (it is not taken for a batched argument)."""
 
+    calls = []
+
     def broken(*args):
+        calls.append(args)
         raise AttributeError("broken kernel")
 
     monkeypatch.setattr(F, "_linear", broken)
@@ -380,6 +383,7 @@ def test_linear_and_conv2d_let_other_attribute_errors_through(monkeypatch):
         F.linear(tg.ones(2), tg.ones(3, 2))
     with pytest.raises(AttributeError, match="broken kernel"):
         F.conv2d(tg.ones(1, 1, 3, 3), tg.ones(1, 1, 2, 2))
+    assert len(calls) == 2  # once each: not retried as a vmap call
 
 
 def test_batch_norm_of_a_1d_input_is_an_index_error(torch_mod):
