@@ -407,3 +407,46 @@ def test_orthogonal_init_of_an_empty_tensor_returns_it(torch_mod):
     for lib in (tg, torch_mod):
         t = lib.empty(0, 3)
         assert lib.nn.init.orthogonal_(t) is t
+
+
+def test_lazy_module_errors(torch_mod):
+    """nn/lazy.py:61, :81, :132, :145-146: a lazy mixin without ``initialize_parameters``,
+    DataParallel replication before the first forward, in_channels not divisible by groups
+    and an input of the wrong rank (the message names both ranks)."""
+    for lib in (tg, torch_mod):
+        lazy = lib.nn.modules.lazy
+
+        class Bare(lazy.LazyModuleMixin, lib.nn.Module):
+            pass
+
+        with pytest.raises(NotImplementedError, match="initialize_parameters is not implemented"):
+            Bare().initialize_parameters(lib.ones(2))
+        with pytest.raises(RuntimeError, match="can't be used with `DataParallel`"):
+            lib.nn.LazyLinear(3)._replicate_for_data_parallel()
+        with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+            lib.nn.LazyConv2d(4, 3, groups=2)(lib.ones(1, 3, 5, 5))
+        with pytest.raises(RuntimeError, match=r"Expected 3D \(unbatched\) or 4D \(batched\)"):
+            lib.nn.LazyConv2d(4, 3)(lib.ones(5, 5))
+        with pytest.raises(RuntimeError, match=r"Expected 2D \(unbatched\) or 3D \(batched\)"):
+            lib.nn.LazyConv1d(4, 3)(lib.ones(1, 2, 3, 5))
+
+
+def test_buffer_assigned_before_module_init(torch_mod):
+    """nn/module.py:105: assigning an nn.Buffer before ``Module.__init__`` is an
+    AttributeError."""
+    for lib in (tg, torch_mod):
+
+        class M(lib.nn.Module):
+            def __init__(self):
+                self.b = lib.nn.Buffer(lib.ones(2))
+
+        with pytest.raises(AttributeError, match="cannot assign buffer before Module.__init__"):
+            M()
+
+
+def test_parameter_from_a_list():
+    """nn/parameter.py:35: tapegrad's Parameter also takes array-like data (torch wants a
+    tensor), with its values."""
+    p = tg.nn.Parameter([1.0, 2.0])
+    assert p.requires_grad
+    np.testing.assert_array_equal(p.detach().numpy(), [1.0, 2.0])
