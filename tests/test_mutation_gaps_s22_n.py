@@ -8,12 +8,15 @@ plain empty tensor where torch gives the parameter itself.
 """
 
 import collections
+import types
 
 import numpy as np
 import pytest
 
 import tapegrad as tg
 import tapegrad.nn.functional as F
+
+from ._fake_world import fake_world_of_one
 
 
 @pytest.fixture
@@ -450,3 +453,86 @@ def test_parameter_from_a_list():
     p = tg.nn.Parameter([1.0, 2.0])
     assert p.requires_grad
     np.testing.assert_array_equal(p.detach().numpy(), [1.0, 2.0])
+
+
+# -- DistributedDataParallel (a fake world of one rank) ----------------------------------
+
+
+class _Boom(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        raise ValueError("boom")
+
+
+class _Two(tg.nn.Module):
+    def __init__(self, boom=False):
+        super().__init__()
+        self.a, self.b, self.boom = tg.nn.Linear(2, 2), tg.nn.Linear(2, 2), boom
+
+    def forward(self, x):
+        h = self.a(x)
+        return self.b(_Boom.apply(h) if self.boom else h)
+
+
+def test_ddp_forward_after_a_backward_that_raised(monkeypatch):
+    """nn/parallel/distributed.py:146, :232, :234: a forward after a backward that stopped
+    half way (some gradients came, the reduction never finished) names the parameters
+    without a gradient, as torch refuses such a forward; a forward that no backward followed
+    is no error (a bug: it raised too)."""
+    ddp = fake_world_of_one(monkeypatch)
+    model = ddp.DistributedDataParallel(_Two())
+    model(tg.ones(1, 2))
+    model(tg.ones(1, 2)).sum().backward()  # no backward after the first forward: fine
+    model = ddp.DistributedDataParallel(_Two(boom=True))
+    with pytest.raises(ValueError, match="boom"):
+        model(tg.ones(1, 2)).sum().backward()
+    with pytest.raises(RuntimeError, match=r"without gradients for parameters \['a.weight'"):
+        model(tg.ones(1, 2))
+
+
+def test_ddp_find_unused_parameters_looks_into_nested_outputs(monkeypatch):
+    """nn/parallel/distributed.py:291, :293, :295-297: with find_unused_parameters the
+    output's tensors are found in dicts, lists and tuples (other items skipped): the
+    parameters reached count as used and their gradients are what is all-reduced."""
+    sent = []
+
+    def iallreduce(send, recv, op):
+        sent.append((op, recv.copy()))
+        return types.SimpleNamespace(Test=lambda: True, Wait=lambda: None)
+
+    ddp = fake_world_of_one(monkeypatch, Iallreduce=iallreduce)
+    lin = tg.nn.Linear(2, 1)
+
+    class Nested(tg.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lin
+
+        def forward(self, x):
+            return [{"y": (self.lin(x), 3)}, "label"]
+
+    model = ddp.DistributedDataParallel(Nested(), find_unused_parameters=True)
+    out = model(tg.tensor([[1.0, 2.0]]))
+    out[0]["y"][0].sum().backward()
+    by_op = dict(sent)
+    np.testing.assert_array_equal(by_op["max"], [1, 1])  # both parameters used
+    np.testing.assert_array_equal(np.sort(by_op["sum"]), [1.0, 1.0, 2.0])  # bias, weight
+    np.testing.assert_array_equal(lin.weight.grad.numpy(), [[1.0, 2.0]])
+
+
+def test_ddp_broadcasts_half_precision_tensors_one_by_one_from_rank_0(monkeypatch):
+    """nn/parallel/distributed.py:311: float16 (and bfloat16) tensors, no MPI type, go out
+    one broadcast each, from rank 0; empty ones not at all."""
+    ddp = fake_world_of_one(monkeypatch)
+    calls = []
+    monkeypatch.setattr(ddp.dist, "broadcast", lambda t, src, group: calls.append((t, src)))
+    model = tg.nn.Linear(2, 2)
+    model.register_buffer("h16", tg.ones(3, dtype=tg.float16))
+    model.register_buffer("h16b", tg.zeros(2, dtype=tg.float16))
+    model.register_buffer("none", tg.ones(0, dtype=tg.float16))
+    ddp.DistributedDataParallel(model)
+    assert [(t is model.h16 or t is model.h16b, src) for t, src in calls] == [(True, 0)] * 2
