@@ -536,3 +536,162 @@ def test_ddp_broadcasts_half_precision_tensors_one_by_one_from_rank_0(monkeypatc
     model.register_buffer("none", tg.ones(0, dtype=tg.float16))
     ddp.DistributedDataParallel(model)
     assert [(t is model.h16 or t is model.h16b, src) for t, src in calls] == [(True, 0)] * 2
+
+
+# -- pruning --------------------------------------------------------------------------------
+
+
+def _prune_module(lib):
+    """``lib`` with its ``nn.utils.prune`` imported (torch does not import it itself)."""
+    if lib is not tg:
+        import torch.nn.utils.prune  # noqa: F401, PLC0415
+    return lib
+
+
+def test_prune_method_not_yet_applied(torch_mod):
+    """nn/utils/_prune_base.py:55, :116: a pruning method on no tensor (``_tensor_name``
+    None) has no mask to apply and no pruning to remove (AssertionError)."""
+    for lib in (tg, _prune_module(torch_mod)):
+        prune = lib.nn.utils.prune
+        lin = lib.nn.Linear(2, 2)
+        method = prune.L1Unstructured(0.5)
+        method._tensor_name = None
+        with pytest.raises(AssertionError, match="has to be pruned"):
+            method.apply_mask(lin)
+        with pytest.raises(AssertionError, match="has to be pruned before pruning can be removed"):
+            method.remove(lin)
+
+
+def test_prune_refuses_a_second_bare_pruning_hook(torch_mod):
+    """nn/utils/_prune_base.py:131: two pruning hooks on one tensor outside a container
+    (added by hand) make the next pruning an AssertionError."""
+    for lib in (tg, torch_mod):
+        prune = _prune_module(lib).nn.utils.prune
+        lin = lib.nn.Linear(4, 2)
+        prune.l1_unstructured(lin, "weight", amount=1)
+        extra = prune.L1Unstructured(1)
+        extra._tensor_name = "weight"
+        lin.register_forward_pre_hook(extra)
+        with pytest.raises(AssertionError, match="Avoid adding multiple pruning hooks"):
+            prune.l1_unstructured(lin, "weight", amount=1)
+
+
+def test_pruning_container_of_several_methods(torch_mod):
+    """nn/utils/_prune_base.py:161, :209, :215, :218: a container built from several
+    methods holds them all (its ``_tensor_name`` set beforehand, as torch needs); its mask
+    refuses a last method whose PRUNING_TYPE is structured without ``dim`` (AttributeError),
+    with a ``dim`` out of range (IndexError) or unknown (ValueError)."""
+    for lib in (tg, _prune_module(torch_mod)):
+        prune = lib.nn.utils.prune
+
+        class Named(prune.PruningContainer):
+            _tensor_name = "weight"
+
+        a, b = prune.L1Unstructured(1), prune.RandomUnstructured(1)
+        a._tensor_name = b._tensor_name = "weight"
+        box = Named(a, b)
+        assert len(box) == 2 and box[0] is a and box[1] is b
+
+        class Odd(prune.BasePruningMethod):
+            PRUNING_TYPE = "structured"
+
+            def compute_mask(self, t, default_mask):
+                return default_mask
+
+        odd = Odd()
+        odd._tensor_name = "weight"
+        box = Named(odd)
+        t, mask = lib.ones(2, 3), lib.ones(2, 3)
+        with pytest.raises(AttributeError, match="need to have the attribute `dim` defined"):
+            box.compute_mask(t, mask)
+        odd.dim = -3
+        with pytest.raises(IndexError, match="Index is out of bounds for tensor with dimensions 2"):
+            box.compute_mask(t, mask)
+        Odd.PRUNING_TYPE = "sideways"
+        with pytest.raises(ValueError, match="Unrecognized PRUNING_TYPE sideways"):
+            box.compute_mask(t, mask)
+
+
+def test_prune_topk_on_the_meta_device(torch_mod):
+    """nn/utils/_prune_ties.py:37: a tensor that is not on the CPU keeps its own ``topk``
+    (k indices, on its device)."""
+    from tapegrad.nn.utils._prune_ties import topk_flat_indices
+
+    idx = topk_flat_indices(tg.ones(4, 8).to("meta"), 5, False)
+    ref = torch_mod.ones(4, 8, device="meta").view(-1).topk(5, largest=False).indices
+    assert tuple(idx.shape) == tuple(ref.shape) == (5,)
+    assert idx.device.type == ref.device.type == "meta"
+
+
+def _killer(n, nth):
+    """Values on which libstdc++'s introselect (median of three, Hoare partition) runs out
+    of depth before the segment is small, for ``nth``: McIlroy's adversary (items stay
+    "gas", above everything, until a comparison of two gas items freezes one to the next
+    small value); the items still gas at the end all get one value, the largest (ties)."""
+    val = [None] * n
+    frozen = [0]
+    arr = list(range(n))
+
+    def lt(x, y):
+        if val[x] is None and val[y] is None:
+            val[x] = frozen[0]
+            frozen[0] += 1
+        vx = np.inf if val[x] is None else val[x]
+        vy = np.inf if val[y] is None else val[y]
+        return vx < vy
+
+    def swap(i, j):
+        arr[i], arr[j] = arr[j], arr[i]
+
+    first, last = 0, n
+    depth = 2 * (n.bit_length() - 1)
+    while last - first > 3 and depth:
+        depth -= 1
+        mid = first + (last - first) // 2
+        a, b, c = arr[first + 1], arr[mid], arr[last - 1]
+        if lt(a, b):
+            swap(first, mid if lt(b, c) else (last - 1 if lt(a, c) else first + 1))
+        else:
+            swap(first, first + 1 if lt(a, c) else (last - 1 if lt(b, c) else mid))
+        lo, hi, pivot = first + 1, last, arr[first]
+        while True:
+            while lt(arr[lo], pivot):
+                lo += 1
+            hi -= 1
+            while lt(pivot, arr[hi]):
+                hi -= 1
+            if not lo < hi:
+                break
+            swap(lo, hi)
+            lo += 1
+        if lo <= nth:
+            first = lo
+        else:
+            last = lo
+    assert depth == 0
+    return np.array([frozen[0] if v is None else v for v in val], np.float32)
+
+
+def test_l1_unstructured_ties_after_introselect_runs_out_of_depth(torch_mod, monkeypatch):
+    """nn/utils/_prune_ties.py:80-83: when introselect's depth runs out, libstdc++ heap-
+    selects the rest of the segment; the mask keeps what torch's topk keeps among the tied
+    values (here 12 of 32 tie for the last 5 places)."""
+    from tapegrad.nn.utils import _prune_ties
+
+    heap = []
+    select = _prune_ties._heap_select
+    monkeypatch.setattr(
+        _prune_ties, "_heap_select", lambda key, k: heap.append(k) or select(key, k)
+    )
+    amount = 25
+    w = _killer(32, amount - 1).reshape(4, 8)
+    masks = []
+    for lib in (tg, _prune_module(torch_mod)):
+        lin = lib.nn.Linear(8, 4)
+        with lib.no_grad():
+            lin.weight.copy_(lib.tensor(w))
+        lib.nn.utils.prune.l1_unstructured(lin, "weight", amount=amount)
+        masks.append(lin.weight_mask.numpy())
+    assert heap == [5]  # the introselect path, heap select on the last segment
+    np.testing.assert_array_equal(masks[0], masks[1])
+    assert masks[0].sum() == 32 - amount
