@@ -627,7 +627,8 @@ def _killer(n, nth):
     """Values on which libstdc++'s introselect (median of three, Hoare partition) runs out
     of depth before the segment is small, for ``nth``: McIlroy's adversary (items stay
     "gas", above everything, until a comparison of two gas items freezes one to the next
-    small value); the items still gas at the end all get one value, the largest (ties)."""
+    small value). Gas items are compared with frozen ones only, so any values above those
+    keep every comparison: here decreasing with the position, two by two (ties)."""
     val = [None] * n
     frozen = [0]
     arr = list(range(n))
@@ -669,13 +670,16 @@ def _killer(n, nth):
         else:
             last = lo
     assert depth == 0
-    return np.array([frozen[0] if v is None else v for v in val], np.float32)
+    out = np.array([-1 if v is None else v for v in val], np.float32)
+    gas = np.flatnonzero(out < 0)
+    out[gas] = frozen[0] + (gas.shape[0] - np.arange(gas.shape[0])) // 2
+    return out
 
 
 def test_l1_unstructured_ties_after_introselect_runs_out_of_depth(torch_mod, monkeypatch):
     """nn/utils/_prune_ties.py:80-83: when introselect's depth runs out, libstdc++ heap-
     selects the rest of the segment; the mask keeps what torch's topk keeps among the tied
-    values (here 12 of 32 tie for the last 5 places)."""
+    values (the cut splits a pair of equal values)."""
     from tapegrad.nn.utils import _prune_ties
 
     heap = []
@@ -683,7 +687,7 @@ def test_l1_unstructured_ties_after_introselect_runs_out_of_depth(torch_mod, mon
     monkeypatch.setattr(
         _prune_ties, "_heap_select", lambda key, k: heap.append(k) or select(key, k)
     )
-    amount = 25
+    amount = 24
     w = _killer(32, amount - 1).reshape(4, 8)
     masks = []
     for lib in (tg, _prune_module(torch_mod)):
@@ -692,6 +696,6 @@ def test_l1_unstructured_ties_after_introselect_runs_out_of_depth(torch_mod, mon
             lin.weight.copy_(lib.tensor(w))
         lib.nn.utils.prune.l1_unstructured(lin, "weight", amount=amount)
         masks.append(lin.weight_mask.numpy())
-    assert heap == [5]  # the introselect path, heap select on the last segment
+    assert heap == [4]  # the introselect path, heap select on the last segment
     np.testing.assert_array_equal(masks[0], masks[1])
     assert masks[0].sum() == 32 - amount
