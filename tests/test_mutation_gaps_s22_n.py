@@ -612,15 +612,13 @@ def test_pruning_container_of_several_methods(torch_mod):
             box.compute_mask(t, mask)
 
 
-def test_prune_topk_on_the_meta_device(torch_mod):
+def test_prune_topk_on_the_meta_device():
     """nn/utils/_prune_ties.py:37: a tensor that is not on the CPU keeps its own ``topk``
-    (k indices, on its device)."""
+    (k indices, on its device, as torch's ``ones(4, 8, device="meta").view(-1).topk(5)``)."""
     from tapegrad.nn.utils._prune_ties import topk_flat_indices
 
     idx = topk_flat_indices(tg.ones(4, 8).to("meta"), 5, False)
-    ref = torch_mod.ones(4, 8, device="meta").view(-1).topk(5, largest=False).indices
-    assert tuple(idx.shape) == tuple(ref.shape) == (5,)
-    assert idx.device.type == ref.device.type == "meta"
+    assert tuple(idx.shape) == (5,) and idx.device.type == "meta"
 
 
 def _killer(n, nth):
@@ -699,3 +697,87 @@ def test_l1_unstructured_ties_after_introselect_runs_out_of_depth(torch_mod, mon
     assert heap == [4]  # the introselect path, heap select on the last segment
     np.testing.assert_array_equal(masks[0], masks[1])
     assert masks[0].sum() == 32 - amount
+
+
+# -- sync batch norm, transformer, fusion, parametrize ---------------------------------------
+
+
+def test_convert_sync_batchnorm_keeps_qconfig(torch_mod):
+    """nn/sync_batchnorm.py:81: the converted layer keeps the batch norm's ``qconfig``."""
+    for lib in (tg, torch_mod):
+        bn = lib.nn.BatchNorm2d(3)
+        bn.qconfig = "q"
+        out = lib.nn.SyncBatchNorm.convert_sync_batchnorm(lib.nn.Sequential(bn))
+        assert out[0].qconfig == "q"
+
+
+def test_transformer_encoder_with_a_per_head_mask_is_not_causal(torch_mod):
+    """nn/transformer.py:59: a mask that is not (L, L) (here one (L, L) mask per batch
+    element and head) is no causal hint: the encoder applies it as given."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    mask = np.where(rng.random((4, 3, 3)) < 0.3, -np.inf, 0.0).astype(np.float32)
+    mask[:, :, 0] = 0.0  # every query sees key 0
+    outs, state = [], None
+    for lib in (torch_mod, tg):
+        layer = lib.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)
+        enc = lib.nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+        if state is None:
+            state = {k: v.detach().numpy() for k, v in enc.state_dict().items()}
+        else:
+            enc.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
+        with lib.no_grad():
+            outs.append(enc(lib.tensor(x), mask=lib.tensor(mask)).numpy())
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-6)
+
+
+def test_fusion_checks_and_a_linear_without_bias(torch_mod):
+    """nn/utils/fusion.py:30, :60, :69, :81: fusing needs eval mode and running stats; a
+    Linear without bias fuses with a zero bias."""
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((3, 2)).astype(np.float32)
+    stats = [rng.standard_normal(3).astype(np.float32) for _ in range(4)]
+    fused = []
+    for lib in (tg, torch_mod):
+        fusion = lib.nn.utils.fusion
+        conv, lin = lib.nn.Conv2d(2, 3, 1).eval(), lib.nn.Linear(2, 3, bias=False).eval()
+        plain = lib.nn.BatchNorm2d(3, track_running_stats=False).eval()
+        with pytest.raises(AssertionError, match="running_mean and bn.running_var must not be"):
+            fusion.fuse_conv_bn_eval(conv, plain)
+        with pytest.raises(AssertionError, match="Fusion only for eval!"):
+            fusion.fuse_linear_bn_eval(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3).eval())
+        with pytest.raises(AssertionError, match="running_mean and bn.running_var must not be"):
+            fusion.fuse_linear_bn_eval(lin, lib.nn.BatchNorm1d(3, track_running_stats=False).eval())
+        bn = lib.nn.BatchNorm1d(3).eval()
+        with lib.no_grad():
+            lin.weight.copy_(lib.tensor(w))
+            for t, v in zip((bn.running_mean, bn.weight, bn.bias), stats[:3]):
+                t.copy_(lib.tensor(v))
+            bn.running_var.copy_(lib.tensor(np.abs(stats[3]) + 0.5))
+        out = fusion.fuse_linear_bn_eval(lin, bn)
+        fused.append((out.weight.detach().numpy(), out.bias.detach().numpy()))
+    for a, b in zip(*fused):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_parametrization_right_inverse_of_another_length(torch_mod):
+    """nn/utils/parametrize.py:131: a parametrization of several originals whose
+    ``right_inverse`` later returns a sequence of another length is a ValueError."""
+    for lib in (tg, torch_mod):
+        parametrize = lib.nn.utils.parametrize
+
+        class Split(lib.nn.Module):
+            short = False
+
+            def forward(self, a, b):
+                return a + b
+
+            def right_inverse(self, x):
+                return (x,) if self.short else (x, lib.zeros_like(x))
+
+        lin = lib.nn.Linear(2, 2)
+        split = Split()
+        parametrize.register_parametrization(lin, "weight", split)
+        split.short = True
+        with pytest.raises(ValueError, match="must return a sequence of tensors of length 2"):
+            lin.weight = lib.ones(2, 2)
