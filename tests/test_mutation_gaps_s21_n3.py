@@ -57,10 +57,10 @@ def test_aten_gru_packed_overload_with_the_rest_as_keywords(torch_mod):
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
-def test_gru_cell_double_backward_on_an_unbatched_input(torch_mod):
-    """_rnn_ops.py:122 [binop] '-1' -> '(1)' ('gi.chunk(3, 1)'): tapegrad's gru_cell takes a
-    1-D input too (torch's ATen cell does not), and its graph-building backward splits the
-    gates on the last dim: the same second derivatives as the (1, H) input, torch's."""
+def test_gru_cell_double_backward_and_its_refusal_of_an_unbatched_input(torch_mod):
+    """_rnn_ops.py (gru_pointwise's graph-building backward): second derivatives of a (1, H)
+    input as torch's; a 1-D input raises torch's IndexError (torch.gru_cell takes batches
+    only; GRUCell adds the batch dim), so the gates' split dim (-1 or 1) is the same."""
     rng = np.random.default_rng(1)
     arrays = [rng.standard_normal(s) for s in ((3,), (2,), (6, 3), (6, 2))]
 
@@ -73,9 +73,11 @@ def test_gru_cell_double_backward_on_an_unbatched_input(torch_mod):
         return [g.numpy() for g in lib.autograd.grad((gx * gx).sum(), leaves)]
 
     want = second(torch_mod, True)
-    for batched in (True, False):
-        for got, w in zip(second(tg, batched), want):
-            np.testing.assert_allclose(got, w, rtol=1e-10, atol=1e-12)
+    for got, w in zip(second(tg, True), want):
+        np.testing.assert_allclose(got, w, rtol=1e-10, atol=1e-12)
+    for lib in (torch_mod, tg):
+        with pytest.raises(IndexError):
+            second(lib, False)
 
 
 class _Either(tg.nn.Module):

@@ -65,7 +65,10 @@ def is_pinned(self, device=None) -> bool:
 
 
 def share_memory_(self):
-    """Returns self (worker processes get tensors through the DataLoader's queues)."""
+    """Returns self (worker processes get tensors through the DataLoader's queues); a meta
+    tensor has no memory to share (torch's RuntimeError)."""
+    if self.device == "meta":
+        raise RuntimeError("_share_fd_: only available on CPU")
     return self
 
 

@@ -118,19 +118,19 @@ def _float_dtype(dtype):
 def zeros(*args, size=None, dtype=None, requires_grad=False, device="cpu") -> Tensor:
     xp = _backend.namespace_for_device(device)
     shape = _size(_size_or_args(args, size, "zeros"), "zeros")
-    return _finish(xp.zeros(shape, _float_dtype(dtype)), requires_grad)
+    return _finish(_on_device(xp.zeros(shape, _float_dtype(dtype)), device), requires_grad)
 
 
 def ones(*args, size=None, dtype=None, requires_grad=False, device="cpu") -> Tensor:
     xp = _backend.namespace_for_device(device)
     shape = _size(_size_or_args(args, size, "ones"), "ones")
-    return _finish(xp.ones(shape, _float_dtype(dtype)), requires_grad)
+    return _finish(_on_device(xp.ones(shape, _float_dtype(dtype)), device), requires_grad)
 
 
 def empty(*args, size=None, dtype=None, requires_grad=False, device="cpu") -> Tensor:
     xp = _backend.namespace_for_device(device)
     shape = _size(_size_or_args(args, size, "empty"), "empty")
-    return _finish(xp.empty(shape, _float_dtype(dtype)), requires_grad)
+    return _finish(_on_device(xp.empty(shape, _float_dtype(dtype)), device), requires_grad)
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device="cpu") -> Tensor:
@@ -162,12 +162,18 @@ def full(size, fill_value, dtype=None, requires_grad=False, device="cpu") -> Ten
     if dtype.itemsize == 1 and dtype.kind in "fV" and xp is np:  # float8: torch's rounding
         from ._float8 import to_float8  # noqa: PLC0415
 
-        return _finish(to_float8(np.full(size, fill_value, np.float64), dtype), requires_grad)
-    return _finish(xp.full(size, fill_value, dtype), requires_grad)
+        array = to_float8(np.full(size, fill_value, np.float64), dtype)
+        return _finish(_on_device(array, device), requires_grad)
+    return _finish(_on_device(xp.full(size, fill_value, dtype), device), requires_grad)
 
 
 def _like(t, dtype):
     return _dtypes.to_dtype(dtype) or t.dtype
+
+
+def _like_device(t, device):
+    """torch's ``*_like`` default device: the input's (a meta tensor gives a meta one)."""
+    return _backend.device_of(t._data) if device is None else device
 
 
 def _kept(t, dtype, value):
@@ -183,28 +189,28 @@ def zeros_like(input, dtype=None, requires_grad=False, device=None) -> Tensor:
     array = _kept(input, dtype, 0)
     if array is None:
         array = np.zeros(input.shape, _like(input, dtype))
-    return _finish(_on_device(array, device), requires_grad)
+    return _finish(_on_device(array, _like_device(input, device)), requires_grad)
 
 
 def ones_like(input, dtype=None, requires_grad=False, device=None) -> Tensor:
     array = _kept(input, dtype, 1)
     if array is None:
         array = np.ones(input.shape, _like(input, dtype))
-    return _finish(_on_device(array, device), requires_grad)
+    return _finish(_on_device(array, _like_device(input, device)), requires_grad)
 
 
 def empty_like(input, dtype=None, requires_grad=False, device=None) -> Tensor:
     array = _kept(input, dtype, 0)
     if array is None:
         array = np.empty(input.shape, _like(input, dtype))
-    return _finish(_on_device(array, device), requires_grad)
+    return _finish(_on_device(array, _like_device(input, device)), requires_grad)
 
 
 def full_like(input, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
     array = _kept(input, dtype, fill_value)
     if array is None:
         array = np.full(input.shape, fill_value, _like(input, dtype))
-    return _finish(_on_device(array, device), requires_grad)
+    return _finish(_on_device(array, _like_device(input, device)), requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False, device="cpu") -> Tensor:
@@ -266,6 +272,8 @@ def _rng(generator):
 def _on_device(array, device):
     if device is None or str(device) == "cpu":
         return array
+    if str(device) == "meta":  # shape and dtype only, as torch's meta tensors
+        return _backend.meta_array(array.shape, array.dtype)
     return _backend.namespace_for_device(device).asarray(array)
 
 
@@ -346,14 +354,14 @@ def randint(
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     return rand(
         input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-        generator=generator, device=device,
+        generator=generator, device=_like_device(input, device),
     )  # fmt: skip
 
 
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     return randn(
         input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-        generator=generator, device=device,
+        generator=generator, device=_like_device(input, device),
     )  # fmt: skip
 
 
@@ -362,7 +370,7 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
     if high is None:
         low, high = 0, low
     return randint(low, high, input.shape, dtype=dtype or input.dtype, generator=generator,
-                   device=device)  # fmt: skip
+                   device=_like_device(input, device))  # fmt: skip
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:

@@ -400,6 +400,8 @@ class Tensor:
 
     def tolist(self):
         _notify_read(self, "tolist")
+        if type(self._data) is _backend.MetaArray:
+            _host(self._data)  # no values: torch's NotImplementedError
         return self._data.tolist()
 
     def __array__(self, dtype=None, copy=None):

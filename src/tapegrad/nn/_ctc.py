@@ -33,12 +33,39 @@ def _lse(*arrays):
 
 
 def _int_list(values, name):
+    if isinstance(values, (list, tuple)):  # of ints (_check_length_types)
+        values = [int(v) for v in values]
     if isinstance(values, Tensor):
         values = values._data
     arr = np.asarray(values)
     if arr.dtype.kind not in "iu":
         raise RuntimeError(f"ctc_loss: {name} must be integers, got dtype {arr.dtype}")
     return arr.astype(np.int64).reshape(-1)
+
+
+def _is_int(v):
+    """An element of an int list as torch's parser takes it: an int (not a bool), a
+    one-element integer or bool tensor, a 0-D integer array."""
+    if isinstance(v, Tensor):
+        return v.numel() == 1 and v.dtype.kind in "iub"
+    if isinstance(v, np.ndarray):
+        return v.ndim == 0 and v.dtype.kind in "iu"
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _check_length_types(input_lengths, target_lengths):
+    """torch's two signatures: both lengths Tensors, or both sequences of ints (a bare int,
+    a NumPy array or a float does not fit either: TypeError)."""
+    both = (input_lengths, target_lengths)
+    if all(isinstance(v, Tensor) for v in both):
+        return
+    if all(isinstance(v, (list, tuple)) and all(_is_int(e) for e in v) for v in both):
+        return
+    raise TypeError(
+        "ctc_loss(): input_lengths and target_lengths must be both Tensors or both "
+        f"sequences of ints, got {type(input_lengths).__name__} and "
+        f"{type(target_lengths).__name__}"
+    )
 
 
 def _alpha_beta(lp, labels, T, blank):
@@ -95,6 +122,7 @@ def ctc_loss(
     """
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    _check_length_types(input_lengths, target_lengths)
     unbatched = log_probs.ndim == 2
     lp_t = log_probs.unsqueeze(1) if unbatched else log_probs
     if lp_t.ndim != 3:
@@ -104,8 +132,6 @@ def ctc_loss(
     lp = lp_t._data
     T_max, n, c = lp.shape
     tgt = targets._data if isinstance(targets, Tensor) else np.asarray(targets)
-    if unbatched and tgt.ndim == 1 and not isinstance(target_lengths, (list, tuple)):
-        tgt = tgt[None]
     in_len = _int_list(input_lengths, "input_lengths")
     tg_len = _int_list(target_lengths, "target_lengths")
     if in_len.size != n or tg_len.size != n:

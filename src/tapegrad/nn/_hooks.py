@@ -191,4 +191,4 @@ def _wrap_outputs(module, result, bw, state):
         new[i] = w
     if single:
         return new[0]
-    return tuple(new) if type(outs) is tuple else new
+    return tuple(new) if type(outs) is tuple else type(outs)(*new)  # a namedtuple stays one

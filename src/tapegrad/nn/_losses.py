@@ -40,14 +40,19 @@ def _class_dim(x, op):
     return 1 if x.ndim >= 2 else 0
 
 
-def _weight_array(weight, n_classes, dtype, op):
+def _weight_array(weight, n_classes, dtype, op, soft=False):
     if weight is None:
         return None
     w = weight._data if isinstance(weight, Tensor) else np.asarray(weight)
     if w.shape != (n_classes,):
         raise RuntimeError(f"{op}: weight must have shape [{n_classes}], got {list(w.shape)}")
-    if isinstance(weight, Tensor) and weight.requires_grad:
-        raise NotImplementedError(f"{op}: a class weight that requires grad is not supported")
+    if isinstance(weight, Tensor) and weight.requires_grad and is_grad_enabled():
+        if soft:  # torch differentiates the composite soft-label loss in the weight
+            raise NotImplementedError(f"{op}: a class weight that requires grad is not supported")
+        raise RuntimeError(  # torch's kernel has no derivative for it (and says so)
+            "The function 'nll_loss_forward' is not differentiable with respect to argument "
+            "'weight'. This input cannot have requires_grad True."
+        )
     return w.astype(dtype, copy=False)
 
 
@@ -187,7 +192,7 @@ def cross_entropy(
         coef = tdata.astype(x.dtype)
         if label_smoothing:
             coef = coef * (1.0 - label_smoothing) + label_smoothing / n_classes
-        w = _weight_array(weight, n_classes, x.dtype, "cross_entropy")
+        w = _weight_array(weight, n_classes, x.dtype, "cross_entropy", soft=True)
         if w is not None:
             view = [1] * x.ndim
             view[cdim] = n_classes
@@ -217,7 +222,7 @@ def _soft_cross_entropy_composed(x, target, weight, cdim, reduction, smoothing):
     coef = target
     if smoothing:
         coef = coef * (1.0 - smoothing) + smoothing / n_classes
-    w = _weight_array(weight, n_classes, x.dtype, "cross_entropy")
+    w = _weight_array(weight, n_classes, x.dtype, "cross_entropy", soft=True)
     if w is not None:
         view = [1] * x.ndim
         view[cdim] = n_classes

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _trace
+from ..grad_mode import is_grad_enabled
 from ..ops.clamp import minimum
 from ..ops.elementwise import where
 from ..tensor import Tensor
@@ -173,6 +174,11 @@ def multi_margin_loss(
     check_reduction(reduction, "multi_margin_loss")
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    if isinstance(weight, Tensor) and weight.requires_grad and is_grad_enabled():
+        raise RuntimeError(  # torch's kernel has no derivative for it (and says so)
+            "The function 'multi_margin_loss' is not differentiable with respect to argument "
+            "'weight'. This input cannot have requires_grad True."
+        )
     x, t = _class_input(input, target, "multi_margin_loss")
     n, c = x.shape
     flat = t.reshape(-1)

@@ -137,20 +137,41 @@ def gru_pointwise(gi, gh, h):
     return make_result(out, (gi, gh, h), backward, "GruCellBackward", saved=(gi, gh, h))
 
 
-def _check_cell(op, input, hx, w_ih, w_hh, gates):
-    if input.ndim not in (1, 2):
-        raise ValueError(f"{op}: Expected input to be 1D or 2D, got {input.ndim}D instead")
-    if w_ih.ndim != 2 or w_ih.shape[0] % gates or input.shape[-1] != w_ih.shape[1]:
+def _check_2d(op, t, name):
+    """torch's ``rnn_*_cell`` functions take batches only (the cell modules add the batch
+    dim to an unbatched input): its IndexError for ``size(1)`` of a 0-D or 1-D tensor."""
+    if t.ndim == 0:
+        raise IndexError(f"{op}: Dimension specified as 1 but {name} has no dimensions")
+    if t.ndim == 1:
+        raise IndexError(
+            f"{op}: Dimension out of range (expected to be in range of [-1, 0], but got 1): "
+            f"{name} must be 2D (batch, features)"
+        )
+    if t.ndim > 2:
+        raise RuntimeError(f"{op}: Expected {name} to be 2D, got {t.ndim}D instead")
+
+
+def _check_cell(op, input, hx, w_ih, w_hh, gates, c=None):
+    """torch's order: the input's size, then each hidden state's batch and size."""
+    _check_2d(op, input, "input")
+    if w_ih.ndim != 2 or w_ih.shape[0] % gates or input.shape[1] != w_ih.shape[1]:
         raise RuntimeError(
             f"{op}: input of shape {list(input.shape)} and w_ih of shape {list(w_ih.shape)} "
             "don't match"
         )
     hsz = w_ih.shape[0] // gates
-    if tuple(hx.shape[-1:]) != (w_hh.shape[1],) or w_hh.shape[0] != gates * hsz:
-        raise RuntimeError(
-            f"{op}: hidden state of shape {list(hx.shape)} and w_hh of shape "
-            f"{list(w_hh.shape)} don't match"
-        )
+    for k, h in enumerate((hx,) if c is None else (hx, c)):
+        if h.ndim and h.shape[0] != input.shape[0]:
+            raise RuntimeError(
+                f"{op}: Input batch size {input.shape[0]} doesn't match hidden{k} batch "
+                f"size {h.shape[0]}"
+            )
+        _check_2d(op, h, f"hidden{k}")
+        if h.shape[1] != w_hh.shape[1] or w_hh.shape[0] != gates * hsz:
+            raise RuntimeError(
+                f"{op}: hidden state of shape {list(h.shape)} and w_hh of shape "
+                f"{list(w_hh.shape)} don't match"
+            )
     dtypes = {t._data.dtype for t in (input, hx, w_ih, w_hh)}
     if len(dtypes) > 1:
         raise RuntimeError(
@@ -163,7 +184,7 @@ def _check_cell(op, input, hx, w_ih, w_hh, gates):
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One LSTM step, as ``torch.lstm_cell``: ``hx = (h, c)``; returns ``(h', c')``."""
     h, c = hx
-    _check_cell("lstm_cell", input, h, w_ih, w_hh, 4)
+    _check_cell("lstm_cell", input, h, w_ih, w_hh, 4, c)
     return lstm_pointwise(linear(input, w_ih, b_ih), linear(h, w_hh, b_hh), c)
 
 

@@ -23,6 +23,7 @@ import sys
 import weakref
 
 from .. import _dtypes
+from ..grad_mode import STATE
 from ..tensor import Tensor
 from .parameter import Parameter
 
@@ -128,6 +129,11 @@ class UninitializedTensorMixin:
         return self._plain().get_device()
 
     def copy_(self, src, non_blocking=False):
+        if self._rg and STATE.enabled:  # torch's leaf check comes before any shape check
+            raise RuntimeError(
+                "copy_: a leaf Variable that requires grad is being used in an in-place "
+                "operation. Wrap it in tg.no_grad() (as optimizers do) or modify a .clone()."
+            )
         self._plain().detach().copy_(src)
         return self
 
@@ -144,7 +150,9 @@ class UninitializedTensorMixin:
         return self._plain().double()
 
     def cpu(self):
-        return self._plain().cpu()
+        plain = self._plain()
+        out = plain.cpu()
+        return self if out is plain else out  # already there: itself, as torch
 
     def share_memory_(self):
         raise RuntimeError(

@@ -261,7 +261,9 @@ def batch_norm(
     if x._data.size == 0:  # nothing to normalise: PyTorch returns a copy
         return x.clone()
     if x.ndim < 2:
-        raise ValueError(f"batch_norm: expected at least 2-D input, got shape {list(x.shape)}")
+        raise IndexError(  # torch's type: its kernel indexes the channel dim 1
+            f"batch_norm: expected at least 2-D input, got shape {list(x.shape)}"
+        )
     if training:
         count = x._data.size // max(c, 1)
         if count <= 1:

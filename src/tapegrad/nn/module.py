@@ -389,6 +389,13 @@ class Module:
                     t.grad = Tensor._wrap(convert(t.grad))
         return self
 
+    def share_memory(self):
+        """``share_memory_()`` on every parameter and buffer, as torch (no-ops on the CPU;
+        an uninitialized or meta tensor raises torch's RuntimeError); returns self."""
+        for t in list(self.parameters()) + list(self.buffers()):
+            t.share_memory_()
+        return self
+
     def float(self):
         return self.to(_dtypes.float32)
 

@@ -59,6 +59,8 @@ class _NormBase(Module):
 
     def reset_running_stats(self):
         if self.track_running_stats:
+            if self.running_mean.device == "meta":  # no values to reset (torch: no-op)
+                return
             self.running_mean._data[...] = 0
             self.running_var._data[...] = 1
             self.num_batches_tracked._data[...] = 0
@@ -89,6 +91,8 @@ class _BatchNorm(_NormBase):
             raise ValueError(f"expected {dims} input (got {input.ndim}D input)")
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
+            if self.momentum is None and self.num_batches_tracked.device == "meta":
+                self.num_batches_tracked.item()  # torch's float() of the count: RuntimeError
             self.num_batches_tracked._data += 1
             self.num_batches_tracked._vc.bump("batch_norm")
             if self.momentum is None:  # cumulative moving average

@@ -56,8 +56,7 @@ def _causal_hint(mask, is_causal, size):
             if m.dtype == np.bool_:
                 causal = causal != 0
             return bool(np.array_equal(m, causal))
-        return False
-    return bool(is_causal)
+    return bool(is_causal)  # False for a mask of another shape (is_causal is None there)
 
 
 class _TransformerLayer(Module):

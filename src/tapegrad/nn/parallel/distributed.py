@@ -142,7 +142,7 @@ class DistributedDataParallel(Module):
     # -- forward ---------------------------------------------------------------------------
 
     def forward(self, *inputs, **kwargs):
-        if self._armed:
+        if self._armed and self._queued:
             self._finish_reduction()  # a backward that never ended (e.g. it raised)
         if self.broadcast_buffers and self.training:
             buffers = list(self.module.buffers())
