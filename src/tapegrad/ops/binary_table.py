@@ -155,6 +155,8 @@ BINARY = [
         kind="same",
         inplace=False,
         float_only=True,
+        notes="log(e^x + e^y), stably (kernel `numpy.logaddexp`; complex operands by torch's "
+        "formula).",
     ),
     Binary(
         "logaddexp2",
