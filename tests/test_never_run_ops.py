@@ -187,14 +187,9 @@ def _kernel_rows():
     return rows
 
 
-TORCH_HAS_KERNEL = {("logaddexp", "complex64")}  # tapegrad refuses; left (docs/testing.md)
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bool", "int64", "uint8", "complex64"])
 @pytest.mark.parametrize("name,arity", _kernel_rows())
 def test_a_dtype_without_a_kernel_raises_like_torch(torch_mod, name, arity, dtype):
-    if (name, dtype) in TORCH_HAS_KERNEL:
-        pytest.skip("torch has this kernel; tapegrad raises NotImplementedError")
     torch = torch_mod
     outs = []
     for lib in (torch, tg):
