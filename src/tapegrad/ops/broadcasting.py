@@ -41,8 +41,12 @@ def broadcast_tensors(*tensors):
 
 def _broadcast_shape(shapes):
     """The shape ``shapes`` broadcast to, else torch's errors: a negative size is a ValueError,
-    a mismatch names the first pair of sizes that disagree, counted from the right. In Python,
-    not np.broadcast_shapes: torch takes shapes of more than NumPy's 64 dims."""
+    a mismatch names the first pair of sizes that disagree, counted from the right. In
+    Python where NumPy refuses (torch takes shapes of more than NumPy's 64 dims)."""
+    try:  # the common case at NumPy's speed (the Python loop below costs 5 us more)
+        return np.broadcast_shapes(*shapes)
+    except (ValueError, TypeError):
+        pass
     shapes = [tuple(operator.index(n) for n in s) for s in shapes]  # a float size: TypeError
     if any(n < 0 for s in shapes for n in s):
         raise ValueError("Attempting to broadcast a dimension with negative length!")
