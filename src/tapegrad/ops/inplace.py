@@ -286,7 +286,9 @@ def _binary(name, ufunc, out_of_place, copy_when_other_needs_grad, has_alpha=Tru
         if is_sub:
             check_sub(self._data, other)
         number = None
-        if alpha != 1 or alpha is True:  # checked and applied as the out-of-place op does
+        plain = alpha.__class__ is float and other.__class__ is Tensor  # an optimizer's step:
+        plain = plain and self._data.dtype.kind in "fc"  # _alpha would return alpha as it is
+        if (alpha != 1 or alpha is True) and not plain:  # checked as the out-of-place op does
             alpha = arithmetic._alpha(alpha, self._data, _data(other), name[:-1])
             if other.__class__ is not Tensor:
                 number = arithmetic._number_operand(self._data, other)
