@@ -173,7 +173,9 @@ def _like(t, dtype):
 
 def _like_device(t, device):
     """torch's ``*_like`` default device: the input's (a meta tensor gives a meta one)."""
-    return _backend.device_of(t._data) if device is None else device
+    if device is not None or t._data.__class__ is np.ndarray:  # a CPU input: nothing to do
+        return device
+    return _backend.device_of(t._data)
 
 
 def _kept(t, dtype, value):
@@ -270,7 +272,7 @@ def _rng(generator):
 
 
 def _on_device(array, device):
-    if device is None or str(device) == "cpu":
+    if device is None or device == "cpu" or str(device) == "cpu":  # (a str compares fast)
         return array
     if str(device) == "meta":  # shape and dtype only, as torch's meta tensors
         return _backend.meta_array(array.shape, array.dtype)
