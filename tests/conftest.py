@@ -40,3 +40,15 @@ def pytest_collection_modifyitems(config, items):
     bad = [item.nodeid for item in items if " at 0x" in item.nodeid]
     if bad:
         raise pytest.UsageError(f"test ids with object addresses: {bad[:3]}")
+
+
+@pytest.fixture
+def step_mode():
+    """TAPEGRAD_INTRA_OP=step (Note [One pool per step]) for one test (tests/test_one_pool.py
+    has its own, through monkeypatch)."""
+    from tapegrad import _parallel
+
+    prev = _parallel.STEP[0]
+    _parallel.STEP[0] = True
+    yield
+    _parallel.STEP[0] = prev

@@ -18,18 +18,6 @@ import pytest
 import tapegrad as tg
 import tapegrad.nn.functional as F
 
-
-@pytest.fixture
-def step_mode():
-    """TAPEGRAD_INTRA_OP=step (Note [One pool per step]) for one test."""
-    from tapegrad import _parallel
-
-    prev = _parallel.STEP[0]
-    _parallel.STEP[0] = True
-    yield
-    _parallel.STEP[0] = prev
-
-
 # -- attention kernels ------------------------------------------------------------------
 
 

@@ -13,17 +13,6 @@ import tapegrad as tg
 import tapegrad.nn.functional as F
 
 
-@pytest.fixture
-def step_mode():
-    """TAPEGRAD_INTRA_OP=step (Note [One pool per step]) for one test."""
-    from tapegrad import _parallel
-
-    prev = _parallel.STEP[0]
-    _parallel.STEP[0] = True
-    yield
-    _parallel.STEP[0] = prev
-
-
 def _run_rule(x, rule):
     """Backward through one Node whose array rule (Note [Array backward]) is ``rule``."""
     from tapegrad.autograd.graph import make_result
