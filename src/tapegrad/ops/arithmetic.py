@@ -591,7 +591,7 @@ def pow(input, exponent):
     RuntimeError; to a tensor of negative exponents it is 0 (1 or ±1 for a base of 1 or -1).
     """
     ta, da, tb, db = _operands(input, exponent, "pow")
-    if np.asarray(da).dtype.kind == "b" and np.asarray(db).dtype.kind == "b":
+    if _kind(db) == "b" and _kind(da) == "b":  # (x ** 2 stops at the first test)
         if tb is None:  # a bool tensor to a Python bool stays bool, as torch (x or all True)
             return Tensor._wrap(da.copy() if db else np.ones_like(da))
         raise NotImplementedError("pow: \"pow\" not implemented for 'Bool'")  # torch's
@@ -704,7 +704,7 @@ def _int_operands(da, db) -> bool:
 def _no_complex(stub, da, db):
     """torch's dispatch-stub error for a complex operand of an op without a complex kernel
     (NumPy's TypeError named NumPy's ufunc)."""
-    if "c" in (np.asarray(da).dtype.kind, np.asarray(db).dtype.kind):
+    if _kind(da) == "c" or _kind(db) == "c":
         from ._table import _int_error  # noqa: PLC0415 - _table imports this module's peers
 
         raise _int_error(stub, np.result_type(da, db))
@@ -825,14 +825,20 @@ def _is_float8(dt):
 def _comparison(name, fn, ordered=False):
     def compare(input, other):
         _, da, _, db = _operands(input, other, name)
-        if ordered and _is_float8(getattr(da, "dtype", None)):  # float8: only eq/ne
-            from .. import _float8  # noqa: PLC0415
+        if ordered:
+            dt = getattr(da, "dtype", None)
+            if _is_float8(dt):  # float8: only eq/ne
+                from .. import _float8  # noqa: PLC0415
 
-            _float8.not_implemented(name, da.dtype)
-        if ordered and "c" in (np.asarray(da).dtype.kind, np.asarray(db).dtype.kind):
-            from ._table import _int_error  # noqa: PLC0415 - _table imports this module's peers
-
-            raise _int_error(name, np.result_type(da, db))  # torch has no complex kernel
+                _float8.not_implemented(name, da.dtype)
+            if (
+                dt is None
+                or dt.kind == "c"
+                or db.__class__ is not np.ndarray
+                or db.dtype.kind == "c"
+            ):
+                _no_complex(name, da, db)  # torch has no complex kernel (checked fully off the
+                # path of two real arrays)
         if db.__class__ is int or da.__class__ is int:  # Note [Numbers beyond an integer dtype]
             da, db = wrap_ints(da, db)
         try:
