@@ -9,7 +9,8 @@ The mutant is named by its label (as tools/mutate.py and tools/weakmut.py print 
 Its file is edited in place, the tests run on the mutant (``pytest -x -q`` with the
 arguments given, ``PYTHONPATH=src``) and then on the original, and the file is restored
 whatever happens. Prints ``killed`` when the tests fail on the mutant and pass on the
-original, ``survived`` when they pass on both; exit status 0 for killed.
+original, ``survived`` when they pass on both (a line for each mutant with that label);
+exit status 0 when all are killed.
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ import mutate  # noqa: E402
 
 
 def find(label: str, root: Path):
+    """The file and the mutants with this label (two edits of a line can share one: the
+    ``1`` of ``-1`` and of ``shape[1]``); each is tried."""
     path = root / label.split(":", 1)[0]
-    for m in mutate.mutants_of(path, root):
-        if m.label() == label:
-            return path, m
-    raise SystemExit(f"no mutant with the label {label!r} in {path}")
+    found = [m for m in mutate.mutants_of(path, root) if m.label() == label]
+    if not found:
+        raise SystemExit(f"no mutant with the label {label!r} in {path}")
+    return path, found
 
 
 def run(root: Path, tests) -> int:
@@ -44,19 +47,23 @@ def main(argv=None) -> int:
         print(__doc__)
         return 2
     root = Path.cwd()
-    path, m = find(argv[0], root)
+    path, found = find(argv[0], root)
     original = path.read_text()
+    on_mutant = []
     try:
-        path.write_text(mutate.apply(original, m))
-        on_mutant = run(root, argv[1:])
+        for m in found:
+            path.write_text(mutate.apply(original, m))
+            on_mutant.append(run(root, argv[1:]))
     finally:
         path.write_text(original)
     on_original = run(root, argv[1:])
     if on_original != 0:
         print(f"the tests fail on the original too (exit {on_original})")
         return 2
-    print("killed" if on_mutant != 0 else "survived")
-    return 0 if on_mutant != 0 else 1
+    for m, rc in zip(found, on_mutant, strict=True):
+        where = f" (the one at column {m.span[1]})" if len(found) > 1 else ""
+        print(("killed" if rc != 0 else "survived") + where)
+    return 0 if all(on_mutant) else 1
 
 
 if __name__ == "__main__":
