@@ -9,6 +9,8 @@ required grad (torch: plain zeros); histc over an infinite range raised NumPy's 
 (torch: a RuntimeError).
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -82,6 +84,22 @@ def test_index_add_copy_reduce_refuse_negative_and_too_large_indices_as_torch(to
             x.index_reduce(0, idx, src, "prod")
 
 
+@pytest.mark.filterwarnings("ignore:index_reduce")  # torch's "in beta"
+def test_index_add_copy_reduce_at_the_first_and_last_index_match_torch(torch_mod):
+    res = []
+    for mod in (torch_mod, tg):
+        x, idx = mod.ones(3, 2), mod.tensor([0, 2])
+        src = mod.tensor([[2.0, 3.0], [4.0, 5.0]])
+        outs = (
+            x.index_add(0, idx, src),
+            x.index_copy(0, idx, src),
+            x.index_reduce(0, idx, src, "prod"),
+        )
+        res.append([o.numpy() for o in outs])
+    for got, want in zip(res[1], res[0], strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("i", [-3, -1])
 def test_index_fill_wraps_negative_indices_down_to_minus_size(torch_mod, i):
     want = torch_mod.zeros(3, 2).index_fill(0, torch_mod.tensor([i]), 1.0)
@@ -150,6 +168,19 @@ def test_half_add_inplace_of_a_float32_tensor_with_alpha_matches_torch(torch_mod
     np.testing.assert_array_equal(got.numpy(), want.numpy())
     want = torch_mod.tensor(a).sub_(torch_mod.tensor(b), alpha=3)
     got = tg.tensor(a).sub_(tg.tensor(b), alpha=3)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_half_add_inplace_of_a_wider_array_overflows_to_inf_silently(torch_mod):
+    """A float64 array beside a float16 tensor: the sum rounds once to float16, and an
+    overflow to inf is silent, as torch's with a float64 tensor operand."""
+    a = np.array([1.0, 2.5, 60000.0], np.float16)
+    b = np.array([0.1, 3e4, 2e4])
+    want = torch_mod.tensor(a).add_(torch_mod.tensor(b), alpha=3)
+    got = tg.tensor(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got.add_(b, alpha=3)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
