@@ -47,8 +47,9 @@ def _dim_index(input, dim, index, op, source=None):
         )
     idx = idx.reshape(-1)
     size = data.shape[d] if data.ndim else 1
-    if idx.size and (idx.min() < -size or idx.max() >= size):
-        bad = idx[(idx < -size) | (idx >= size)][0]
+    low = -size if op == "index_fill" else 0  # torch's index_add/copy/reduce wrap no index
+    if idx.size and (idx.min() < low or idx.max() >= size):
+        bad = idx[(idx < low) | (idx >= size)][0]
         error = RuntimeError if op == "index_add" else IndexError  # as PyTorch
         raise error(f"{op}(): index {int(bad)} is out of bounds for dimension {d} with size {size}")
     idx = np.where(idx < 0, idx + size, idx)

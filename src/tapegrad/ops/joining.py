@@ -309,12 +309,12 @@ def pad(input, pad, mode="constant", value=None):
             pos = np.clip(pos, 0, n - 1)
         elif mode == "circular" and (lo or hi):  # an unpadded dim may be empty
             start, kept = max(-lo, 0), n - max(-lo, 0) - max(-hi, 0)
-            if kept <= 0 or max(lo, hi) > kept:
+            if max(lo, hi) > kept:  # (a crop to size 0 gives an empty dim, as torch)
                 raise RuntimeError(
                     f"pad: circular padding {pad} is too large for a tensor of shape "
                     f"{list(data.shape)} (at most the size of the dim after cropping)"
                 )
-            pos = start + np.arange(-max(lo, 0), kept + max(hi, 0)) % kept
+            pos = start + np.arange(-max(lo, 0), kept + max(hi, 0)) % max(kept, 1)
         elif mode == "reflect":  # about the edge elements, which are not repeated
             period = 2 * (n - 1) if n > 1 else 1
             pos = np.abs(pos) % period

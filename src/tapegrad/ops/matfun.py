@@ -105,20 +105,20 @@ def cond(A, p=None):
                 f"linalg.cond: The input tensor A must have at least 2 dimensions, got "
                 f"{list(A.shape)}"
             )
-        if 0 in A._data.shape[-2:]:
+        if A._data.size == 0:  # zeros without grad, also for an empty batch (as torch)
             return const(np.zeros(A._data.shape[:-2], A._data.dtype))
         S = svdvals(A)
         return S[..., -1] / S[..., 0] if p == -2 else S[..., 0] / S[..., -1]
     if p == "nuc":  # as PyTorch: from the singular values (finite where A is near-singular)
         _square(A, "linalg.cond")
-        if A._data.shape[-1] == 0:
+        if A._data.size == 0:
             return const(np.zeros(A._data.shape[:-2], A._data.dtype))
         S = svdvals(A)
         return S.sum(-1) * (1.0 / S).sum(-1)
     if p not in ("fro", 1, -1, float("inf"), float("-inf")):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     _square(A, "linalg.cond")
-    if A._data.shape[-1] == 0:
+    if A._data.size == 0:
         return const(np.zeros(A._data.shape[:-2], A._data.dtype))
     try:
         return matrix_norm(A, p) * matrix_norm(inv(A), p)

@@ -428,6 +428,8 @@ def histc(input, bins=100, min=0, max=0):
         lo, hi = lo - 1, hi + 1
     if lo > hi:
         raise RuntimeError(f"histc: max must be larger than min, got min={min} max={max}")
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"histc: range of [{lo}, {hi}] is not finite")
     counts, _ = np.histogram(data, bins=bins, range=(lo, hi))
     return Tensor._wrap(counts.astype(data.dtype))
 
