@@ -137,11 +137,11 @@ def _averager(n, dtype, column=True):
 def _trailing_mean(a, k):
     """``a.mean(axis=<last k axes>, keepdims=True)`` as a GEMV."""
     lead = a.shape[: a.ndim - k]
-    n = a.size // max(int(np.prod(lead)), 1) if a.size else 0
-    if n == 0 or a.size == 0:
+    if a.size == 0:
         if not all(a.shape[a.ndim - k :]):  # the mean of nothing: NaN, silently as torch
             return np.full(lead + (1,) * k, np.nan, a.dtype)
         return a.mean(axis=tuple(range(a.ndim - k, a.ndim)), keepdims=True)
+    n = a.size // int(np.prod(lead))
     m = np.matmul(a.reshape(lead + (n,)), _averager(n, a.dtype))
     return m.reshape(lead + (1,) * k)
 

@@ -154,9 +154,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None
     if keepdims is not None:
         keepdim = keepdims
     data = input._data
-    if dim is None:
+    if dim is None:  # keepdim kept, as sum and np.prod(keepdims=True) do (torch: TypeError)
         dims = tuple(range(data.ndim))
-        keepdim = False
     else:
         dims = (_check_dim(dim, data.ndim, "prod"),) if data.ndim else ()
     if dtype is not None:
