@@ -88,3 +88,16 @@ def test_prod_over_everything_keeps_dims_when_asked_like_sum_and_numpy(kw):
     torch.prod(t).backward()
     np.testing.assert_allclose(y.detach().numpy(), np.prod(xs, keepdims=True), rtol=1e-15)
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-15)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (3, 2)])
+@pytest.mark.parametrize("i", [-1, 3])
+def test_index_add_out_of_range_raises_torchs_error_type_for_each_rank(shape, i):
+    """torch's index_add: IndexError for a 0-d or 1-D tensor, RuntimeError for more dims."""
+    errors = []
+    for mod in (torch, tg):
+        x, src = mod.zeros(shape), mod.ones((1,) + shape[1:] if shape else ())
+        with pytest.raises((IndexError, RuntimeError)) as info:
+            x.index_add(0, mod.tensor([i]), src)
+        errors.append(info.type)
+    assert errors[0] is errors[1]

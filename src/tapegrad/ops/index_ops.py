@@ -50,7 +50,8 @@ def _dim_index(input, dim, index, op, source=None):
     low = -size if op == "index_fill" else 0  # torch's index_add/copy/reduce wrap no index
     if idx.size and (idx.min() < low or idx.max() >= size):
         bad = idx[(idx < low) | (idx >= size)][0]
-        error = RuntimeError if op == "index_add" else IndexError  # as PyTorch
+        # as PyTorch: its index_add of a 1-D tensor raises IndexError, of more dims RuntimeError
+        error = RuntimeError if op == "index_add" and data.ndim > 1 else IndexError
         raise error(f"{op}(): index {int(bad)} is out of bounds for dimension {d} with size {size}")
     idx = np.where(idx < 0, idx + size, idx)
     if source is not None:
