@@ -152,4 +152,4 @@ def interpolate(
             out = mat @ out
         else:
             out = (out.transpose(d, -1) @ mat.mT).transpose(d, -1)
-    return out
+    return input.clone() if out is input else out  # a new tensor, as torch's copy

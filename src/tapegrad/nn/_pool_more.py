@@ -118,13 +118,15 @@ def adaptive_avg_pool2d(input, output_size):
         out = out @ _avg_matrix(w, ow, dt).mT
     if oh != h:
         out = _avg_matrix(h, oh, dt) @ out
-    return out
+    return input.clone() if out is input else out  # a new tensor, as torch
 
 
 def _max_along(x, dim, out):
     n = x.shape[dim]
     if out == n:
         return x
+    if out == 0:  # no window: an empty result, as torch (stack would have no parts)
+        return x.narrow(dim, 0, 0)
     parts = [x.narrow(dim, lo, hi - lo).amax(dim) for lo, hi in _windows(n, out)]
     return stack(parts, dim % x.ndim)
 
@@ -145,6 +147,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Max of (N, C, H, W) over adaptive windows (indices: flat H·W positions)."""
     oh, ow = _sizes("adaptive_max_pool2d", input, output_size, 2)
     out = _max_along(_max_along(input, -1, ow), -2, oh)
+    out = input.clone() if out is input else out  # a new tensor, as torch
     if return_indices:
         return out, Tensor._wrap(_max_indices(input._data, oh, ow))
     return out
@@ -154,6 +157,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     """Max of (N, C, L) over adaptive windows."""
     (o,) = _sizes("adaptive_max_pool1d", input, output_size, 1)
     out = _max_along(input, -1, o)
+    out = input.clone() if out is input else out  # a new tensor, as torch
     if return_indices:
         idx = _max_indices(input._data[..., None, :], 1, o)[..., 0, :]
         return out, Tensor._wrap(idx)

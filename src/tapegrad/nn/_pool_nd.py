@@ -226,7 +226,7 @@ def adaptive_avg_pool3d(input, output_size):
         if o != n:
             a = _avg_matrix(n, o, input._data.dtype)
             out = (out.transpose(axis, -1) @ a.mT).transpose(axis, -1)
-    return out
+    return input.clone() if out is input else out  # a new tensor, as torch
 
 
 def _adaptive_argmax(xd, out):
@@ -268,7 +268,7 @@ def _unpool_size(op, x, k, kernel, stride, pad, output_size):
     if output_size is None:
         return tuple(default)
     size = [int(v) for v in output_size]
-    if len(size) in (k + 1, k + 2):
+    if len(size) == k + 2:  # (N, C, *spatial); k + 1 entries raise, as torch
         size = size[-k:]
     if len(size) != k:
         raise ValueError(

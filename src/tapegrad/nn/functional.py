@@ -203,7 +203,7 @@ def max_pool2d(
 
 
 def _flat_indices(idx, kernel, size, geom):
-    i, j = np.divmod(idx, kernel[1])
+    i, j = np.divmod(idx.astype(np.int64), kernel[1])  # a uint8 idx would wrap in i·dilation
     ho = np.arange(idx.shape[-2])[:, None]
     wo = np.arange(idx.shape[-1])[None, :]
     row = ho * geom.stride[0] + i * geom.dilation[0] - geom.pads[0][0]
