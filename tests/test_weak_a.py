@@ -1,0 +1,165 @@
+"""Tests for conditions no test decided both ways (tools/weakmut.py, list A of issue 18):
+each is seen to fail on its mutant. Labels name the condition's file and line."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from tapegrad.autograd import batched
+from tapegrad.autograd.function import once_differentiable
+
+
+def _no_row_loop(monkeypatch):
+    def row_loop(*args, **kwargs):
+        raise AssertionError("the batched pass was rejected: one backward per row ran")
+
+    monkeypatch.setattr(batched, "_row_loop", row_loop)
+
+
+def test_batched_grad_rows_whose_combination_overflows_float32_stay_batched(torch_mod, monkeypatch):
+    """batched.py:100 (``err <= rtol * scale``): rows near float32's max whose random
+    combination overflows to inf in the probe (err and scale both inf) do not reject the
+    batched pass; each row is its own vector-Jacobian product, as torch's."""
+    _no_row_loop(monkeypatch)
+    v = np.zeros((3, 2), np.float32)
+    v[0] = 3e38
+    v[2] = 1.0
+    x = tg.ones(2, requires_grad=True)
+    (g,) = tg.autograd.grad(x * 1.0, x, tg.tensor(v), is_grads_batched=True)
+    tx = torch_mod.ones(2, requires_grad=True)
+    (tgr,) = torch_mod.autograd.grad(tx * 1.0, tx, torch_mod.tensor(v), is_grads_batched=True)
+    np.testing.assert_array_equal(g.numpy(), tgr.numpy())
+
+
+class _WrongSquareAndNone(tg.autograd.Function):
+    """x² and a None output, with a backward that forgets the factor 2."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x, None
+
+    @staticmethod
+    def backward(ctx, g, *rest):
+        (x,) = ctx.saved_tensors
+        return g * x
+
+
+def test_check_graph_blames_a_function_that_also_returns_a_non_tensor():
+    """checkgraph.py:219: the replay keeps the float Tensors among a Function's outputs and
+    skips the None beside them, so the wrong backward is still found."""
+    x = tg.tensor([0.5, -1.0, 2.0], dtype=tg.float64, requires_grad=True)
+    with tg.autograd.checkable():
+        y, _ = _WrongSquareAndNone.apply(x)
+    report = tg.autograd.check_graph(y.sum(), raise_exception=False)
+    assert report is not None and report.name == "_WrongSquareAndNoneBackward"
+
+
+def test_check_graph_with_zero_tolerances_passes_an_exact_zero_derivative():
+    """checkgraph.py:264 (``>``): sign's derivative is 0 and so are its central differences,
+    exactly; a disagreement of 0 is within tolerances of 0."""
+    x = tg.tensor([0.5, -1.0, 2.0], dtype=tg.float64, requires_grad=True)
+    with tg.autograd.checkable():
+        y = x.sign()
+    assert tg.autograd.check_graph(y, rtol=0.0, atol=0.0, raise_exception=False) is None
+
+
+class _ScaleBy(tg.autograd.Function):
+    """x * 0.01 whose backward is 1 % too large."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 0.01
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 0.0101
+
+
+def test_check_graph_tolerance_is_relative_to_the_derivative_size():
+    """checkgraph.py:264 (``rtol * max(...)``): a 1 % error in a small directional derivative
+    (~0.01) is far outside ``atol + rtol * |derivative|`` and is reported."""
+    x = tg.tensor([0.5, -1.0, 2.0], dtype=tg.float64, requires_grad=True)
+    with tg.autograd.checkable():
+        y = _ScaleBy.apply(x)
+    report = tg.autograd.check_graph(y, raise_exception=False)
+    assert report is not None and report.name == "_ScaleByBackward"
+    assert abs(report.analytic - 1.01 * report.numeric) < 1e-6 * abs(report.numeric)
+
+
+def test_make_dual_refuses_a_non_tensor_tangent():
+    """forward_ad.py:179: a Python number as the tangent is refused up front (torch fails
+    with an AttributeError reading it; tapegrad's TypeError names the problem)."""
+    fwad = tg.autograd.forward_ad
+    with fwad.dual_level():
+        with pytest.raises(TypeError, match="expected Tensors for the primal and the tangent"):
+            fwad.make_dual(tg.ones(2), 3.0)
+
+
+def test_once_differentiable_backward_with_two_inputs_keeps_both_grads(torch_mod):
+    """function.py:322: under create_graph both gradients of a two-input once_differentiable
+    backward come back (torch's values), and differentiating either raises torch's error."""
+    results = []
+    for mod, od in ((torch_mod, torch_mod.autograd.function.once_differentiable),
+                    (tg, once_differentiable)):  # fmt: skip
+
+        class Mul(mod.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                ctx.save_for_backward(a, b)
+                return a * b
+
+            @staticmethod
+            @od
+            def backward(ctx, g):
+                a, b = ctx.saved_tensors
+                return g * b, g * a
+
+        a = mod.tensor([1.0, 2.0], requires_grad=True)
+        b = mod.tensor([3.0, 4.0], requires_grad=True)
+        v = mod.tensor([1.0, 10.0], requires_grad=True)
+        ga, gb = mod.autograd.grad(Mul.apply(a, b), (a, b), v, create_graph=True)
+        results.append((ga.detach().numpy(), gb.detach().numpy()))
+        for g in (ga, gb):
+            with pytest.raises(RuntimeError, match="differentiate twice"):
+                g.sum().backward(retain_graph=True)
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    np.testing.assert_array_equal(results[1][1], results[0][1])
+
+
+def test_gradgradcheck_passes_non_tensor_arguments_through(torch_mod):
+    """gradcheck.py:232: an int among the inputs (the exponent) is handed to the function as
+    it is, as torch's gradgradcheck does."""
+    x0 = np.array([0.5, -1.5, 2.0])
+    assert torch_mod.autograd.gradgradcheck(
+        lambda x, k: x**k, (torch_mod.tensor(x0, requires_grad=True), 3)
+    )
+    x = tg.tensor(x0, requires_grad=True)
+    assert tg.autograd.gradgradcheck(lambda x, k: x**k, (x, 3))
+
+
+def test_jit_cache_keys_parameters_by_signature_not_identity():
+    """signature.py:42: a Parameter (a Tensor subclass) is a leaf of the call, keyed by its
+    shape and dtype: a second Parameter of the same shape replays the same program with
+    its own values."""
+    p = tg.nn.Parameter(tg.ones(2))
+    q = tg.nn.Parameter(tg.full((2,), 3.0))
+    f = tg.jit.cache(lambda t: t * 2)
+    with tg.no_grad():
+        for _ in range(3):
+            np.testing.assert_array_equal(f(p).numpy(), [2, 2])
+            np.testing.assert_array_equal(f(q).numpy(), [6, 6])
+    assert f.cache_info().currsize == 1
+
+
+def test_explicit_complex_to_real_conversion_keeps_the_real_part(torch_mod):
+    """arithmetic.py:960: ``.to(float64)`` / ``.double()`` called by the user on a complex
+    tensor keep its real part, as torch (which also warns); an implicit cast raises."""
+    z = [1 + 2j, 3 - 1j]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = torch_mod.tensor(z).to(torch_mod.float64).numpy()
+    np.testing.assert_array_equal(tg.tensor(z).to(tg.float64).numpy(), theirs)
+    np.testing.assert_array_equal(tg.tensor(z).double().numpy(), theirs)
