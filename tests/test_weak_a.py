@@ -163,3 +163,106 @@ def test_explicit_complex_to_real_conversion_keeps_the_real_part(torch_mod):
         theirs = torch_mod.tensor(z).to(torch_mod.float64).numpy()
     np.testing.assert_array_equal(tg.tensor(z).to(tg.float64).numpy(), theirs)
     np.testing.assert_array_equal(tg.tensor(z).double().numpy(), theirs)
+
+
+def _profile_with_clock(monkeypatch, ticks, names):
+    """A profile of nested record_function ranges ``names`` (outermost first) read on a
+    clock that returns ``ticks`` in turn (origin, each start, then each end)."""
+    from types import SimpleNamespace
+
+    from tapegrad.autograd import profiler
+
+    it = iter(ticks)
+    monkeypatch.setattr(profiler, "time", SimpleNamespace(perf_counter_ns=lambda: next(it)))
+    prof = profiler.profile()
+    with prof:
+        ranges = [profiler.record_function(n) for n in names]
+        for r in ranges:
+            r.__enter__()
+        for r in reversed(ranges):
+            r.__exit__(None, None, None)
+    return prof
+
+
+def test_profiler_nests_a_range_that_ends_with_its_parent(monkeypatch):
+    """profiler.py:144: a range that ends on the same clock tick as the one enclosing it is
+    still its child (torch nests ranges by containment)."""
+    prof = _profile_with_clock(monkeypatch, [0, 1000, 2000, 3000, 3000], ["outer", "inner"])
+    outer, inner = prof.events()
+    assert (outer.name, inner.name) == ("outer", "inner")
+    assert inner.cpu_parent is outer and outer.cpu_children == [inner]
+    assert outer.self_cpu_time_total == 1.0
+
+
+def test_profiler_table_of_zero_total_time_shows_nan_shares(monkeypatch):
+    """profiler_util.py:22: with a total CPU time of 0 the shares read "NaN", as torch's
+    _format_time_share (no division by zero); a total of 1 us is a plain 100.00 %."""
+    prof = _profile_with_clock(monkeypatch, [0, 5, 5], ["step"])
+    assert "NaN" in prof.table() and "%" not in prof.table().split("step")[1]
+    prof = _profile_with_clock(monkeypatch, [0, 5000, 6000], ["step"])
+    assert "100.00%" in prof.table() and "NaN" not in prof.table()
+
+
+def _rows(table):
+    lines = table.splitlines()[3:]
+    return [line for line in lines if line and not line.startswith(("-", "Self CPU time"))]
+
+
+@pytest.mark.parametrize("row_limit, shown", [(None, 3), (-1, 3), (0, 0), (1, 1), (2, 2)])
+def test_profiler_table_row_limit_as_torch(monkeypatch, row_limit, shown):
+    """profiler_util.py:161: torch's table stops after ``row_limit`` rows: 0 shows none,
+    a negative limit or None shows all."""
+    prof = _profile_with_clock(monkeypatch, [0, 1000, 2000, 3000, 4000, 5000, 6000],
+                               ["a", "b", "c"])  # fmt: skip
+    rows = _rows(prof.table(row_limit=row_limit))
+    assert len(rows) == shown
+
+
+@pytest.mark.parametrize("length, cut", [(50, False), (51, False), (52, True), (53, True)])
+def test_profiler_table_cuts_names_of_width_minus_three_as_torch(monkeypatch, length, cut):
+    """profiler_util.py:170: torch cuts a name of ``max_name_column_width - 3`` characters
+    or more to that many and appends "..." (55 by default: 52 characters are cut)."""
+    name = "n" * (length - 1) + "z"
+    prof = _profile_with_clock(monkeypatch, [0, 1000, 2000], [name])
+    (row,) = _rows(prof.table())
+    shown = row.split()[0]
+    assert shown == (name[:52] + "..." if cut else name)
+
+
+def test_arrays_of_hands_over_a_fresh_gradient_only_when_it_is_not_shared():
+    """graph.py:381: a fresh Tensor (Note [Fresh gradients]) that a Tensor rule returns for
+    one input alone becomes a fresh array the engine may add into in place; returned for two
+    inputs it must not, else accumulating one input's gradient would change the other's.
+    (No built-in rule reached through arrays_of hands out fresh Tensors today: the contract
+    is checked on arrays_of itself.)"""
+    from tapegrad.autograd import graph
+
+    saved = graph.OWNED.current
+    try:
+        for grads, fresh in (("a",), True), (("a", "b"), True), (("a", "a"), False):
+            graph.OWNED.current = {0: None}  # a running backward's dict (non-empty)
+            made = {k: graph.fresh_grad(np.ones(2)) for k in set(grads)}
+            out = graph.arrays_of(tuple(made[k] for k in grads))
+            assert (id(out[0]) in graph.OWNED.current) is fresh, grads
+    finally:
+        graph.OWNED.current = saved
+
+
+@pytest.mark.parametrize("wrap", [lambda a: [a], lambda a: {"k": a}], ids=["list", "dict"])
+def test_saved_arrays_follow_containers_three_levels_deep(wrap):
+    """memory.py:94 and :97: the arrays a backward closure captures are found inside lists,
+    tuples and dicts nested up to three levels; what lies deeper is not looked at."""
+    from tapegrad.autograd.graph import make_result
+    from tapegrad.autograd.memory import saved_arrays
+
+    x = tg.ones(2, requires_grad=True)
+    kept, deep = np.zeros(3), np.zeros(5)
+    three, four = wrap(wrap(wrap(kept))), wrap(wrap(wrap(wrap(deep))))
+
+    def backward(g):
+        assert three and four
+        return (g,)
+
+    y = make_result(x._data * 2, (x,), backward, "NestedBackward")
+    found = [id(a) for a in saved_arrays(y.grad_fn)]
+    assert id(kept) in found and id(deep) not in found
