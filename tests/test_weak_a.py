@@ -266,3 +266,82 @@ def test_saved_arrays_follow_containers_three_levels_deep(wrap):
     y = make_result(x._data * 2, (x,), backward, "NestedBackward")
     found = [id(a) for a in saved_arrays(y.grad_fn)]
     assert id(kept) in found and id(deep) not in found
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda m: m.tensor([1, 120], dtype=m.int8) < 100,
+        lambda m: m.tensor([1, 120], dtype=m.int8).clamp(max=100),
+        lambda m: m.tensor([1, 120], dtype=m.int8).masked_fill(m.tensor([True, False]), 100),
+        lambda m: m.tensor([1, 30000], dtype=m.int16) < 20000,
+        lambda m: m.tensor([1, 2**31 - 1], dtype=m.int32).clamp(min=2**30 + 5),
+    ],
+)
+def test_python_ints_in_the_upper_half_of_a_signed_dtype_keep_their_value(torch_mod, op):
+    """_int_scalars.py:53: a Python int between 2**(bits-2) and 2**(bits-1) fits the signed
+    dtype as it is: compared, clamped to and filled with its own value, as torch."""
+    ours, theirs = op(tg), op(torch_mod)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize("value", [-(2**63) - 1, -(2**64), 2**64, 2**65 - 1])
+def test_python_ints_beyond_64_bits_overflow_as_torch(torch_mod, value):
+    """_int_scalars.py:49: an int outside [-2**63, 2**64) is not wrapped to the tensor's
+    dtype: adding it raises OverflowError, as torch."""
+    with pytest.raises(OverflowError):
+        torch_mod.tensor([5]) + value
+    with pytest.raises(OverflowError):
+        tg.tensor([5]) + value
+
+
+def _same_dtype_name(ours, theirs):
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda m: m.tensor([True, False]).add(2.5, alpha=2),
+        lambda m: m.tensor([True, False]).add(3, alpha=2),
+        lambda m: m.tensor([1, 2]).add(True, alpha=2),
+        lambda m: m.tensor([1.0, 2.0]).add(True, alpha=2),
+        lambda m: m.tensor([True, False]).add(True, alpha=True),
+        lambda m: m.tensor([1, 2], dtype=m.int16).add(300, alpha=2),
+        lambda m: m.tensor([1, 2], dtype=m.int16).sub(3, alpha=-2),
+        lambda m: m.tensor([1.0, 2.0], dtype=m.float16).add(3, alpha=2),
+    ],
+)
+def test_add_and_sub_with_a_number_and_alpha_promote_as_torch(torch_mod, op):
+    """arithmetic.py:280 and :292: a number beside a bool, int16 or half tensor, scaled by
+    alpha, stays a weak scalar: torch's values and result dtype."""
+    ours, theirs = op(tg), op(torch_mod)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    _same_dtype_name(ours, theirs)
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [((1 + 1j, 2j), 0.5), (1 + 1j, (0.5, 1.0))],
+    ids=["complex-tensor-0d-float", "0d-complex-float-tensor"],
+)
+@pytest.mark.parametrize("cdt", ["complex64", "complex128"])
+def test_logaddexp_of_complex_and_a_0d_float_promotes_as_torch(torch_mod, a, b, cdt):
+    """_table.py:243: logaddexp with a complex and a float operand, one of them 0-d, is
+    complex; a dimensioned complex keeps its width, a 0-d one takes the float's."""
+    res = []
+    for m in (torch_mod, tg):
+        res.append(m.logaddexp(m.tensor(a, dtype=getattr(m, cdt)), m.tensor(b, dtype=m.float64)))
+    np.testing.assert_allclose(res[1].numpy(), res[0].numpy(), rtol=1e-6)
+    _same_dtype_name(res[1], res[0])
+
+
+@pytest.mark.parametrize("first_complex", [True, False])
+def test_heaviside_of_complex_and_float_is_refused_as_complex(torch_mod, first_complex):
+    """binary_table.py:105: one complex operand is enough for torch's complex message
+    (not the one about different dtypes)."""
+    for m in (torch_mod, tg):
+        a, b = m.tensor([1 + 1j]), m.tensor([0.5])
+        with pytest.raises(RuntimeError, match="not yet implemented for complex tensors"):
+            m.heaviside(*((a, b) if first_complex else (b, a)))
