@@ -345,3 +345,54 @@ def test_heaviside_of_complex_and_float_is_refused_as_complex(torch_mod, first_c
         a, b = m.tensor([1 + 1j]), m.tensor([0.5])
         with pytest.raises(RuntimeError, match="not yet implemented for complex tensors"):
             m.heaviside(*((a, b) if first_complex else (b, a)))
+
+
+@pytest.mark.parametrize("shapes", [((0,), (3,)), ((2, 0), (1, 3))])
+def test_broadcast_shapes_of_a_zero_size_against_another_size_is_a_mismatch(torch_mod, shapes):
+    """broadcasting.py:51: a size of 0 is not negative: 0 against 3 is a mismatch, torch's
+    RuntimeError (not the ValueError for negative sizes)."""
+    with pytest.raises(RuntimeError):
+        torch_mod.broadcast_shapes(*shapes)
+    with pytest.raises(RuntimeError, match="must match"):
+        tg.broadcast_shapes(*shapes)
+
+
+@pytest.mark.parametrize("side", ["prepend", "append"])
+def test_diff_with_only_prepend_or_append_uses_it(torch_mod, side):
+    """calculus.py:52: one extra tensor beside the input is joined to it before differencing."""
+    x, extra = [1.0, 4.0, 9.0], [0.0, -2.0]
+    theirs = torch_mod.diff(torch_mod.tensor(x), **{side: torch_mod.tensor(extra)})
+    ours = tg.diff(tg.tensor(x), **{side: tg.tensor(extra)})
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_histogramdd_of_no_points_with_more_dims_than_points_axis(torch_mod):
+    """counting.py:182: the number of dimensions binned is the LAST size: (2, 0, 2) holds no
+    points of 2 dimensions, binned into a (2, 2) histogram of zeros over [0, 1], as torch."""
+    theirs = torch_mod.histogramdd(torch_mod.zeros(2, 0, 2), bins=2)
+    ours = tg.histogramdd(tg.zeros(2, 0, 2), bins=2)
+    np.testing.assert_array_equal(ours.hist.numpy(), theirs.hist.numpy())
+    for o, t in zip(ours.bin_edges, theirs.bin_edges, strict=True):
+        np.testing.assert_array_equal(o.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("rng", [(0.0, float("inf")), (float("-inf"), 1.0)])
+def test_histogram_range_with_one_infinite_end_is_refused(torch_mod, rng):
+    """counting.py:42: either end infinite is refused, with torch's RuntimeError."""
+    with pytest.raises(RuntimeError, match="is not finite"):
+        torch_mod.histogram(torch_mod.tensor([0.5, 0.7]), bins=3, range=rng)
+    with pytest.raises(RuntimeError, match="is not finite"):
+        tg.histogram(tg.tensor([0.5, 0.7]), bins=3, range=rng)
+
+
+@pytest.mark.parametrize("edges", [[0.5], [0.5, 1.0]])
+def test_histogramdd_bins_tensor_of_one_edge_is_zero_bins(torch_mod, edges):
+    """counting.py:75 and a fix: one edge makes no bin, torch's RuntimeError "bins must be > 0"
+    (tapegrad returned an empty histogram); two edges make one bin."""
+    for m in (torch_mod, tg):
+        x, bins = m.tensor([[0.7, 0.2], [0.9, 0.6]]), [m.tensor([0.0, 1.0]), m.tensor(edges)]
+        if len(edges) == 1:
+            with pytest.raises(RuntimeError, match="bins must be > 0, but got 0 for dimension 1"):
+                m.histogramdd(x, bins=bins)
+        else:
+            np.testing.assert_array_equal(m.histogramdd(x, bins=bins).hist.numpy(), [[1.0]])
