@@ -396,3 +396,44 @@ def test_histogramdd_bins_tensor_of_one_edge_is_zero_bins(torch_mod, edges):
                 m.histogramdd(x, bins=bins)
         else:
             np.testing.assert_array_equal(m.histogramdd(x, bins=bins).hist.numpy(), [[1.0]])
+
+
+@pytest.mark.parametrize(
+    "a, atol",
+    [([[1.0, 0.0], [0.0, 1e-20]], 0.0), ([[1e17, 0.0], [0.0, 10.0]], 0.5)],
+    ids=["atol-0-keeps-default-rtol", "atol-0.5-drops-rtol"],
+)
+def test_pinv_tolerance_defaults_follow_torch(torch_mod, a, atol):
+    """decomp.py:262: rtol defaults to eps * max(m, n) unless atol > 0 is given: with
+    atol=0 a singular value of 1e-20 is still cut, with atol=0.5 a value of 10 beside 1e17
+    is kept (no relative cut), as torch."""
+    theirs = torch_mod.linalg.pinv(torch_mod.tensor(a, dtype=torch_mod.float64), atol=atol)
+    ours = tg.linalg.pinv(tg.tensor(a, dtype=tg.float64), atol=atol)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 3), (1, 3), (3, 1)])
+def test_pinv_of_empty_and_single_row_or_column_matrices(torch_mod, shape):
+    """decomp.py:273: an empty matrix's pseudo-inverse is the empty transpose (gradient: empty
+    zeros); a single row or column is an ordinary one, as torch."""
+    a = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)
+    ta = torch_mod.tensor(a, requires_grad=True)
+    ga = tg.tensor(a, requires_grad=True)
+    tp, gp = torch_mod.linalg.pinv(ta), tg.linalg.pinv(ga)
+    np.testing.assert_allclose(gp.detach().numpy(), tp.detach().numpy(), rtol=1e-12, atol=1e-15)
+    (tp * tp).sum().backward()
+    (gp * gp).sum().backward()
+    np.testing.assert_allclose(ga.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"hermitian": True}, {"atol": [1.0, 2.0]}], ids=["hermitian", "atol-tensor"]
+)
+def test_pinv_of_an_empty_matrix_ignores_hermitian_and_tolerances(torch_mod, kwargs):
+    """decomp.py:273 (``or``): a (0, 3) matrix's pseudo-inverse is the empty (3, 0), whatever
+    hermitian and the tolerances say, as torch."""
+    shapes = []
+    for m in (torch_mod, tg):
+        kw = {k: m.tensor(v) if isinstance(v, list) else v for k, v in kwargs.items()}
+        shapes.append(tuple(m.linalg.pinv(m.zeros(0, 3), **kw).shape))
+    assert shapes[1] == shapes[0] == (3, 0)
