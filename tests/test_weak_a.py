@@ -437,3 +437,35 @@ def test_pinv_of_an_empty_matrix_ignores_hermitian_and_tolerances(torch_mod, kwa
         kw = {k: m.tensor(v) if isinstance(v, list) else v for k, v in kwargs.items()}
         shapes.append(tuple(m.linalg.pinv(m.zeros(0, 3), **kw).shape))
     assert shapes[1] == shapes[0] == (3, 0)
+
+
+def test_batched_grad_through_einsum_with_one_subscript_letter_left(monkeypatch):
+    """einsum.py:252: an equation that uses 51 of the 52 letters leaves exactly one for the
+    batch dim of a batched backward, enough: the batched pass runs (each row of the result
+    is the row of grad_outputs times the other operand)."""
+    import string
+
+    _no_row_loop(monkeypatch)
+    letters = string.ascii_letters[:51]
+    x = tg.ones(*(1,) * 50, 3, requires_grad=True)
+    w = tg.tensor([1.0, 2.0, 3.0])
+    y = tg.einsum(f"{letters},{letters[-1]}->{letters}", x, w)
+    v = np.arange(6.0, dtype=np.float32).reshape((2,) + (1,) * 50 + (3,))
+    (g,) = tg.autograd.grad(y, x, tg.tensor(v), is_grads_batched=True)
+    np.testing.assert_array_equal(g.numpy(), v * np.array([1.0, 2.0, 3.0], np.float32))
+
+
+@pytest.mark.parametrize("scale, raises", [(0.00995, False), (0.01005, True)])
+def test_eig_backward_phase_check_tolerance_is_torchs(torch_mod, scale, raises):
+    """eig.py:102: torch refuses a gradient of the eigenvectors whose Vᴴ gV has an imaginary
+    diagonal beyond 1e-2 (allclose to 0 with atol 1e-2); gV = i·s·V puts exactly s there."""
+    a = np.array([[2.0, 1.0], [0.5, 3.0]])
+    for m in (torch_mod, tg):
+        A = m.tensor(a, requires_grad=True)
+        _, V = m.linalg.eig(A)
+        gV = (V * (1j * scale)).detach()
+        if raises:
+            with pytest.raises(RuntimeError, match="specified up to multiplication by e"):
+                m.autograd.grad(V, A, gV)
+        else:
+            m.autograd.grad(V, A, gV)
