@@ -18,19 +18,18 @@ def _no_row_loop(monkeypatch):
     monkeypatch.setattr(batched, "_row_loop", row_loop)
 
 
-def test_batched_grad_rows_whose_combination_overflows_float32_stay_batched(torch_mod, monkeypatch):
+def test_batched_grad_rows_whose_combination_overflows_float32_stay_batched(monkeypatch):
     """batched.py:100 (``err <= rtol * scale``): rows near float32's max whose random
     combination overflows to inf in the probe (err and scale both inf) do not reject the
-    batched pass; each row is its own vector-Jacobian product, as torch's."""
+    batched pass; each row is its own vector-Jacobian product (torch's: the row itself, for
+    x * 1.0)."""
     _no_row_loop(monkeypatch)
     v = np.zeros((3, 2), np.float32)
     v[0] = 3e38
     v[2] = 1.0
     x = tg.ones(2, requires_grad=True)
     (g,) = tg.autograd.grad(x * 1.0, x, tg.tensor(v), is_grads_batched=True)
-    tx = torch_mod.ones(2, requires_grad=True)
-    (tgr,) = torch_mod.autograd.grad(tx * 1.0, tx, torch_mod.tensor(v), is_grads_batched=True)
-    np.testing.assert_array_equal(g.numpy(), tgr.numpy())
+    np.testing.assert_array_equal(g.numpy(), v)
 
 
 class _WrongSquareAndNone(tg.autograd.Function):
