@@ -1,0 +1,38 @@
+"""Tests for conditions no test decided both ways (tools/weakmut.py, list A of issue 18),
+continued from test_weak_a.py; and a bug found on the way, fixed: rounded division,
+remainder and fmod of two bools raise torch's NotImplementedError."""
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda m, a, b: a % b,
+        lambda m, a, b: m.fmod(a, b),
+        lambda m, a, b: a // b,
+        lambda m, a, b: m.div(a, b, rounding_mode="trunc"),
+        lambda m, a, b: m.remainder(True, b),
+        lambda m, a, b: a % True,
+    ],
+)
+def test_remainder_fmod_and_rounded_division_of_two_bools_are_not_implemented(torch_mod, op):
+    """torch has no Bool kernel for them: NotImplementedError (tapegrad computed int8 or
+    bool results)."""
+    for m in (torch_mod, tg):
+        a, b = m.tensor([True, False]), m.tensor([True, True])
+        with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
+            op(m, a, b)
+
+
+@pytest.mark.parametrize(
+    "op", [lambda m, b: b // 1, lambda m, b: b % 2, lambda m, b: b // m.tensor([1, 2])]
+)
+def test_rounded_division_and_remainder_of_a_bool_by_an_int_still_compute(torch_mod, op):
+    """A bool tensor beside an int is promoted, as torch."""
+    theirs, ours = op(torch_mod, torch_mod.tensor([True, False])), op(tg, tg.tensor([True, False]))
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
