@@ -1,8 +1,6 @@
 """Tests for conditions no test decided both ways (tools/weakmut.py, list A of issue 18):
 each is seen to fail on its mutant. Labels name the condition's file and line."""
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -154,14 +152,16 @@ def test_jit_cache_keys_parameters_by_signature_not_identity():
 
 
 def test_explicit_complex_to_real_conversion_keeps_the_real_part(torch_mod):
-    """arithmetic.py:960: ``.to(float64)`` / ``.double()`` called by the user on a complex
-    tensor keep its real part, as torch (which also warns); an implicit cast raises."""
+    """arithmetic.py:960 and a fix: ``.to(float64)`` / ``.double()`` called by the user on a
+    complex tensor keep its real part and warn, as torch (tapegrad did not warn); an
+    implicit cast raises."""
     z = [1 + 2j, 3 - 1j]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with pytest.warns(UserWarning, match="discards the imaginary part"):
         theirs = torch_mod.tensor(z).to(torch_mod.float64).numpy()
-    np.testing.assert_array_equal(tg.tensor(z).to(tg.float64).numpy(), theirs)
-    np.testing.assert_array_equal(tg.tensor(z).double().numpy(), theirs)
+    with pytest.warns(UserWarning, match="discards the imaginary part") as record:
+        np.testing.assert_array_equal(tg.tensor(z).to(tg.float64).numpy(), theirs)
+        np.testing.assert_array_equal(tg.tensor(z).double().numpy(), theirs)
+    assert len(record) == 2 and all(w.filename == __file__ for w in record)
 
 
 def _profile_with_clock(monkeypatch, ticks, names):

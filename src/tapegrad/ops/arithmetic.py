@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from .. import _dtypes, _fpquiet
+from .. import _dtypes, _fpquiet, _warn
 from ..autograd import forward_ad
 from ..autograd.graph import OWNED, keeps_arrays, make_result, sum_to
 from ..grad_mode import STATE
@@ -933,6 +933,8 @@ def _cast(input, dtype):
                 "raises rather than drop the imaginary part. Use .real, .abs() or an explicit "
                 f".to({dtype}) first."
             )
+        if OWNED.current is None:  # the user's conversion: torch's warning
+            _warn.warn("Casting complex values to real discards the imaginary part")
         out = _fpquiet.call(input._data.real.astype, dtype)
     elif src.itemsize == 1 and src.kind in "fV" or dtype.itemsize == 1 and dtype.kind in "fV":
         out = _float8_cast(input._data, src, dtype)  # Note [float8 as torch] in _float8.py
