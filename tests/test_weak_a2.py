@@ -1,6 +1,7 @@
 """Tests for conditions no test decided both ways (tools/weakmut.py, list A of issue 18),
-continued from test_weak_a.py; and a bug found on the way, fixed: rounded division,
-remainder and fmod of two bools raise torch's NotImplementedError."""
+continued from test_weak_a.py; and bugs found on the way, fixed: rounded division,
+remainder and fmod of two bools raise torch's NotImplementedError; a Function's backward
+gets one gradient per output of forward, None for those that are not Tensors."""
 
 import numpy as np
 import pytest
@@ -36,3 +37,27 @@ def test_rounded_division_and_remainder_of_a_bool_by_an_int_still_compute(torch_
     theirs, ours = op(torch_mod, torch_mod.tensor([True, False])), op(tg, tg.tensor([True, False]))
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+
+
+def test_function_backward_gets_none_for_non_tensor_outputs(torch_mod):
+    """torch hands a Function's backward one gradient per output of forward, None for an
+    output that is not a Tensor (tapegrad passed the Tensors' only: a backward written for
+    torch failed with a TypeError)."""
+    grads = []
+    for m in (torch_mod, tg):
+
+        class Scale(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, None, 3, x * 3
+
+            @staticmethod
+            def backward(ctx, g, g_none, g_int, g3):
+                grads.append((g_none, g_int))
+                return g * 2 + g3 * 3
+
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        y, _, _, z = Scale.apply(x)
+        (y.sum() + z.sum() * 10).backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [32.0, 32.0])
+    assert grads == [(None, None), (None, None)]
