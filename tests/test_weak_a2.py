@@ -61,3 +61,19 @@ def test_function_backward_gets_none_for_non_tensor_outputs(torch_mod):
         (y.sum() + z.sum() * 10).backward()
         np.testing.assert_array_equal(x.grad.numpy(), [32.0, 32.0])
     assert grads == [(None, None), (None, None)]
+
+
+def test_the_cache_of_scalar_operand_constants_is_bounded(monkeypatch):
+    """arithmetic.py:93: Python numbers beside float32 tensors are kept as read-only 0-d
+    arrays (Note [Scalar operands as 0-d arrays]) in a cache of at most 1024 values, so a
+    loop over many distinct numbers does not grow it without bound; the values past the
+    bound are still exact."""
+    from tapegrad.ops import arithmetic
+
+    cache = {}
+    monkeypatch.setitem(arithmetic._WEAK_BY_DTYPE, np.dtype(np.float32), cache)
+    x = tg.ones(2)
+    for k in range(1, 1031):
+        out = x * (k + 0.5)
+    assert len(cache) == 1024
+    np.testing.assert_array_equal(out.numpy(), [1030.5, 1030.5])
