@@ -77,3 +77,16 @@ def test_the_cache_of_scalar_operand_constants_is_bounded(monkeypatch):
         out = x * (k + 0.5)
     assert len(cache) == 1024
     np.testing.assert_array_equal(out.numpy(), [1030.5, 1030.5])
+
+
+def test_a_stale_view_without_a_known_base_raises_the_stale_view_error():
+    """graph.py:493: a view Node on a Tensor whose ``_base`` was dropped (ops/shape.py does
+    so for an op's private intermediate) cannot be recorded afresh once the base changed
+    in place: torch's stale-view RuntimeError, not a crash in the refresh."""
+    x = tg.ones(2, 3, requires_grad=True)
+    h = x * 1
+    v = h[0]
+    v._base = None
+    h.mul_(2)
+    with pytest.raises(RuntimeError, match="the base has since been modified in place"):
+        v * 3
