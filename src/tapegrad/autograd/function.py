@@ -195,7 +195,7 @@ class Function(metaclass=_FunctionMeta):
             if t is not None and not any(t is r for r in raw)
         )
         saved_outputs = tuple(r for r in raw if any(t is r for t in ctx._to_save))
-        backward = _make_backward(cls, ctx, args)
+        backward = _make_backward(cls, ctx, args, positions, len(results))
         outs = graph.make_results(
             [r._data for r in raw],
             tensor_args,
@@ -246,7 +246,7 @@ def _freeze_saved(ctx, raw, node):
         node._ctx = ctx
 
 
-def _make_backward(cls, ctx, args):
+def _make_backward(cls, ctx, args, positions=None, n_outputs=None):
     nargs = len(args)
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
     # What the checks below need of each argument, rather than the arguments themselves:
@@ -263,6 +263,12 @@ def _make_backward(cls, ctx, args):
             absent = node._absent if node is not None else None
             if absent:
                 grads = tuple(None if a else g for g, a in zip(grads, absent))
+        if positions is not None and len(positions) != n_outputs:
+            # one gradient per output of forward, None for those not Tensors (as torch)
+            full = [None] * n_outputs
+            for k, g in zip(positions, grads):
+                full[k] = g
+            grads = tuple(full)
         result = user_backward(ctx, *grads)
         if not isinstance(result, tuple):
             result = (result,)

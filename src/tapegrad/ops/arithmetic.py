@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from .. import _dtypes, _fpquiet
+from .. import _dtypes, _fpquiet, _warn
 from ..autograd import forward_ad
 from ..autograd.graph import OWNED, keeps_arrays, make_result, sum_to
 from ..grad_mode import STATE
@@ -716,6 +716,12 @@ def _check_int_divisor(op, da, db):
         raise IntegerDivisionByZero(f"{op}: ZeroDivisionError (integer division by zero)")
 
 
+def _no_bools(kernel, da, db):
+    """torch has no Bool kernel for rounded division, remainder and fmod of two bools."""
+    if _kind(da) == "b" and _kind(db) == "b":
+        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Bool'")
+
+
 def _rounded_div(a, b, mode):
     ta, da, tb, db = _operands(a, b, "div")
     if mode not in ("floor", "trunc"):
@@ -723,6 +729,7 @@ def _rounded_div(a, b, mode):
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {mode!r}"
         )
     _no_complex(f"div_{mode}", da, db)
+    _no_bools(f"div_{mode}", da, db)
     da, db = wrap_ints(da, db)  # Note [Numbers beyond an integer dtype] in ops/_int_scalars.py
     _check_int_divisor("div", da, db)
     try:
@@ -770,6 +777,7 @@ def _modulo(name, kernel, quotient, node):
     def op(input, other):
         ta, da, tb, db = _operands(input, other, name)
         _no_complex(name, da, db)
+        _no_bools(name, da, db)
         _check_int_divisor(name, da, db)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = _compute(kernel, da, db, name, ta, tb)
@@ -925,6 +933,8 @@ def _cast(input, dtype):
                 "raises rather than drop the imaginary part. Use .real, .abs() or an explicit "
                 f".to({dtype}) first."
             )
+        if OWNED.current is None:  # the user's conversion: torch's warning
+            _warn.warn("Casting complex values to real discards the imaginary part")
         out = _fpquiet.call(input._data.real.astype, dtype)
     elif src.itemsize == 1 and src.kind in "fV" or dtype.itemsize == 1 and dtype.kind in "fV":
         out = _float8_cast(input._data, src, dtype)  # Note [float8 as torch] in _float8.py

@@ -77,6 +77,8 @@ def _histogram_nd(x, bins, range_, weight, density, op):
                     f"torch.{op}: bins tensor should have one dimension and at "
                     f"least 1 element, got shape {list(e.shape)}"
                 )
+            if e.size == 1:  # one edge: no bins, refused as torch
+                raise RuntimeError(f"torch.{op}: bins must be > 0, but got 0 for dimension {d}")
             edges.append(e)
             continue
         if b <= 0:
