@@ -1,0 +1,169 @@
+"""Tests for list D of the never-flipped condition mutants (tools/weakmut.py) in
+src/tapegrad/nn: each test puts a condition of nn/ on the boundary no other test reaches
+(a value equal to a bound, a length of 2, a single head, an equal pair) and compares with
+torch. Each test that names a mutant was seen to fail on it."""
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+def _lstm_weights(lib, h, i):
+    rng = np.random.default_rng(0)
+    shapes = [(4 * h, i), (4 * h, h), (4 * h,), (4 * h,)]
+    return [lib.tensor(rng.standard_normal(s).astype(np.float32)) for s in shapes]
+
+
+_RNN_FLAGS = dict(has_biases=True, num_layers=1, dropout=0.0, train=False, bidirectional=False)
+
+
+def test_aten_lstm_with_two_positional_arguments_picks_the_overload_like_torch(torch_mod):
+    """_rnn_aten.py:50 [const] '1' -> '2' and :51 [compare] 'len(args) > 2' -> '>= 2':
+    ``torch.lstm(data, batch_sizes, hx=..., params=...)`` (the packed overload) and
+    ``torch.lstm(input, hx, params=...)`` (the padded one), the rest by keyword."""
+    rng = np.random.default_rng(1)
+    data = rng.standard_normal((5, 2)).astype(np.float32)
+    x = rng.standard_normal((4, 2, 2)).astype(np.float32)
+    results = []
+    for lib in (torch_mod, tg):
+        w = _lstm_weights(lib, 3, 2)
+        hp = (lib.zeros(1, 3, 3), lib.zeros(1, 3, 3))
+        packed = lib.lstm(
+            lib.tensor(data), lib.tensor([3, 2]), hx=hp, params=w, **_RNN_FLAGS
+        )  # fmt: skip
+        h = (lib.zeros(1, 2, 3), lib.zeros(1, 2, 3))
+        padded = lib.lstm(lib.tensor(x), h, params=w, batch_first=False, **_RNN_FLAGS)
+        results.append([t.detach().numpy() for t in packed + padded])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_softmax2d_accepts_unbatched_3d_input(torch_mod):
+    """activation_ext.py:235 [const] '3' -> '4': (C, H, W) input is softmaxed over C."""
+    x = np.random.default_rng(2).standard_normal((3, 2, 2)).astype(np.float32)
+    want = torch_mod.nn.Softmax2d()(torch_mod.tensor(x)).numpy()
+    got = tg.nn.Softmax2d()(tg.tensor(x)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_adaptive_softmax_accepts_a_cutoff_of_n_classes_minus_one(torch_mod):
+    """adaptive.py:61 [compare] '>' -> '>=' and [const] '1' -> '2': torch allows the last
+    cutoff at n_classes - 1 (a tail cluster of one class) and refuses n_classes."""
+    for lib in (torch_mod, tg):
+        m = lib.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [9])
+        assert tuple(m.head.weight.shape) == (10, 4)
+        with pytest.raises(ValueError, match="cutoffs should be a sequence"):
+            lib.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [10])
+
+
+def test_multihead_attention_sizes_of_zero_and_one(torch_mod):
+    """attention.py:47 [compare] 'embed_dim <= 0' -> '< 0' and both [const] '0' -> '1':
+    embed_dim 0 or num_heads 0 raise torch's ValueError; embed_dim 1 with one head works."""
+    for lib in (torch_mod, tg):
+        for e, h in ((0, 1), (4, 0)):
+            with pytest.raises(ValueError, match="must be greater than 0"):
+                lib.nn.MultiheadAttention(e, h)
+    x = np.arange(3.0, dtype=np.float32).reshape(3, 1, 1)
+    outs = []
+    for lib in (torch_mod, tg):
+        lib.manual_seed(0)
+        m = lib.nn.MultiheadAttention(1, 1)
+        with lib.no_grad():
+            m.in_proj_weight.copy_(lib.tensor([[0.5], [-1.0], [2.0]]))
+            m.out_proj.weight.fill_(1.5)
+        out, attn = m(lib.tensor(x), lib.tensor(x), lib.tensor(x))
+        outs.append((out.detach().numpy(), attn.detach().numpy()))
+    for got, want in zip(outs[1], outs[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_sequential_insert_at_zero_and_negative_positions(torch_mod):
+    """container.py:84 [compare] 'index < 0' -> '<= 0' and [const] '0' -> '1':
+    Sequential.insert(0, m) puts m first; a negative index counts from the end, as torch."""
+    names = []
+    for lib in (torch_mod, tg):
+        seq = lib.nn.Sequential(lib.nn.ReLU(), lib.nn.Tanh())
+        seq.insert(0, lib.nn.Sigmoid())
+        seq.insert(-1, lib.nn.Identity())
+        seq.insert(-4, lib.nn.ELU())
+        names.append([type(m).__name__ for m in seq])
+        with pytest.raises(IndexError, match="Index out of range: -6"):
+            seq.insert(-6, lib.nn.ELU())
+    assert names[1] == names[0] == ["ELU", "Sigmoid", "ReLU", "Identity", "Tanh"]
+
+
+@pytest.mark.parametrize("p", [1.005, -0.005])
+def test_dropout_rejects_a_probability_just_outside_0_1(torch_mod, p):
+    """dropout.py:17 and functional.py:318 [const] '1.0' -> '1.01'."""
+    for lib in (torch_mod, tg):
+        with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+            lib.nn.Dropout(p)
+        with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+            lib.nn.functional.dropout(lib.ones(3), p)
+        assert lib.nn.Dropout(1.0).p == 1.0
+
+
+def test_batch_norm_trains_on_two_values_per_channel(torch_mod):
+    """functional.py:269 [const] '1' -> '2': two values per channel are enough (one is not)."""
+    x = np.array([[1.0, 2.0, 3.0], [4.0, 6.0, 9.0]], np.float32)
+    outs = []
+    for lib in (torch_mod, tg):
+        rm, rv = lib.zeros(3), lib.ones(3)
+        out = lib.nn.functional.batch_norm(lib.tensor(x), rm, rv, training=True)
+        outs.append([out.numpy(), rm.numpy(), rv.numpy()])
+        with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+            lib.nn.functional.batch_norm(lib.tensor(x[:1]), None, None, training=True)
+    for got, want in zip(outs[1], outs[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("missing", ["running_mean", "running_var"])
+def test_batch_norm_eval_without_one_running_statistic_raises(torch_mod, missing):
+    """functional.py:284 [boolop] 'or' -> 'and': one of the two missing is enough for
+    torch's RuntimeError in evaluation mode."""
+    for lib in (torch_mod, tg):
+        stats = {"running_mean": lib.zeros(3), "running_var": lib.ones(3), missing: None}
+        with pytest.raises(RuntimeError, match="running_(mean|var)"):
+            lib.nn.functional.batch_norm(lib.ones(2, 3), **stats, training=False)
+
+
+def test_softmax_of_a_0d_tensor_without_dim_is_one(torch_mod):
+    """functional.py:338 [const] '0' -> '1' (the 0 of ``(0, 1, 3)``): the implicit dim of a
+    0-d tensor is 0 (torch warns that the implicit choice is deprecated)."""
+    with pytest.warns(UserWarning, match="Implicit dimension choice"):
+        want = torch_mod.nn.functional.softmax(torch_mod.tensor(2.0)).numpy()
+    got = tg.nn.functional.softmax(tg.tensor(2.0))
+    assert got.shape == ()
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("shape", [(), (2,)])
+@pytest.mark.parametrize("dim", [1, -2])
+def test_softmax_of_0d_and_1d_rejects_dims_past_one(torch_mod, shape, dim):
+    """functional.py:339 [const] '1' -> '2' (both): a 0-d or 1-d tensor has the dims -1 and
+    0 only; torch raises IndexError."""
+    x = np.ones(shape, np.float32)
+    for lib in (torch_mod, tg):
+        with pytest.raises(IndexError, match="out of range"):
+            lib.nn.functional.softmax(lib.tensor(x), dim)
+
+
+def test_embedding_padding_idx_bounds(torch_mod):
+    """functional.py:403 [compare] 'padding_idx > 0' -> '>= 0' and [const] '0' -> '1', :406
+    [compare] 'padding_idx < -n' -> '<= -n': padding_idx 0 on an empty table is allowed,
+    padding_idx 1 of one row is not, padding_idx -n is row 0 (its gradient is zero)."""
+    w = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    grads = []
+    for lib in (torch_mod, tg):
+        f = lib.nn.functional
+        empty = f.embedding(lib.zeros(0, dtype=lib.int64), lib.zeros(0, 3), padding_idx=0)
+        assert tuple(empty.shape) == (0, 3)
+        with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+            f.embedding(lib.zeros(2, dtype=lib.int64), lib.zeros(1, 3), padding_idx=1)
+        weight = lib.tensor(w, requires_grad=True)
+        out = f.embedding(lib.tensor([0, 2, 0, 1]), weight, padding_idx=-3)
+        out.sum().backward()
+        grads.append((out.detach().numpy(), weight.grad.numpy()))
+    for got, want in zip(grads[1], grads[0]):
+        np.testing.assert_array_equal(got, want)
