@@ -245,3 +245,108 @@ def test_rnn_rejects_packed_data_of_three_dims_like_torch(torch_mod, mode):
             msg = None if lib is torch_mod else "input must have 2 dimensions, got 3"
             with pytest.raises(RuntimeError, match=msg):
                 m(p)
+
+
+@pytest.mark.parametrize("bounds", [(0.5, 0.5), (1.0, -1.0)])
+def test_hardtanh_module_needs_max_val_above_min_val(torch_mod, bounds):
+    """activation_ext.py:101 [compare] 'min_val > max_val' -> '>=': torch's nn.Hardtanh
+    raises AssertionError when max_val <= min_val (equal bounds too), where tapegrad
+    accepted equal bounds and raised ValueError otherwise (fixed); F.hardtanh allows equal
+    bounds in both."""
+    lo, hi = bounds
+    for lib in (torch_mod, tg):
+        with pytest.raises(AssertionError, match=rf"max_val \({hi}\) must be greater than"):
+            lib.nn.Hardtanh(lo, hi)
+    x = np.array([-1.0, 0.5, 2.0], np.float32)
+    want = torch_mod.nn.functional.hardtanh(torch_mod.tensor(x), 0.5, 0.5).numpy()
+    np.testing.assert_array_equal(tg.nn.functional.hardtanh(tg.tensor(x), 0.5, 0.5).numpy(), want)
+
+
+def test_linear_cross_entropy_loss_label_smoothing_of_one(torch_mod):
+    """linear_cross_entropy_loss.py:43 [compare] '>' -> '>=' and [const] '1.0' -> '1.01':
+    label_smoothing 1.0 is allowed (a uniform target), 1.005 is not."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    w = rng.standard_normal((4, 3)).astype(np.float32)
+    losses = []
+    for lib in (torch_mod, tg):
+        m = lib.nn.LinearCrossEntropyLoss(3, 4, label_smoothing=1.0)
+        with lib.no_grad():
+            m.linear.weight.copy_(lib.tensor(w))
+        losses.append(m(lib.tensor(x), lib.tensor([1, 2])).item())
+        with pytest.raises(RuntimeError, match=r"label_smoothing to be in range \[0, 1\]"):
+            lib.nn.LinearCrossEntropyLoss(3, 4, label_smoothing=1.005)
+    np.testing.assert_allclose(losses[1], losses[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_circular_pad_of_unbatched_input(torch_mod, dims):
+    """padding.py:70 [binop] 'self.dims + 1' -> '- 1' and [const] '1' -> '2': CircularPadNd
+    takes (C, *spatial) input, dims + 1 dimensions."""
+    x = np.arange(2.0 * 3**dims, dtype=np.float32).reshape((2,) + (3,) * dims)
+    name = f"CircularPad{dims}d"
+    want = getattr(torch_mod.nn, name)(1)(torch_mod.tensor(x)).numpy()
+    np.testing.assert_array_equal(getattr(tg.nn, name)(1)(tg.tensor(x)).numpy(), want)
+
+
+def _prune(lib):
+    import importlib
+
+    return importlib.import_module(lib.__name__ + ".nn.utils.prune")
+
+
+def test_prune_amount_float_bounds(torch_mod):
+    """utils/_prune_base.py:226 [compare] '>' -> '>=', '<' -> '<=' and both [const]: the
+    float amounts 1.0 and 0.0 are allowed (prune all, none), 1.005 and -0.0005 are not,
+    0.0005 is (prunes round(0.0005 * 6) = 0 entries)."""
+    for lib in (torch_mod, tg):
+        kept = []
+        for amount in (1.0, 0.0, 0.0005):
+            m = lib.nn.Linear(3, 2)
+            _prune(lib).l1_unstructured(m, "weight", amount=amount)
+            kept.append(int(m.weight_mask.sum()))
+        assert kept == [0, 6, 6]
+        for amount in (1.005, -0.0005):
+            with pytest.raises(ValueError, match="should either be a float in the range"):
+                _prune(lib).l1_unstructured(lib.nn.Linear(3, 2), "weight", amount=amount)
+
+
+@pytest.mark.parametrize("missing", ["running_mean", "running_var"])
+def test_fusing_with_one_running_statistic_missing_raises(torch_mod, missing):
+    """utils/fusion.py:29 [boolop] 'or' -> 'and': torch asserts both statistics exist."""
+    import importlib
+
+    for lib in (torch_mod, tg):
+        fusion = importlib.import_module(lib.__name__ + ".nn.utils.fusion")
+        bn = lib.nn.BatchNorm2d(2).eval()
+        setattr(bn, missing, None)
+        with pytest.raises(AssertionError, match="must not be None"):
+            fusion.fuse_conv_bn_eval(lib.nn.Conv2d(2, 2, 1).eval(), bn)
+
+
+@pytest.mark.parametrize("child", ["Sequential", "Linear"])
+def test_is_parametrized_ignores_a_child_named_parametrizations(torch_mod, child):
+    """utils/parametrize.py:174 [boolop] 'or' -> 'and': a submodule called
+    ``parametrizations`` that is not a ModuleDict does not make a module parametrized."""
+    for lib in (torch_mod, tg):
+        m = lib.nn.Module()
+        m.parametrizations = (
+            lib.nn.Sequential(lib.nn.ReLU()) if child == "Sequential" else lib.nn.Linear(2, 2)
+        )
+        assert lib.nn.utils.parametrize.is_parametrized(m) is False
+
+
+def test_pack_and_pad_sequences_of_equal_lengths(torch_mod):
+    """utils/rnn.py:96 [compare] 'np.diff(lens) > 0' -> '>= 0': equal lengths are sorted;
+    :134 [compare] 'total_length < t_max' -> '<=': total_length may equal the longest."""
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 2, 2)
+    outs = []
+    for lib in (torch_mod, tg):
+        r = lib.nn.utils.rnn
+        p = r.pack_padded_sequence(lib.tensor(x), lib.tensor([3, 3]))
+        padded, lengths = r.pad_packed_sequence(p, total_length=3)
+        outs.append((p.data.numpy(), p.batch_sizes.numpy(), padded.numpy(), lengths.numpy()))
+        with pytest.raises(ValueError, match="Expected total_length to be at least"):
+            r.pad_packed_sequence(p, total_length=2)
+    for got, want in zip(outs[1], outs[0]):
+        np.testing.assert_array_equal(got, want)
