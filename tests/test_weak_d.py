@@ -3,10 +3,16 @@ src/tapegrad/nn: each test puts a condition of nn/ on the boundary no other test
 (a value equal to a bound, a length of 2, a single head, an equal pair) and compares with
 torch. Each test that names a mutant was seen to fail on it."""
 
+import signal
+import types
+import warnings
+
 import numpy as np
 import pytest
 
 import tapegrad as tg
+
+from ._fake_world import fake_world_of_one
 
 
 def _lstm_weights(lib, h, i):
@@ -350,3 +356,83 @@ def test_pack_and_pad_sequences_of_equal_lengths(torch_mod):
             r.pad_packed_sequence(p, total_length=2)
     for got, want in zip(outs[1], outs[0]):
         np.testing.assert_array_equal(got, want)
+
+
+def _ddp_counting(monkeypatch, **kwargs):
+    calls = []
+    done = types.SimpleNamespace(Test=lambda: True, Wait=lambda: None)
+
+    def iallreduce(send, recv, op):
+        calls.append(recv.nbytes)
+        return done
+
+    ddp = fake_world_of_one(monkeypatch, [], Iallreduce=iallreduce)
+    return ddp.DistributedDataParallel(tg.nn.Linear(2, 1), **kwargs), calls
+
+
+def test_ddp_parameters_that_fill_the_cap_exactly_share_a_bucket(monkeypatch):
+    """parallel/distributed.py:130 [compare] 'size + nbytes > cap' -> '>=': Linear(2, 1)'s
+    bias (4 bytes) and weight (8 bytes) fill a 12-byte cap exactly: one bucket, one
+    all-reduce of 12 bytes per backward; an 11-byte cap splits them."""
+    model, calls = _ddp_counting(monkeypatch, bucket_cap_mb=12 / 2**20)
+    assert model.bucket_bytes_cap == 12
+    model(tg.ones(3, 2)).sum().backward()
+    assert calls == [12]
+    model, calls = _ddp_counting(monkeypatch, bucket_cap_mb=11 / 2**20)
+    model(tg.ones(3, 2)).sum().backward()
+    assert sorted(calls) == [4, 8]
+
+
+def test_ddp_forward_under_no_sync_backward_after_it_stays_local(monkeypatch):
+    """parallel/distributed.py:182 [boolop] 'not armed or not sync' -> 'and': as torch (its
+    forward prepares the reducer only outside no_sync), a forward run inside no_sync does
+    not all-reduce, even when its backward runs after the block."""
+    model, calls = _ddp_counting(monkeypatch)
+    with model.no_sync():
+        out = model(tg.ones(3, 2))
+    out.sum().backward()
+    assert calls == []
+    np.testing.assert_array_equal(model.module.bias.grad.numpy(), [3.0])
+    model(tg.ones(3, 2)).sum().backward()
+    assert sorted(calls) == [12]
+    np.testing.assert_array_equal(model.module.bias.grad.numpy(), [6.0])
+
+
+def _trunc_normal_warns(lib, mean, std, a, b):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lib.nn.init.trunc_normal_(lib.empty(5), mean, std, a, b)
+    return any("more than 2 std from [a, b]" in str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize(
+    "mean, warns",
+    [(-3.0, False), (3.0, False), (-3.25, True), (3.25, True), (-4.0, True), (4.0, True)],
+)
+def test_trunc_normal_warns_for_a_mean_more_than_two_std_outside(torch_mod, mean, warns):
+    """init.py:197 [compare] '<' -> '<=', '>' -> '>=', [binop] '2 * std' -> '2 / std' and
+    [const] '2' -> '3' (each side): with std 0.5 on [-2, 2] the bounds are -3 and 3 (no
+    warning there, exactly 2 std), and -3.25 or -4 (3.25 or 4) warn, as torch."""
+    assert _trunc_normal_warns(torch_mod, mean, 0.5, -2.0, 2.0) is warns
+    assert _trunc_normal_warns(tg, mean, 0.5, -2.0, 2.0) is warns
+
+
+def _alarm(signum, frame):
+    raise TimeoutError("trunc_normal_ did not finish")
+
+
+def test_trunc_normal_of_a_far_tail_with_a_small_std_finishes():
+    """init.py:208 [binop] '(a - mean) / std' -> '* std': [1, 2] with std 0.1 holds ~1e-23 of
+    the normal's mass, so torch's (and tapegrad's) uniform-proposal sampler is taken; the
+    mutant's mass (> 0.3) picks the redraw loop, which never ends (stopped by an alarm)."""
+    w = tg.empty(20)
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, 3.0)
+    try:
+        with pytest.warns(UserWarning, match="more than 2 std"):
+            tg.nn.init.trunc_normal_(w, 0.0, 0.1, 1.0, 2.0, generator=tg.Generator().manual_seed(0))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    x = w.numpy()
+    assert x.min() >= 1.0 and x.max() <= 2.0 and x.mean() < 1.1
