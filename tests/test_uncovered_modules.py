@@ -254,12 +254,11 @@ def test_new_style_spectral_norm_along_dim_1_and_of_a_vector_matches_torch(torch
 
 
 def test_orthogonal_limits_are_named(torch_mod):
-    # torch supports these; tapegrad says it does not
+    # torch supports this; tapegrad says it does not (use_trivialization=False is supported:
+    # tests/test_weak_d2.py)
     P = tg.nn.utils.parametrizations
     with pytest.raises(NotImplementedError, match="batches of matrices"):
         P.orthogonal(tg.nn.Bilinear(2, 2, 3))
-    with pytest.raises(NotImplementedError, match="use_trivialization=False"):
-        P.orthogonal(tg.nn.Linear(3, 3), use_trivialization=False)
 
 
 def test_linear_cross_entropy_options_check_like_torch(torch_mod):

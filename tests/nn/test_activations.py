@@ -58,6 +58,8 @@ def test_activation_errors():
     with pytest.raises(RuntimeError, match="Mismatch of parameter numbers"):
         tg.nn.functional.prelu(tg.randn(2, 3), tg.ones(4))
     with pytest.raises(ValueError, match="min_val cannot be greater"):
+        tg.nn.functional.hardtanh(tg.zeros(2), 1.0, -1.0)
+    with pytest.raises(AssertionError, match=r"max_val \(-1.0\) must be greater than min_val"):
         tg.nn.Hardtanh(1.0, -1.0)
     with pytest.raises(TypeError, match="unexpected keyword"):
         tg.elu(tg.randn(3), beta=2)

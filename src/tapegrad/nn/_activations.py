@@ -163,7 +163,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     from .functional import _softmax_dim  # noqa: PLC0415 - functional imports this module
 
     x = input.to(dtype) if dtype is not None else input
-    return _softmax_ops.softmax(-x, _softmax_dim(x, dim))
+    return _softmax_ops.softmax(-x, _softmax_dim(x, dim, "softmin"))
 
 
 def prelu(input, weight):

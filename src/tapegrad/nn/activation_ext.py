@@ -98,8 +98,8 @@ class Hardtanh(_Pointwise):
 
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
         super().__init__(inplace)
-        if min_val > max_val:
-            raise ValueError("min_val cannot be greater than max_val")
+        if max_val <= min_val:  # torch's module check (F.hardtanh: ValueError for > only)
+            raise AssertionError(f"max_val ({max_val}) must be greater than min_val ({min_val})")
         self.min_val = min_val
         self.max_val = max_val
 

@@ -6,6 +6,8 @@ Argument checking lives here; the arithmetic lives in the fused ops of
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._batched import dispatch as _vmap_dispatch
@@ -333,8 +335,13 @@ _dropout_ = make_inplace("dropout", dropout)
 # -- activations ------------------------------------------------------------------------------
 
 
-def _softmax_dim(x, dim):
-    if dim is None:  # PyTorch's legacy implicit choice
+def _softmax_dim(x, dim, name="softmax"):
+    if dim is None:  # PyTorch's legacy implicit choice, with its warning
+        warnings.warn(
+            f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+            "include dim=X as an argument.",
+            stacklevel=3,
+        )
         return 0 if x.ndim in (0, 1, 3) else 1
     if not -max(x.ndim, 1) <= dim < max(x.ndim, 1):
         raise IndexError(f"softmax: dim {dim} out of range for a tensor of shape {list(x.shape)}")
@@ -350,7 +357,7 @@ def softmax(input, dim=None, dtype=None):
 def log_softmax(input, dim=None, dtype=None):
     """log(softmax(x)) along ``dim``, computed as x − logsumexp(x)."""
     x = input.to(dtype) if dtype is not None else input
-    return _softmax_ops.log_softmax(x, _softmax_dim(x, dim))
+    return _softmax_ops.log_softmax(x, _softmax_dim(x, dim, "log_softmax"))
 
 
 # -- shape helpers --------------------------------------------------------------------------

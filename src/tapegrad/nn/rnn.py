@@ -53,7 +53,11 @@ class RNNBase(Module):
         dtype=None,
     ):
         super().__init__()
-        if not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1 or dropout is True:
+        if (
+            not isinstance(dropout, (int, float))
+            or not 0 <= dropout <= 1
+            or isinstance(dropout, bool)
+        ):
             raise ValueError(
                 "dropout should be a number in range [0, 1] representing the probability of "
                 "an element being zeroed"
@@ -161,6 +165,8 @@ class RNNBase(Module):
         name = type(self).__name__
         if packed:
             data, batch_sizes = input.data, [int(b) for b in input.batch_sizes._data]
+            if data.ndim != 2:  # torch's check of packed data (L·N, H_in)
+                raise RuntimeError(f"input must have 2 dimensions, got {data.ndim}")
             n = batch_sizes[0]
             batched = True
             perm = input.sorted_indices

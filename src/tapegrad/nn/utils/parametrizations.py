@@ -197,7 +197,7 @@ class _Orthogonal(Module):
             Q = householder_product(A, tau)
             diag = np.trunc(np.diagonal(X._data)).astype(X._data.dtype)  # torch's .int()
             Q = Q * Tensor._wrap(diag[None, :])
-        if self.base is not None or "base" in self._buffers:
+        if "base" in self._buffers:  # torch: hasattr(self, "base")
             Q = self.base @ Q
         if transposed:
             Q = Q.mT
@@ -210,10 +210,7 @@ class _Orthogonal(Module):
                 f"Got a tensor of shape {list(Q.shape)}."
             )
         if "base" not in self._buffers:
-            raise NotImplementedError(
-                "orthogonal: assigning with use_trivialization=False is not supported in "
-                "tapegrad (it needs geqrf)"
-            )
+            return self._right_inverse_without_base(Q)
         q = Q._data
         n, k = q.shape
         if n < k:
@@ -228,6 +225,23 @@ class _Orthogonal(Module):
         neg_eye = np.zeros(Q.shape, dtype=Q._data.dtype)
         np.fill_diagonal(neg_eye, -1.0)
         return Tensor._wrap(neg_eye)
+
+    def _right_inverse_without_base(self, Q):
+        """torch's: the matrix_exp and cayley maps cannot be inverted (NotImplementedError,
+        which registration takes as the identity); householder keeps geqrf's reflectors
+        with R's diagonal signs on the diagonal (-1 where LAPACK skipped a reflection)."""
+        if self.orthogonal_map in ("matrix_exp", "cayley"):
+            raise NotImplementedError(
+                "It is not possible to assign to the matrix exponential or the Cayley "
+                "parametrizations when use_trivialization=False."
+            )
+        q = Q._data
+        transposed = q.shape[0] < q.shape[1]
+        h, tau = np.linalg.qr(q.T if transposed else q, mode="raw")  # geqrf: h is A.T
+        a = h.T.astype(q.dtype)
+        d = np.arange(len(tau))
+        a[d, d] = np.where(tau == 0.0, -1.0, 1.0) * np.sign(a[d, d])
+        return Tensor._wrap(np.ascontiguousarray(a.T if transposed else a))
 
 
 def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):
