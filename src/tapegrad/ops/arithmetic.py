@@ -912,6 +912,9 @@ Tensor.__invert__ = _invert
 # -- dtype change and copy --------------------------------------------------------------
 
 
+_COMPLEX_TO_REAL_WARNED = [False]  # torch warns once a process (TORCH_WARN_ONCE)
+
+
 @register("_cast")
 def _cast(input, dtype):
     """A copy with another dtype; differentiable between float (and complex) dtypes.
@@ -933,7 +936,8 @@ def _cast(input, dtype):
                 "raises rather than drop the imaginary part. Use .real, .abs() or an explicit "
                 f".to({dtype}) first."
             )
-        if OWNED.current is None:  # the user's conversion: torch's warning
+        if OWNED.current is None and not _COMPLEX_TO_REAL_WARNED[0]:  # torch's, once
+            _COMPLEX_TO_REAL_WARNED[0] = True
             _warn.warn("Casting complex values to real discards the imaginary part")
         out = _fpquiet.call(input._data.real.astype, dtype)
     elif src.itemsize == 1 and src.kind in "fV" or dtype.itemsize == 1 and dtype.kind in "fV":
