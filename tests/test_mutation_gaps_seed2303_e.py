@@ -1,0 +1,26 @@
+"""Survivors of the mutation sample seed 2303 (docs/mutation-run-seed2303.md), each killed
+by a test of the behaviour it changed (second file)."""
+
+import numpy as np
+import pytest
+import torch
+
+import tapegrad as tg
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int8", "int64"])
+def test_trace_of_an_integer_matrix_sums_in_int64_like_torch(dtype):
+    """torch.trace of an integer matrix is an int64 sum (no wrap-around in the input's
+    narrow dtype), tapegrad's too."""
+    a = (np.arange(12).reshape(3, 4) * 60 + 7).astype(dtype)
+    mine, theirs = tg.trace(tg.tensor(a)), torch.trace(torch.tensor(a))
+    assert mine.dtype == tg.int64 and theirs.dtype == torch.int64
+    assert mine.item() == theirs.item()
+
+
+def test_trace_of_a_bool_matrix_raises_like_torch():
+    a = np.eye(3, dtype=bool)
+    with pytest.raises(NotImplementedError, match="\"trace\" not implemented for 'Bool'"):
+        torch.trace(torch.tensor(a))
+    with pytest.raises(NotImplementedError, match="\"trace\" not implemented for 'Bool'"):
+        tg.trace(tg.tensor(a))
