@@ -1,6 +1,8 @@
 """Survivors of the mutation sample seed 2303 (docs/mutation-run-seed2303.md), each killed
 by a test of the behaviour it changed (second file)."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -24,3 +26,18 @@ def test_trace_of_a_bool_matrix_raises_like_torch():
         torch.trace(torch.tensor(a))
     with pytest.raises(NotImplementedError, match="\"trace\" not implemented for 'Bool'"):
         tg.trace(tg.tensor(a))
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_lazy_linear_before_its_first_call_has_in_features_zero_like_torch(bias):
+    """Until its first input, a LazyLinear reports in_features=0 (attribute and repr), as
+    torch's, and builds without a warning (no zero-element weight is initialised)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mine, theirs = tg.nn.LazyLinear(3, bias=bias), torch.nn.LazyLinear(3, bias=bias)
+    assert mine.in_features == theirs.in_features == 0
+    assert mine.out_features == theirs.out_features == 3
+    assert repr(mine) == repr(theirs)
+    y = mine(tg.ones(2, 5))
+    assert tuple(y.shape) == (2, 3) and tuple(mine.weight.shape) == (3, 5)
+    assert mine.in_features == 5
