@@ -41,3 +41,33 @@ def test_lazy_linear_before_its_first_call_has_in_features_zero_like_torch(bias)
     y = mine(tg.ones(2, 5))
     assert tuple(y.shape) == (2, 3) and tuple(mine.weight.shape) == (3, 5)
     assert mine.in_features == 5
+
+
+_NO_DEVICE = [
+    "device_time_total",
+    "self_device_time_total",
+    "device_time",
+    "cpu_memory_usage",
+    "self_cpu_memory_usage",
+    "device_memory_usage",
+    "self_device_memory_usage",
+    "flops",
+    "is_async",
+    "is_remote",
+    "is_legacy",
+    "node_id",
+]
+
+
+def test_cpu_profile_events_report_no_device_time_or_memory_like_torch():
+    """A CPU-only profile (no memory profiling): every event and key average reports
+    device times and memory use 0, no flops, not async/remote/legacy, node_id -1."""
+    rows = []
+    for lib in (tg, torch):
+        with lib.autograd.profiler.profile() as prof:
+            with lib.autograd.profiler.record_function("outer_range"):
+                lib.ones(2) + 1
+        event = next(e for e in prof.function_events if e.name == "outer_range")
+        avg = next(a for a in prof.key_averages() if a.key == "outer_range")
+        rows.append([(getattr(event, n), getattr(avg, n)) for n in _NO_DEVICE])
+    assert rows[0] == rows[1]
