@@ -71,3 +71,21 @@ def test_cpu_profile_events_report_no_device_time_or_memory_like_torch():
         avg = next(a for a in prof.key_averages() if a.key == "outer_range")
         rows.append([(getattr(event, n), getattr(avg, n)) for n in _NO_DEVICE])
     assert rows[0] == rows[1]
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_pad_packed_sequence_to_exactly_the_longest_length_matches_torch(batch_first):
+    """total_length may equal the longest sequence's length (only a shorter one raises)."""
+    x = np.arange(24.0).reshape(4, 3, 2)
+    results = []
+    for lib in (tg, torch):
+        rnn = lib.nn.utils.rnn
+        packed = rnn.pack_padded_sequence(
+            lib.tensor(x), lib.tensor([4, 2, 3]), enforce_sorted=False
+        )
+        padded, lengths = rnn.pad_packed_sequence(packed, batch_first, -1.0, total_length=4)
+        results.append((padded.numpy(), lengths.numpy()))
+        with pytest.raises(ValueError, match="total_length=3 and max sequence length being 4"):
+            rnn.pad_packed_sequence(packed, batch_first, total_length=3)
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
