@@ -89,3 +89,22 @@ def test_pad_packed_sequence_to_exactly_the_longest_length_matches_torch(batch_f
             rnn.pad_packed_sequence(packed, batch_first, total_length=3)
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+@pytest.mark.parametrize("api", ["set_detect_anomaly", "detect_anomaly"])
+def test_anomaly_modes_exit_returns_none_like_torch(api):
+    """torch's set_detect_anomaly / detect_anomaly __exit__ returns None (an exception
+    passes through), and the mode before is restored."""
+    for lib in (tg, torch):
+        before = lib.is_anomaly_enabled()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's detect_anomaly warns that it is slow
+            ctx = (
+                lib.autograd.set_detect_anomaly(True)
+                if api == "set_detect_anomaly"
+                else (lib.autograd.detect_anomaly())
+            )
+            ctx.__enter__()
+        assert lib.is_anomaly_enabled()
+        assert ctx.__exit__(ValueError, ValueError("x"), None) is None
+        assert lib.is_anomaly_enabled() == before
