@@ -108,3 +108,20 @@ def test_anomaly_modes_exit_returns_none_like_torch(api):
         assert lib.is_anomaly_enabled()
         assert ctx.__exit__(ValueError, ValueError("x"), None) is None
         assert lib.is_anomaly_enabled() == before
+
+
+def test_group_norm_of_a_two_dim_input_matches_torch():
+    """F.group_norm takes an (N, C) input (each group of channels normalised on its own);
+    only a 1-D input raises."""
+    rng = np.random.default_rng(1)
+    xs, ws, bs = rng.standard_normal((3, 6)), rng.standard_normal(6), rng.standard_normal(6)
+    results = []
+    for lib in (tg, torch):
+        x, w, b = (lib.tensor(a, requires_grad=True) for a in (xs, ws, bs))
+        out = lib.nn.functional.group_norm(x, 3, w, b)
+        (out * lib.tensor(xs)).sum().backward()
+        results.append([out.detach().numpy()] + [t.grad.numpy() for t in (x, w, b)])
+        with pytest.raises(RuntimeError, match="Expected at least 2 dimensions"):
+            lib.nn.functional.group_norm(lib.ones(6), 3)
+    for mine, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
