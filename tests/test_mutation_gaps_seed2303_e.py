@@ -125,3 +125,11 @@ def test_group_norm_of_a_two_dim_input_matches_torch():
             lib.nn.functional.group_norm(lib.ones(6), 3)
     for mine, theirs in zip(*results, strict=True):
         np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["mse_loss", "l1_loss"])
+def test_unweighted_pointwise_loss_rejects_an_unknown_reduction_like_torch(loss):
+    for lib in (tg, torch):
+        x, y = lib.ones(2, 3), lib.zeros(2, 3)
+        with pytest.raises(ValueError, match="bogus is not a valid value for reduction"):
+            getattr(lib.nn.functional, loss)(x, y, reduction="bogus")
