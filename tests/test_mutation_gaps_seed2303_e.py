@@ -133,3 +133,23 @@ def test_unweighted_pointwise_loss_rejects_an_unknown_reduction_like_torch(loss)
         x, y = lib.ones(2, 3), lib.zeros(2, 3)
         with pytest.raises(ValueError, match="bogus is not a valid value for reduction"):
             getattr(lib.nn.functional, loss)(x, y, reduction="bogus")
+
+
+def test_rrelu_inplace_in_eval_refuses_a_backward_only_for_a_negative_mean_slope():
+    """rrelu_ in eval mode has slope (lower + upper) / 2 and, as torch's, a backward only
+    when that is >= 0: lower + upper the smallest negative subnormal halves to -0.0, so the
+    backward runs (torch's gradient values); a negative mean refuses it."""
+    lower = -float(np.nextafter(0.0, 1.0))
+    xs = np.array([-1.5, 0.5, 2.0])
+    grads = []
+    for lib in (tg, torch):
+        x = lib.tensor(xs, requires_grad=True)
+        y = x * 1.0
+        lib.nn.functional.rrelu_(y, lower, 0.0, training=False)
+        y.sum().backward()
+        grads.append(x.grad.numpy())
+        y = x * 1.0
+        lib.nn.functional.rrelu_(y, -0.5, 0.25, training=False)
+        with pytest.raises(RuntimeError, match="negative slope which is not supported"):
+            y.sum().backward()
+    np.testing.assert_array_equal(grads[0], grads[1])
