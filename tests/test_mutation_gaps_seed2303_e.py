@@ -153,3 +153,22 @@ def test_rrelu_inplace_in_eval_refuses_a_backward_only_for_a_negative_mean_slope
         with pytest.raises(RuntimeError, match="negative slope which is not supported"):
             y.sum().backward()
     np.testing.assert_array_equal(grads[0], grads[1])
+
+
+@pytest.mark.parametrize(("channels", "kept"), [(15, True), (16, False)])
+def test_conv2d_keeps_its_im2col_columns_only_up_to_keep_bytes(channels, kept):
+    """Note [Kept im2col columns]: the forward keeps the whole batch's (P, kh·kw·C) columns
+    (room counted for a bias column) when P·(kh·kw·C + 1)·itemsize <= KEEP_BYTES: with
+    P = 2·32·32 and a 2x2 float64 kernel, 15 channels fit (999424 bytes) and 16 do not
+    (1064960). Kept columns show in saved_bytes next to the input."""
+    from tapegrad.autograd.memory import saved_bytes
+    from tapegrad.nn._conv_kept import KEEP_BYTES
+
+    assert KEEP_BYTES == 1 << 20
+    x = tg.ones(2, channels, 64, 64, dtype=tg.float64)
+    w = tg.ones(4, channels, 2, 2, dtype=tg.float64, requires_grad=True)
+    y = tg.nn.functional.conv2d(x, w, stride=2)
+    cols = 2 * 32 * 32 * 4 * channels * 8
+    assert saved_bytes(y) == x.numel() * 8 + (cols if kept else 0)
+    y.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((4, channels, 2, 2), 2048.0))
