@@ -172,3 +172,17 @@ def test_conv2d_keeps_its_im2col_columns_only_up_to_keep_bytes(channels, kept):
     assert saved_bytes(y) == x.numel() * 8 + (cols if kept else 0)
     y.sum().backward()
     np.testing.assert_array_equal(w.grad.numpy(), np.full((4, channels, 2, 2), 2048.0))
+
+
+@pytest.mark.parametrize("mask", [[True, False, True], np.array([True, False, True]), 1.0])
+def test_native_dropout_backward_takes_only_a_tensor_mask_like_torch(mask):
+    """aten's native_dropout_backward(Tensor grad_output, Tensor mask, float scale):
+    torch refuses a list, array or number as the mask (RuntimeError, no schema matches)."""
+    for lib in (tg, torch):
+        with pytest.raises(RuntimeError, match="Expected a value of type 'Tensor' for argument"):
+            lib.ops.aten.native_dropout_backward(lib.ones(3), mask, 2.0)
+        keep = lib.tensor([True, False, True])
+        with pytest.raises(RuntimeError, match="for argument 'grad_output'"):
+            lib.ops.aten.native_dropout_backward([1.0, 1.0, 1.0], keep, 2.0)
+        out = lib.ops.aten.native_dropout_backward(lib.ones(3), keep, 2.0)
+        np.testing.assert_array_equal(out.numpy(), [2.0, 0.0, 2.0])
