@@ -186,3 +186,24 @@ def test_native_dropout_backward_takes_only_a_tensor_mask_like_torch(mask):
             lib.ops.aten.native_dropout_backward([1.0, 1.0, 1.0], keep, 2.0)
         out = lib.ops.aten.native_dropout_backward(lib.ones(3), keep, 2.0)
         np.testing.assert_array_equal(out.numpy(), [2.0, 0.0, 2.0])
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape"),
+    [((2, 1, 4), (4, 3)), ((2, 3, 4), (4, 1)), ((2, 2, 1, 3), (3, 1))],
+    ids=["one-row", "one-column", "one-by-one"],
+)
+def test_matmul_of_a_stack_by_a_matrix_with_a_unit_dim_matches_torch(a_shape, b_shape):
+    """A C-contiguous stack times one matrix runs as one 2-D GEMM (matmul_array): a single
+    row per matrix or a single output column keeps its unit dim, as torch's."""
+    rng = np.random.default_rng(2)
+    a_np, b_np = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
+    results = []
+    for lib in (tg, torch):
+        a, b = lib.tensor(a_np, requires_grad=True), lib.tensor(b_np, requires_grad=True)
+        out = a @ b
+        (out * out).sum().backward()
+        results.append([out.detach().numpy(), a.grad.numpy(), b.grad.numpy()])
+    for mine, theirs in zip(*results, strict=True):
+        assert mine.shape == theirs.shape
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-14)
