@@ -207,3 +207,23 @@ def test_matmul_of_a_stack_by_a_matrix_with_a_unit_dim_matches_torch(a_shape, b_
     for mine, theirs in zip(*results, strict=True):
         assert mine.shape == theirs.shape
         np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("size_average", "reduce"), [(False, None), (None, False), (True, True)], ids=str
+)
+def test_cosine_embedding_loss_legacy_reduction_args_match_torch(size_average, reduce):
+    """size_average / reduce (deprecated) still choose the reduction: sum, none, mean."""
+    rng = np.random.default_rng(3)
+    x1, x2 = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    target = np.array([1, -1, 1, -1])
+    results = []
+    for lib in (tg, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the deprecation warning
+            loss = lib.nn.functional.cosine_embedding_loss(
+                lib.tensor(x1), lib.tensor(x2), lib.tensor(target), 0.1, size_average, reduce
+            )
+        results.append(loss.numpy())
+    assert results[0].shape == results[1].shape
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12, atol=1e-15)
