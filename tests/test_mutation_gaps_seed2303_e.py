@@ -227,3 +227,25 @@ def test_cosine_embedding_loss_legacy_reduction_args_match_torch(size_average, r
         results.append(loss.numpy())
     assert results[0].shape == results[1].shape
     np.testing.assert_allclose(results[0], results[1], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("dims", "side"),
+    [((1, 0), "dims_self"), (([1], 0), "dims_other"), ((1, [0]), "dims_self")],
+    ids=str,
+)
+def test_tensordot_refuses_a_side_of_dims_given_as_an_int_like_torch(dims, side):
+    """tensordot's dims: an int (a count) or a pair of sequences; torch refuses an int on
+    either side of the pair (TypeError), and takes tuples or lists."""
+    rng = np.random.default_rng(4)
+    a_np, b_np = rng.standard_normal((2, 3, 4)), rng.standard_normal((3, 4, 5))
+    results = []
+    for lib in (tg, torch):
+        a, b = lib.tensor(a_np), lib.tensor(b_np)
+        with pytest.raises(TypeError, match=f"argument '{side}' .* must be tuple of ints"):
+            lib.tensordot(a, b, dims=dims)
+        results.append(
+            [lib.tensordot(a, b, dims=d).numpy() for d in (((1,), [0]), ([2, 1], (1, 0)))]
+        )
+    for mine, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-14)
