@@ -249,3 +249,19 @@ def test_tensordot_refuses_a_side_of_dims_given_as_an_int_like_torch(dims, side)
         )
     for mine, theirs in zip(*results, strict=True):
         np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-14)
+
+
+def test_reflect_pad_of_a_tensor_with_size_one_dims_matches_torch_without_warnings():
+    """Reflect padding leaves a size-1 batch/channel dim alone (its reflection period is 1,
+    no remainder by zero), silently, as torch."""
+    x_np = np.arange(10.0).reshape(1, 2, 5)
+    results = []
+    for lib in (tg, torch):
+        x = lib.tensor(x_np, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out = lib.nn.functional.pad(x, (2, 3), mode="reflect")
+            (out * out).sum().backward()
+        results.append([out.detach().numpy(), x.grad.numpy()])
+    for mine, theirs in zip(*results, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
