@@ -265,3 +265,19 @@ def test_reflect_pad_of_a_tensor_with_size_one_dims_matches_torch_without_warnin
         results.append([out.detach().numpy(), x.grad.numpy()])
     for mine, theirs in zip(*results, strict=True):
         np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("batch", [(), (2,)])
+def test_ldl_factor_ex_check_errors_names_the_zero_block_of_d(batch):
+    """info = k > 0 marks D[k-1, k-1] exactly zero; check_errors=True raises a LinAlgError
+    (a RuntimeError, as torch's) naming that block, as ldl_factor does."""
+    a = np.broadcast_to(np.diag([1.0, 2.0, 0.0]), batch + (3, 3))
+    assert np.all(tg.linalg.ldl_factor_ex(tg.tensor(a)).info.numpy() == 3)
+    for fn, kwargs in (
+        (tg.linalg.ldl_factor_ex, {"check_errors": True}),
+        (tg.linalg.ldl_factor, {}),
+    ):
+        with pytest.raises(RuntimeError, match=r"the block D\[2, 2\] of the factorization"):
+            fn(tg.tensor(a), **kwargs)
+    with pytest.raises(RuntimeError):
+        torch.linalg.ldl_factor_ex(torch.tensor(a), check_errors=True)
