@@ -281,3 +281,23 @@ def test_ldl_factor_ex_check_errors_names_the_zero_block_of_d(batch):
             fn(tg.tensor(a), **kwargs)
     with pytest.raises(RuntimeError):
         torch.linalg.ldl_factor_ex(torch.tensor(a), check_errors=True)
+
+
+def test_attention_gradients_of_head_views_keep_the_projections_layout_like_torch():
+    """q, k, v as (N, H, L, E) views of one (N, L, 3·H·E) projection: the gradients that
+    reach them (seen by hooks) are laid out as the views are, (N, L, H, E) in memory, as
+    torch's; L != E, so a gradient shaped with the wrong trailing size would not be."""
+    n, h, seq, e = 2, 3, 4, 6
+    x_np = np.random.default_rng(5).standard_normal((n, seq, 3 * h * e))
+    results = []
+    for lib in (tg, torch):
+        x = lib.tensor(x_np, requires_grad=True)
+        q, k, v = (t.reshape(n, seq, h, e).transpose(1, 2) for t in x.chunk(3, -1))
+        seen = {}
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            t.register_hook(lambda g, name=name: seen.__setitem__(name, tuple(g.stride())))
+        out = lib.nn.functional.scaled_dot_product_attention(q, k, v)
+        (out * out).sum().backward()
+        results.append((seen, x.grad.numpy()))
+    assert results[0][0] == results[1][0] == dict.fromkeys("qkv", (72, 6, 18, 1))
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-10, atol=1e-12)
