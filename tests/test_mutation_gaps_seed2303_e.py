@@ -301,3 +301,28 @@ def test_attention_gradients_of_head_views_keep_the_projections_layout_like_torc
         results.append((seen, x.grad.numpy()))
     assert results[0][0] == results[1][0] == dict.fromkeys("qkv", (72, 6, 18, 1))
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-10, atol=1e-12)
+
+
+def test_float32_normal_cdf_never_calls_scipys_erf(monkeypatch):
+    """ops/gelu_kernels.py: float32 Φ(x) uses the Eigen/XLA rational erf in NumPy calls
+    (SciPy's scalar erf is ~40x slower per element); only other dtypes use SciPy's. Path
+    test: float32 0-d GELU and the slope-less gelu_backward run with SciPy's erf gone;
+    they stay within float32 rounding of torch."""
+    from tapegrad.ops import activation
+    from tapegrad.ops.gelu_kernels import gelu_backward
+
+    def no_scipy(x):
+        raise AssertionError("SciPy's erf called for float32")
+
+    xs = np.array([-2.5, -0.3, 0.0, 0.7, 3.1], np.float32)
+    monkeypatch.setattr(activation, "_erf_array", no_scipy)
+    mine = [tg.nn.functional.gelu(tg.tensor(v)).item() for v in xs]
+    back = gelu_backward(tg.ones(5), tg.tensor(xs)).numpy()
+    monkeypatch.undo()
+    theirs = [torch.nn.functional.gelu(torch.tensor(v)).item() for v in xs]
+    np.testing.assert_allclose(mine, theirs, rtol=4e-7, atol=4e-7)
+    tb = torch.ops.aten.gelu_backward(torch.ones(5), torch.tensor(xs)).numpy()
+    np.testing.assert_allclose(back, tb, rtol=4e-7, atol=4e-7)
+    with pytest.raises(AssertionError, match="SciPy's erf"):  # float64 does use it
+        monkeypatch.setattr(activation, "_erf_array", no_scipy)
+        tg.nn.functional.gelu(tg.tensor([0.5], dtype=tg.float64))
