@@ -1,6 +1,7 @@
 """Survivors of the mutation sample seed 2303 (docs/mutation-run-seed2303.md), each killed
 by a test of the behaviour it changed (second file)."""
 
+import inspect
 import warnings
 
 import numpy as np
@@ -8,6 +9,8 @@ import pytest
 import torch
 
 import tapegrad as tg
+
+from ._fake_world import fake_world_of_one
 
 
 @pytest.mark.parametrize("dtype", ["int32", "uint8", "int8", "int64"])
@@ -326,3 +329,16 @@ def test_float32_normal_cdf_never_calls_scipys_erf(monkeypatch):
     with pytest.raises(AssertionError, match="SciPy's erf"):  # float64 does use it
         monkeypatch.setattr(activation, "_erf_array", no_scipy)
         tg.nn.functional.gelu(tg.tensor([0.5], dtype=tg.float64))
+
+
+def test_ddp_keeps_its_dim_argument_with_torchs_default(monkeypatch):
+    """DistributedDataParallel(module, dim=0): torch keeps ``dim`` as an attribute (its
+    device_ids path scatters inputs along it); tapegrad accepts and keeps it likewise."""
+    ddp = fake_world_of_one(monkeypatch)
+    sig = inspect.signature(ddp.DistributedDataParallel).parameters["dim"]
+    assert (
+        sig.default
+        == inspect.signature(torch.nn.parallel.DistributedDataParallel).parameters["dim"].default
+    )
+    assert ddp.DistributedDataParallel(tg.nn.Linear(2, 1)).dim == 0
+    assert ddp.DistributedDataParallel(tg.nn.Linear(2, 1), dim=1).dim == 1
