@@ -342,3 +342,15 @@ def test_ddp_keeps_its_dim_argument_with_torchs_default(monkeypatch):
     )
     assert ddp.DistributedDataParallel(tg.nn.Linear(2, 1)).dim == 0
     assert ddp.DistributedDataParallel(tg.nn.Linear(2, 1), dim=1).dim == 1
+
+
+@pytest.mark.parametrize(("shape", "index"), [((0, 3), []), ((3, 0), [2, 0, 2]), ((2, 0, 4), [1])])
+def test_gradient_of_integer_indexing_into_an_empty_tensor_matches_torch(shape, index):
+    """Integer-array indexing of a tensor with no elements: an empty gradient of its shape
+    (the scatter-add of the backward has no rows to sum)."""
+    grads = []
+    for lib in (tg, torch):
+        x = lib.zeros(shape, dtype=lib.float64, requires_grad=True)
+        x[lib.tensor(index, dtype=lib.int64)].sum().backward()
+        grads.append(x.grad.numpy())
+    assert grads[0].shape == grads[1].shape == shape
