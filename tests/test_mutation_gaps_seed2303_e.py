@@ -354,3 +354,25 @@ def test_gradient_of_integer_indexing_into_an_empty_tensor_matches_torch(shape, 
         x[lib.tensor(index, dtype=lib.int64)].sum().backward()
         grads.append(x.grad.numpy())
     assert grads[0].shape == grads[1].shape == shape
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gelu_backward_split_over_rows_gives_the_one_thread_bits(dtype):
+    """gelu_backward without the forward's slope on a large array computes Φ(x) row-split
+    (_cdf_kernel, Note [Intra-op parallelism]): the same bits as the one-thread path on
+    pieces below the split size, and torch's values."""
+    from tapegrad._parallel import MIN_ELEMENTS
+    from tapegrad.ops.gelu_kernels import gelu_backward
+
+    n = 2 * MIN_ELEMENTS
+    x = np.linspace(-9.0, 9.0, n).astype(dtype)
+    g = np.random.default_rng(6).standard_normal(n).astype(dtype)
+    whole = gelu_backward(tg.tensor(g), tg.tensor(x)).numpy()
+    parts = [
+        gelu_backward(tg.tensor(g[i : i + 1000]), tg.tensor(x[i : i + 1000])).numpy()
+        for i in range(0, n, 1000)
+    ]
+    np.testing.assert_array_equal(whole, np.concatenate(parts))
+    theirs = torch.ops.aten.gelu_backward(torch.tensor(g), torch.tensor(x)).numpy()
+    tol = 1e-6 if dtype == "float32" else 1e-14
+    np.testing.assert_allclose(whole, theirs, rtol=tol, atol=tol)
