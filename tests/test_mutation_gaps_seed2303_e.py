@@ -376,3 +376,19 @@ def test_gelu_backward_split_over_rows_gives_the_one_thread_bits(dtype):
     theirs = torch.ops.aten.gelu_backward(torch.tensor(g), torch.tensor(x)).numpy()
     tol = 1e-6 if dtype == "float32" else 1e-14
     np.testing.assert_allclose(whole, theirs, rtol=tol, atol=tol)
+
+
+def test_renorm_with_maxnorm_zero_zeroes_every_nonzero_slice_like_torch():
+    """maxnorm = 0 is allowed (only a negative one raises): each slice of nonzero norm is
+    scaled to 0, a zero slice stays; gradients as torch's."""
+    x_np = np.array([[1.0, -2.0], [0.0, 0.0], [3.0, 0.5]])
+    results = []
+    for lib in (tg, torch):
+        x = lib.tensor(x_np, requires_grad=True)
+        out = lib.renorm(x, 2, 0, 0.0)
+        (out * lib.tensor(x_np + 1.0)).sum().backward()
+        results.append([out.detach().numpy(), x.grad.numpy()])
+        with pytest.raises(RuntimeError, match="maxnorm"):
+            lib.renorm(x, 2, 0, -1.0)
+    for mine, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-15)
