@@ -392,3 +392,13 @@ def test_renorm_with_maxnorm_zero_zeroes_every_nonzero_slice_like_torch():
             lib.renorm(x, 2, 0, -1.0)
     for mine, theirs in zip(*results, strict=True):
         np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-15)
+
+
+def test_complex_logaddexp_with_equal_finite_or_one_infinite_real_part_matches_torch():
+    """torch's complex logaddexp special-cases only real parts that are both infinite and
+    equal: equal finite real parts, or one -inf real part, take the general formula."""
+    a = np.array([-1.0 + 0.5j, -1.0 + 0.0j, complex(-np.inf, 0.0), 2.0 + 1.0j])
+    b = np.array([-1.0 - 0.25j, -1.0 + 2.0j, 1.0 + 0.5j, complex(-np.inf, 0.0)])
+    mine = tg.logaddexp(tg.tensor(a), tg.tensor(b)).numpy()
+    theirs = torch.logaddexp(torch.tensor(a), torch.tensor(b)).numpy()
+    np.testing.assert_allclose(mine, theirs, rtol=1e-14, atol=1e-15)
