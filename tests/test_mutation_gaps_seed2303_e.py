@@ -402,3 +402,20 @@ def test_complex_logaddexp_with_equal_finite_or_one_infinite_real_part_matches_t
     mine = tg.logaddexp(tg.tensor(a), tg.tensor(b)).numpy()
     theirs = torch.logaddexp(torch.tensor(a), torch.tensor(b)).numpy()
     np.testing.assert_allclose(mine, theirs, rtol=1e-14, atol=1e-15)
+
+
+def test_legacy_variable_defaults_and_volatile_like_torch():
+    """Variable(t) does not require grad; volatile (removed in torch 0.4) only warns, and
+    with requires_grad warns, then raises ValueError, as torch's legacy constructor."""
+    for lib in (tg, torch):
+        variable = lib.autograd.Variable
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert not variable(lib.ones(2)).requires_grad
+            assert variable(lib.ones(2), True).requires_grad
+            assert tuple(variable().shape) == (0,)
+        with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
+            assert not variable(lib.ones(2), volatile=True).requires_grad
+        with pytest.warns(UserWarning, match="volatile was removed"):  # first the warning
+            with pytest.raises(ValueError, match="can't be volatile and require_grad"):
+                variable(lib.ones(2), requires_grad=True, volatile=True)
