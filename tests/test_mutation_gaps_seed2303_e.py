@@ -1,6 +1,7 @@
 """Survivors of the mutation sample seed 2303 (docs/mutation-run-seed2303.md), each killed
 by a test of the behaviour it changed (second file)."""
 
+import importlib
 import inspect
 import warnings
 
@@ -419,3 +420,22 @@ def test_legacy_variable_defaults_and_volatile_like_torch():
         with pytest.warns(UserWarning, match="volatile was removed"):  # first the warning
             with pytest.raises(ValueError, match="can't be volatile and require_grad"):
                 variable(lib.ones(2), requires_grad=True, volatile=True)
+
+
+@pytest.mark.parametrize(
+    "method",
+    ["identity", "random_unstructured", "l1_unstructured", "random_structured", "ln_structured"],
+)
+def test_prune_functions_return_the_module_like_torch(method):
+    args = {
+        "identity": (),
+        "random_unstructured": (0.5,),
+        "l1_unstructured": (2,),
+        "random_structured": (1, 0),
+        "ln_structured": (1, 2, 0),
+    }[method]
+    torch_prune = importlib.import_module("torch.nn.utils.prune")
+    for lib, prune in ((tg, tg.nn.utils.prune), (torch, torch_prune)):
+        module = lib.nn.Linear(3, 2)
+        assert getattr(prune, method)(module, "weight", *args) is module
+        assert tuple(module.weight_mask.shape) == (2, 3)
