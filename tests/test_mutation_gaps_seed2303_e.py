@@ -439,3 +439,22 @@ def test_prune_functions_return_the_module_like_torch(method):
         module = lib.nn.Linear(3, 2)
         assert getattr(prune, method)(module, "weight", *args) is module
         assert tuple(module.weight_mask.shape) == (2, 3)
+
+
+def test_linear_split_forward_splits_from_two_rows(step_mode):
+    """nn/_linear_split.py: in step mode a product of m·n·k >= 2·BLOCK_MNK splits into row
+    blocks from m = 2 rows (two blocks of one row, each >= BLOCK_MNK); one row, however long,
+    is not split (the caller's one GEMM). Values within a row split's rounding of the whole
+    product."""
+    from tapegrad.nn import _linear_split
+
+    n_in = n_out = 1024
+    assert 2 * n_out * n_in == 2 * _linear_split.BLOCK_MNK
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal((n_out, n_in)).astype(np.float32)
+    x = rng.standard_normal((2, n_in)).astype(np.float32)
+    out = _linear_split.forward(x, w, None)
+    assert out is not None
+    np.testing.assert_allclose(out, x @ w.T, rtol=1e-5, atol=1e-4)
+    wide = np.ones((n_out, 2 * n_in), np.float32)  # one row of m·n·k = 2·BLOCK_MNK
+    assert _linear_split.forward(np.ones((1, 2 * n_in), np.float32), wide, None) is None
