@@ -458,3 +458,26 @@ def test_linear_split_forward_splits_from_two_rows(step_mode):
     np.testing.assert_allclose(out, x @ w.T, rtol=1e-5, atol=1e-4)
     wide = np.ones((n_out, 2 * n_in), np.float32)  # one row of m·n·k = 2·BLOCK_MNK
     assert _linear_split.forward(np.ones((1, 2 * n_in), np.float32), wide, None) is None
+
+
+def test_as_strided_of_a_dtype_view_reads_the_storage_in_the_views_dtype_like_torch():
+    """The storage of a view with another dtype (view_as_real, view_as_complex) is the
+    base's memory read in the view's dtype: as_strided over view_as_real of complex128 sees
+    2x as many float64 parts, over view_as_complex of float64 half as many complex, as
+    torch."""
+    c = np.array([1 + 2j, 3 + 4j, 5 + 6j])
+    f = np.array([[1.5, -2.0], [3.25, 4.0], [-5.0, 6.5]])
+    results = []
+    for lib in (tg, torch):
+        real = lib.view_as_real(lib.tensor(c))[1:]
+        comp = lib.view_as_complex(lib.tensor(f))[1:]
+        results.append(
+            [
+                real.as_strided((3,), (2,), 1).numpy(),
+                real.as_strided((2, 2), (1, 2), 2).numpy(),
+                comp.as_strided((2,), (2,), 0).numpy(),
+                np.array([real.storage_offset(), comp.storage_offset()]),
+            ]
+        )
+    for mine, theirs in zip(*results, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
