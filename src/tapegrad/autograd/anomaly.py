@@ -77,7 +77,6 @@ class set_detect_anomaly:
 
     def __exit__(self, *exc):
         _set(*self._previous)
-        return False
 
 
 class detect_anomaly:
@@ -104,7 +103,6 @@ class detect_anomaly:
 
     def __exit__(self, *exc):
         _set(*self._saved.pop())
-        return False
 
     def __call__(self, fn):
         @functools.wraps(fn)

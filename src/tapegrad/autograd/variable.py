@@ -6,6 +6,8 @@ tensor sharing ``t``'s memory, and ``isinstance(x, Variable)`` holds for every t
 
 from __future__ import annotations
 
+import warnings
+
 from ..tensor import Tensor
 
 __all__ = ["Variable"]
@@ -30,4 +32,12 @@ class Variable(metaclass=_VariableMeta):
             data = Tensor([])
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        if volatile:  # torch's legacy constructor: a warning, and no effect
+            warnings.warn(
+                "volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                UserWarning,
+                stacklevel=2,
+            )
+            if requires_grad:
+                raise ValueError("Variable can't be volatile and require_grad at the same time!")
         return data.detach().requires_grad_(requires_grad)

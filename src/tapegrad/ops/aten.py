@@ -12,7 +12,6 @@ import builtins
 from ..tensor import Tensor, _check_dim
 from . import joining
 from ._registry import register
-from ._util import as_tensor
 
 __all__ = ["constant_pad_nd", "native_dropout_backward", "slice"]
 
@@ -34,7 +33,12 @@ def slice(input, dim=0, start=None, end=None, step=1):  # noqa: A001 - aten's na
 @register("native_dropout_backward", method=False, function=False)
 def native_dropout_backward(grad_output, mask, scale):
     """``grad_output * mask * scale``: the gradient of a dropout that kept ``mask``."""
-    mask = as_tensor(mask, "native_dropout_backward")
+    for name, t in (("grad_output", grad_output), ("mask", mask)):
+        if not isinstance(t, Tensor):  # torch's schema takes Tensors only
+            raise RuntimeError(
+                f"native_dropout_backward: Expected a value of type 'Tensor' for argument "
+                f"'{name}' but instead found type '{type(t).__name__}'."
+            )
     return grad_output * Tensor._wrap(mask._data.astype(grad_output._data.dtype)) * scale
 
 

@@ -270,7 +270,7 @@ def _scatter_add_array(values, shape, key, advanced):
         k = len(lead)
         arrays = [np.where(a < 0, a + shape[i], a) for i, a in enumerate(lead)]
         flat = np.ravel_multi_index(tuple(np.broadcast_arrays(*arrays)), shape[:k]).ravel()
-        rows = n // max(int(np.prod(shape[k:])), 1) if n else 0
+        rows = n // max(int(np.prod(shape[k:])), 1)  # 0 when n is 0
         inner = n // rows if rows else 0
         if inner > 1 and dtype.kind in "fc":
             return _segment_sum_rows(flat, values.reshape(flat.size, inner), rows).reshape(shape)

@@ -155,8 +155,13 @@ def tensordot(a, b, dims=2, out=None):
         da, db = list(range(na - dims, na)), list(range(dims))
     else:
         da, db = dims
-        da = [da] if isinstance(da, int) else list(da)
-        db = [db] if isinstance(db, int) else list(db)
+        for name, pos, d in (("dims_self", 3, da), ("dims_other", 4, db)):
+            if isinstance(d, int):  # torch's: each side a sequence of dims
+                raise TypeError(
+                    f"tensordot(): argument '{name}' (position {pos}) must be tuple of ints, "
+                    "not int"
+                )
+        da, db = list(da), list(db)
     da = [_check_dim(d, na, "tensordot") for d in da]
     db = [_check_dim(d, nb, "tensordot") for d in db]
     if len(da) != len(db):

@@ -173,6 +173,8 @@ def trace(input):
     if input._data.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, got shape {list(input._data.shape)}")
     if input._data.dtype.kind not in "fc":
+        if input._data.dtype == np.bool_:
+            raise NotImplementedError("trace: \"trace\" not implemented for 'Bool'")  # torch's
         return diagonal(input).sum()
     rows, cols = input._data.shape
     k = min(rows, cols)

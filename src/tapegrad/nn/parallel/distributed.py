@@ -91,6 +91,7 @@ class DistributedDataParallel(Module):
             )
         self.module = module
         self.process_group = process_group
+        self.dim = dim  # torch's attribute (the scatter dim of its device_ids path)
         self.broadcast_buffers = bool(broadcast_buffers)
         self.find_unused_parameters = bool(find_unused_parameters)
         self.require_backward_grad_sync = True
