@@ -85,3 +85,57 @@ def test_attention_splits_only_a_batch_of_at_least_two(monkeypatch):
     assert _attention_split.forward(q, k, v, None, 0.5, None) is None
     q2, k2, v2 = (a.reshape(4, 1, 128, 8) for a in (q, k, v))
     assert _attention_split.forward(q2, k2, v2, None, 0.5, None) is not None
+
+
+def test_isin_with_repeated_elements_matches_torch():
+    """isin assumes nothing unique by default: repeated elements are not 'found' by each
+    other (NumPy's sort path with assume_unique=True would say they are)."""
+    a = np.array([2.0, 2.0, 7.0] * 20)
+    b = np.arange(100.0) + 0.5
+    mine = tg.isin(tg.tensor(a), tg.tensor(b)).numpy()
+    np.testing.assert_array_equal(mine, torch.isin(torch.tensor(a), torch.tensor(b)).numpy())
+
+
+def test_histogram_and_solve_triangular_shape_errors_match_torch():
+    for mod in (torch, tg):
+        with pytest.raises(RuntimeError, match="one dimension, but got 2 dimensions in the bins"):
+            mod.histogram(mod.ones(3), mod.ones(2, 2))
+    with pytest.raises(RuntimeError, match="B must be a matrix"):
+        tg.linalg.solve_triangular(tg.eye(3), tg.ones(3), upper=True)
+    with pytest.raises(RuntimeError, match="B must have at least 2 dimensions"):
+        torch.linalg.solve_triangular(torch.eye(3), torch.ones(3), upper=True)
+
+
+@pytest.mark.parametrize("cell", ["RNNCell", "LSTMCell", "GRUCell"])
+def test_recurrent_cells_draw_weights_from_minus_to_plus_one_over_sqrt_hidden(cell):
+    """torch: every parameter uniform on (-1/sqrt(H), 1/sqrt(H))."""
+    tg.manual_seed(0)
+    m = getattr(tg.nn, cell)(50, 100)
+    w = np.concatenate([p.detach().numpy().ravel() for p in m.parameters()])
+    bound = 1.0 / np.sqrt(100)
+    assert w.min() < -0.9 * bound and w.max() > 0.9 * bound and np.abs(w).max() <= bound
+
+
+def test_legacy_weight_norm_sets_the_weight_at_once_like_torch():
+    outs = []
+    for mod in (torch, tg):
+        lin = mod.nn.Linear(3, 2)
+        with mod.no_grad():
+            lin.weight.copy_(mod.tensor([[3.0, 4.0, 0.0], [1.0, 2.0, 2.0]]))
+        with pytest.warns(FutureWarning):
+            m = mod.nn.utils.weight_norm(lin)
+        outs.append(m.weight.detach().numpy())  # before any forward
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-6)
+
+
+def test_copy_into_a_recorded_tensor_cuts_the_old_values_gradient_like_torch():
+    grads = []
+    for mod in (torch, tg):
+        x = mod.ones(3, requires_grad=True)
+        y = mod.full((3,), 2.0, requires_grad=True)
+        a = x * 1
+        a.copy_(y)
+        (a * mod.tensor([1.0, 2.0, 3.0])).sum().backward()
+        grads.append((x.grad.numpy(), y.grad.numpy(), a.detach().numpy()))
+    for mine, theirs in zip(grads[1], grads[0], strict=True):
+        np.testing.assert_array_equal(mine, theirs)
