@@ -415,8 +415,10 @@ def test_legacy_variable_defaults_and_volatile_like_torch():
             assert not variable(lib.ones(2)).requires_grad
             assert variable(lib.ones(2), True).requires_grad
             assert tuple(variable().shape) == (0,)
-        with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
+        with pytest.warns(UserWarning, match="volatile was removed and now has no effect") as w:
             assert not variable(lib.ones(2), volatile=True).requires_grad
+        if lib is tg:
+            assert w[0].filename == __file__  # the user's line (Note [Warning locations])
         with pytest.warns(UserWarning, match="volatile was removed"):  # first the warning
             with pytest.raises(ValueError, match="can't be volatile and require_grad"):
                 variable(lib.ones(2), requires_grad=True, volatile=True)

@@ -145,8 +145,9 @@ def test_softmax_without_dim_warns_and_takes_dim_0_of_a_0d_tensor(torch_mod, nam
     match = f"Implicit dimension choice for {name} has been deprecated"
     with pytest.warns(UserWarning, match=match):
         want = getattr(torch_mod.nn.functional, name)(torch_mod.tensor(2.0)).numpy()
-    with pytest.warns(UserWarning, match=match):
+    with pytest.warns(UserWarning, match=match) as record:
         got = getattr(tg.nn.functional, name)(tg.tensor(2.0))
+    assert record[0].filename == __file__  # the user's line (Note [Warning locations])
     assert got.shape == ()
     np.testing.assert_array_equal(got.numpy(), want)
 
@@ -443,3 +444,10 @@ def test_trunc_normal_of_a_far_tail_with_a_small_std_finishes():
         signal.signal(signal.SIGALRM, previous)
     x = w.numpy()
     assert x.min() >= 1.0 and x.max() <= 2.0 and x.mean() < 1.1
+
+
+def test_softmax_module_without_dim_warns_at_the_users_line():
+    """nn.Softmax() calls F.softmax one frame deeper: the warning still names the caller."""
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax") as record:
+        tg.nn.Softmax()(tg.ones(2, 3))
+    assert record[0].filename == __file__

@@ -6,8 +6,7 @@ tensor sharing ``t``'s memory, and ``isinstance(x, Variable)`` holds for every t
 
 from __future__ import annotations
 
-import warnings
-
+from .. import _warn
 from ..tensor import Tensor
 
 __all__ = ["Variable"]
@@ -33,10 +32,8 @@ class Variable(metaclass=_VariableMeta):
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         if volatile:  # torch's legacy constructor: a warning, and no effect
-            warnings.warn(
-                "volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
-                UserWarning,
-                stacklevel=2,
+            _warn.warn(
+                "volatile was removed and now has no effect. Use `with torch.no_grad():` instead."
             )
             if requires_grad:
                 raise ValueError("Variable can't be volatile and require_grad at the same time!")

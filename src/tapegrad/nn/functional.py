@@ -6,10 +6,9 @@ Argument checking lives here; the arithmetic lives in the fused ops of
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
+from .. import _warn
 from .._batched import dispatch as _vmap_dispatch
 from ..creation import default_generator
 from ..ops import _dtype_errors, joining
@@ -337,10 +336,9 @@ _dropout_ = make_inplace("dropout", dropout)
 
 def _softmax_dim(x, dim, name="softmax"):
     if dim is None:  # PyTorch's legacy implicit choice, with its warning
-        warnings.warn(
+        _warn.warn(
             f"Implicit dimension choice for {name} has been deprecated. Change the call to "
-            "include dim=X as an argument.",
-            stacklevel=3,
+            "include dim=X as an argument."
         )
         return 0 if x.ndim in (0, 1, 3) else 1
     if not -max(x.ndim, 1) <= dim < max(x.ndim, 1):
